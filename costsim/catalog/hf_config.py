@@ -1,0 +1,367 @@
+"""Hugging Face ``config.json`` dictionaries → :class:`Architecture`.
+
+Each family's keys and defaults follow the ``*Config`` class of the transformers library
+(e.g. ``LlamaConfig``: ``num_key_value_heads`` defaults to ``num_attention_heads``, ``head_dim``
+to hidden / heads). Keys are read, never executed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from costsim.domain.architecture import (
+    ArchFamily,
+    Architecture,
+    LinearRole,
+    NormKind,
+    PositionKind,
+)
+from costsim.errors import ConfigError
+
+_MODEL_TYPE_ALIASES: dict[str, ArchFamily] = {
+    **{family.value: family for family in ArchFamily},
+    "gpt-neox": ArchFamily.GPT_NEOX,
+    "refinedweb": ArchFamily.FALCON,
+    "refinedwebmodel": ArchFamily.FALCON,
+}
+
+_LLAMA_NAMES = {
+    LinearRole.Q: "q_proj",
+    LinearRole.K: "k_proj",
+    LinearRole.V: "v_proj",
+    LinearRole.ATTN_OUT: "o_proj",
+    LinearRole.MLP_GATE: "gate_proj",
+    LinearRole.MLP_UP: "up_proj",
+    LinearRole.MLP_DOWN: "down_proj",
+}
+_MIXTRAL_NAMES = {
+    **_LLAMA_NAMES,
+    LinearRole.MLP_GATE: "w1",
+    LinearRole.MLP_DOWN: "w2",
+    LinearRole.MLP_UP: "w3",
+    LinearRole.ROUTER: "gate",
+}
+_GPT2_NAMES = {
+    LinearRole.QKV: "c_attn",
+    LinearRole.ATTN_OUT: "c_proj",
+    LinearRole.MLP_UP: "c_fc",
+    LinearRole.MLP_DOWN: "c_proj",
+}
+_BERT_NAMES = {
+    LinearRole.Q: "query",
+    LinearRole.K: "key",
+    LinearRole.V: "value",
+    LinearRole.ATTN_OUT: "dense",
+    LinearRole.MLP_UP: "dense",
+    LinearRole.MLP_DOWN: "dense",
+}
+_FUSED_NAMES = {  # gpt_neox, bloom, falcon
+    LinearRole.QKV: "query_key_value",
+    LinearRole.ATTN_OUT: "dense",
+    LinearRole.MLP_UP: "dense_h_to_4h",
+    LinearRole.MLP_DOWN: "dense_4h_to_h",
+}
+
+MAX_CONFIG_BYTES = 1_000_000
+
+
+class _Keys:
+    """Typed reads from a config dict; every error names the source and the key."""
+
+    def __init__(self, config: Mapping[str, Any], source: str) -> None:
+        self.config = config
+        self.source = source
+
+    def _raw(self, names: tuple[str, ...]) -> tuple[str, Any]:
+        for name in names:
+            if name in self.config and self.config[name] is not None:
+                return name, self.config[name]
+        return names[0], None
+
+    def int(self, *names: str, default: int | None = None, minimum: int = 1) -> int:
+        key, value = self._raw(names)
+        if value is None:
+            if default is None:
+                raise ConfigError(self.source, key, "required key is missing")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            raise ConfigError(self.source, key, f"must be an integer (got {value!r})")
+        if value < minimum:
+            raise ConfigError(self.source, key, f"must be >= {minimum} (got {value!r})")
+        return int(value)
+
+    def optional_int(self, *names: str) -> int | None:
+        _, value = self._raw(names)
+        return None if value is None else self.int(*names)
+
+    def bool(self, *names: str, default: bool) -> bool:
+        key, value = self._raw(names)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(self.source, key, f"must be true or false (got {value!r})")
+        return value
+
+
+def architecture_from_config(
+    config: Mapping[str, Any], *, name: str, source: str = "config.json"
+) -> Architecture:
+    """Build the :class:`Architecture` a Hugging Face config describes.
+
+    Raises:
+        ConfigError: the config is not a JSON object, names an unsupported ``model_type``, or a
+            size is missing, non-integer, non-positive or inconsistent (heads not dividing hidden).
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigError(source, "", "a config must be a JSON object")
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise ConfigError(source, "model_type", "required key is missing")
+    family = _MODEL_TYPE_ALIASES.get(model_type.lower())
+    if family is None:
+        supported = ", ".join(f.value for f in ArchFamily)
+        raise ConfigError(
+            source, "model_type", f"unsupported model_type {model_type!r} (supported: {supported})"
+        )
+    keys = _Keys(config, source)
+    fields = _FAMILY_READERS[family](keys)
+    try:
+        return Architecture(name=name, family=family, **fields)
+    except ValueError as exc:
+        raise ConfigError(source, "", str(exc)) from exc
+
+
+def _head_dim(keys: _Keys, hidden: int, heads: int, heads_key: str) -> int:
+    explicit = keys.optional_int("head_dim")
+    if explicit is not None:
+        return explicit
+    if hidden % heads:
+        raise ConfigError(
+            keys.source, heads_key,
+            f"attention heads must divide the hidden size (got {heads} heads, hidden {hidden})",
+        )
+    return hidden // heads
+
+
+def _read_llama_like(keys: _Keys, family: ArchFamily) -> dict[str, Any]:
+    defaults = _LLAMA_LIKE_DEFAULTS[family]
+    hidden = keys.int("hidden_size", default=defaults["hidden_size"])
+    heads = keys.int("num_attention_heads", default=defaults["num_attention_heads"])
+    kv_default = defaults["num_key_value_heads"] or heads
+    attention_bias = keys.bool("attention_bias", default=False)
+    # Qwen2 always has q/k/v biases and no o_proj bias (modeling_qwen2.py).
+    qkv_bias = True if family is ArchFamily.QWEN2 else attention_bias
+    attn_out_bias = False if family is ArchFamily.QWEN2 else attention_bias
+    sliding_window = keys.optional_int("sliding_window")
+    if family in (ArchFamily.QWEN2, ArchFamily.QWEN3) and not keys.bool(
+        "use_sliding_window", default=False
+    ):
+        sliding_window = None
+    fields: dict[str, Any] = {
+        "num_layers": keys.int("num_hidden_layers", default=defaults["num_hidden_layers"]),
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": keys.int("num_key_value_heads", default=kv_default),
+        "head_dim": (
+            keys.int("head_dim", default=defaults["head_dim"])
+            if defaults["head_dim"]
+            else _head_dim(keys, hidden, heads, "num_attention_heads")
+        ),
+        "intermediate_size": keys.int("intermediate_size", default=defaults["intermediate_size"]),
+        "vocab_size": keys.int("vocab_size", default=defaults["vocab_size"]),
+        "max_position_embeddings": keys.int(
+            "max_position_embeddings", default=defaults["max_position_embeddings"]
+        ),
+        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=False),
+        "norm": NormKind.RMSNORM,
+        "position": PositionKind.ROTARY,
+        "gated_mlp": True,
+        "fused_qkv": False,
+        "qkv_bias": qkv_bias,
+        "attn_out_bias": attn_out_bias,
+        "mlp_bias": keys.bool("mlp_bias", default=False),
+        "qk_norm": family is ArchFamily.QWEN3,
+        "sliding_window": sliding_window,
+        "linear_names": _MIXTRAL_NAMES if family is ArchFamily.MIXTRAL else _LLAMA_NAMES,
+    }
+    if family is ArchFamily.MIXTRAL:
+        fields["num_experts"] = keys.int("num_local_experts", default=8)
+        fields["experts_per_token"] = keys.int("num_experts_per_tok", default=2)
+    return fields
+
+
+# Defaults of the transformers *Config classes (LlamaConfig, MistralConfig, MixtralConfig,
+# Qwen2Config, Qwen3Config). head_dim 0 means "hidden / heads".
+_LLAMA_LIKE_DEFAULTS: dict[ArchFamily, dict[str, int]] = {
+    ArchFamily.LLAMA: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=0,
+                           num_hidden_layers=32, intermediate_size=11008, vocab_size=32000,
+                           max_position_embeddings=2048, head_dim=0),
+    ArchFamily.MISTRAL: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                             num_hidden_layers=32, intermediate_size=14336, vocab_size=32000,
+                             max_position_embeddings=131072, head_dim=0),
+    ArchFamily.MIXTRAL: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                             num_hidden_layers=32, intermediate_size=14336, vocab_size=32000,
+                             max_position_embeddings=131072, head_dim=0),
+    ArchFamily.QWEN2: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=32,
+                           num_hidden_layers=32, intermediate_size=22016, vocab_size=151936,
+                           max_position_embeddings=32768, head_dim=0),
+    ArchFamily.QWEN3: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=32,
+                           num_hidden_layers=32, intermediate_size=22016, vocab_size=151936,
+                           max_position_embeddings=32768, head_dim=128),
+}
+
+
+def _read_gpt2(keys: _Keys) -> dict[str, Any]:
+    hidden = keys.int("n_embd", "hidden_size", default=768)
+    heads = keys.int("n_head", "num_attention_heads", default=12)
+    return {
+        "num_layers": keys.int("n_layer", "num_hidden_layers", default=12),
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": _head_dim(keys, hidden, heads, "n_head"),
+        "intermediate_size": keys.int("n_inner", default=4 * hidden),
+        "vocab_size": keys.int("vocab_size", default=50257),
+        "max_position_embeddings": keys.int("n_positions", "max_position_embeddings",
+                                            default=1024),
+        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=True),
+        "norm": NormKind.LAYERNORM,
+        "position": PositionKind.LEARNED,
+        "gated_mlp": False,
+        "fused_qkv": True,
+        "qkv_bias": True,
+        "attn_out_bias": True,
+        "mlp_bias": True,
+        "linear_names": _GPT2_NAMES,
+    }
+
+
+def _read_bert(keys: _Keys) -> dict[str, Any]:
+    hidden = keys.int("hidden_size", default=768)
+    heads = keys.int("num_attention_heads", default=12)
+    return {
+        "num_layers": keys.int("num_hidden_layers", default=12),
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": _head_dim(keys, hidden, heads, "num_attention_heads"),
+        "intermediate_size": keys.int("intermediate_size", default=3072),
+        "vocab_size": keys.int("vocab_size", default=30522),
+        "max_position_embeddings": keys.int("max_position_embeddings", default=512),
+        "tie_word_embeddings": True,
+        "norm": NormKind.LAYERNORM,
+        "position": PositionKind.LEARNED,
+        "gated_mlp": False,
+        "fused_qkv": False,
+        "qkv_bias": True,
+        "attn_out_bias": True,
+        "mlp_bias": True,
+        "embedding_norm": True,
+        "final_norm": False,  # post-LN: each block ends with its own LayerNorm
+        "type_vocab_size": keys.int("type_vocab_size", default=2, minimum=0),
+        "pooler": True,  # BertModel(add_pooling_layer=True), as counted by transformers
+        "linear_names": _BERT_NAMES,
+    }
+
+
+def _read_gpt_neox(keys: _Keys) -> dict[str, Any]:
+    hidden = keys.int("hidden_size", default=6144)
+    heads = keys.int("num_attention_heads", default=64)
+    bias = keys.bool("attention_bias", default=True)
+    return {
+        "num_layers": keys.int("num_hidden_layers", default=44),
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": _head_dim(keys, hidden, heads, "num_attention_heads"),
+        "intermediate_size": keys.int("intermediate_size", default=24576),
+        "vocab_size": keys.int("vocab_size", default=50432),
+        "max_position_embeddings": keys.int("max_position_embeddings", default=2048),
+        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=False),
+        "norm": NormKind.LAYERNORM,
+        "position": PositionKind.ROTARY,
+        "gated_mlp": False,
+        "fused_qkv": True,
+        "qkv_bias": bias,
+        "attn_out_bias": bias,
+        "mlp_bias": True,
+        "linear_names": _FUSED_NAMES,
+    }
+
+
+def _read_bloom(keys: _Keys) -> dict[str, Any]:
+    hidden = keys.int("hidden_size", "n_embed", default=64)
+    heads = keys.int("n_head", "num_attention_heads", default=8)
+    return {
+        "num_layers": keys.int("n_layer", "num_hidden_layers", default=2),
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": _head_dim(keys, hidden, heads, "n_head"),
+        "intermediate_size": 4 * hidden,  # BloomMLP is fixed at 4h
+        "vocab_size": keys.int("vocab_size", default=250880),
+        # ALiBi has no position limit; seq_length is the trained context (2048 for BLOOM).
+        "max_position_embeddings": keys.int("seq_length", "max_position_embeddings",
+                                            default=2048),
+        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=True),
+        "norm": NormKind.LAYERNORM,
+        "position": PositionKind.ALIBI,
+        "gated_mlp": False,
+        "fused_qkv": True,
+        "qkv_bias": True,
+        "attn_out_bias": True,
+        "mlp_bias": True,
+        "embedding_norm": True,  # word_embeddings_layernorm
+        "linear_names": _FUSED_NAMES,
+    }
+
+
+def _read_falcon(keys: _Keys) -> dict[str, Any]:
+    hidden = keys.int("hidden_size", default=4544)
+    heads = keys.int("num_attention_heads", "n_head", default=71)
+    new_arch = keys.bool("new_decoder_architecture", default=False)
+    parallel = keys.bool("parallel_attn", default=True)
+    if new_arch:
+        kv_heads = keys.int("num_kv_heads", "n_head_kv", default=heads)
+        # ln_attn + ln_mlp unless num_ln_in_parallel_attn says 1 (modeling_falcon.py).
+        norms = keys.int("num_ln_in_parallel_attn", default=2)
+    else:
+        kv_heads = 1 if keys.bool("multi_query", default=True) else heads
+        norms = 1 if parallel else 2
+    bias = keys.bool("bias", default=False)
+    return {
+        "num_layers": keys.int("num_hidden_layers", "n_layer", default=32),
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": kv_heads,
+        "head_dim": _head_dim(keys, hidden, heads, "num_attention_heads"),
+        "intermediate_size": keys.int("ffn_hidden_size", default=4 * hidden),
+        "vocab_size": keys.int("vocab_size", default=65024),
+        "max_position_embeddings": keys.int("max_position_embeddings", default=2048),
+        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=True),
+        "norm": NormKind.LAYERNORM,
+        "position": PositionKind.ALIBI if keys.bool("alibi", default=False)
+        else PositionKind.ROTARY,
+        "gated_mlp": False,
+        "fused_qkv": True,
+        "qkv_bias": bias,
+        "attn_out_bias": bias,
+        "mlp_bias": bias,
+        "norms_per_layer": norms,
+        "linear_names": _FUSED_NAMES,
+    }
+
+
+_FAMILY_READERS = {
+    ArchFamily.LLAMA: lambda keys: _read_llama_like(keys, ArchFamily.LLAMA),
+    ArchFamily.MISTRAL: lambda keys: _read_llama_like(keys, ArchFamily.MISTRAL),
+    ArchFamily.MIXTRAL: lambda keys: _read_llama_like(keys, ArchFamily.MIXTRAL),
+    ArchFamily.QWEN2: lambda keys: _read_llama_like(keys, ArchFamily.QWEN2),
+    ArchFamily.QWEN3: lambda keys: _read_llama_like(keys, ArchFamily.QWEN3),
+    ArchFamily.GPT2: _read_gpt2,
+    ArchFamily.BERT: _read_bert,
+    ArchFamily.GPT_NEOX: _read_gpt_neox,
+    ArchFamily.BLOOM: _read_bloom,
+    ArchFamily.FALCON: _read_falcon,
+}

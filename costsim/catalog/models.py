@@ -1,0 +1,83 @@
+"""Model presets (shipped Hugging Face configs) and user ``config.json`` files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from costsim.catalog.hf_config import MAX_CONFIG_BYTES, architecture_from_config
+from costsim.catalog.resources import read_data_csv, read_data_text
+from costsim.domain.architecture import Architecture
+from costsim.errors import CatalogError, ConfigError, name_key
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelPreset:
+    """A shipped model: its architecture and where the config came from."""
+
+    name: str
+    description: str
+    source: str
+    source_date: str
+    architecture: Architecture
+
+
+@cache
+def _preset_rows() -> dict[str, dict[str, str]]:
+    return {row["name"]: row for row in read_data_csv("models", "presets.csv")}
+
+
+def preset_names() -> tuple[str, ...]:
+    """Names of every shipped model preset, in catalog order."""
+    return tuple(_preset_rows())
+
+
+def load_preset(name: str, source: str = "--model") -> ModelPreset:
+    """Return the preset called ``name`` (case, '-', '_' and spaces ignored).
+
+    Raises:
+        CatalogError: no such preset; the message suggests close names.
+    """
+    rows = _preset_rows()
+    by_key = {name_key(key): key for key in rows}
+    canonical = by_key.get(name_key(name))
+    if canonical is None:
+        raise CatalogError("model preset", name, rows, source=source)
+    row = rows[canonical]
+    config = json.loads(read_data_text("models", row["file"]))
+    return ModelPreset(
+        name=canonical,
+        description=row["description"],
+        source=row["source"],
+        source_date=row["source_date"],
+        architecture=architecture_from_config(config, name=canonical, source=row["file"]),
+    )
+
+
+def load_architecture_file(path: Path) -> Architecture:
+    """Read a Hugging Face ``config.json`` from ``path``.
+
+    Raises:
+        ConfigError: the file is missing, too large, not JSON, or not a supported config.
+    """
+    source = str(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror})") from exc
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(source, "", f"file is {size} bytes; a config must be under "
+                                      f"{MAX_CONFIG_BYTES} bytes")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, f"line {exc.lineno} column {exc.colno}",
+                          f"not valid JSON ({exc.msg})") from exc
+    name = config.get("_name_or_path") if isinstance(config, dict) else None
+    fallback = path.parent.name if path.stem == "config" and path.parent.name else path.stem
+    label = name if isinstance(name, str) and name else fallback
+    return architecture_from_config(config, name=label, source=source)

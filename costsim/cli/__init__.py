@@ -1,0 +1,1 @@
+"""The command line: argument parsing, wiring and printing. Only here are errors turned into exit codes."""

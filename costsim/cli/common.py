@@ -1,0 +1,71 @@
+"""Shared pieces of the command line: a one-line-error parser, JSON and table output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
+
+from costsim.errors import CostsimError
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class UsageError(CostsimError):
+    """Bad command-line usage (a missing or malformed flag)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line naming the command, then exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    """Add the shared ``--json`` switch."""
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def _json_default(value: object) -> object:
+    if hasattr(value, "value"):
+        return value.value  # enums
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+def print_json(payload: Any) -> None:
+    """Write ``payload`` as indented JSON on stdout (NaN and infinities become null)."""
+    sys.stdout.write(json.dumps(_finite(payload), indent=2, default=_json_default) + "\n")
+
+
+def format_table(rows: Sequence[Sequence[object]], header: Sequence[str],
+                 right_align: Iterable[int] = ()) -> str:
+    """Render rows as a plain-text table with a header rule."""
+    cells = [[str(c) for c in header]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    right = set(right_align)
+
+    def line(row: list[str]) -> str:
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in
+                 enumerate(zip(row, widths, strict=True))]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])

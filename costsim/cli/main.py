@@ -1,0 +1,50 @@
+"""Entry point of the ``costsim`` command.
+
+Registration only adds parsers; each command imports its engines inside its handler, so that
+``costsim --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from costsim import __version__
+from costsim.cli import catalog_cmds
+from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser
+from costsim.errors import CostsimError
+
+COMMAND_MODULES = (catalog_cmds,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every command registered."""
+    parser = OneLineParser(
+        prog="costsim",
+        description="Cost-optimization simulator for cloud GPU procurement.",
+    )
+    parser.add_argument("--version", action="version", version=f"costsim {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    commands.required = True
+    for module in COMMAND_MODULES:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run costsim with ``argv`` (default: the process arguments); return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except CostsimError as exc:
+        sys.stderr.write(f"costsim {args.command}: error: {exc}\n")
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. `costsim prices | head`
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Frozen value objects and enums shared by two or more layers; no I/O."""

@@ -1,0 +1,171 @@
+"""How a model is run: task, numeric formats, optimizer, parallel layout, batch and sequence.
+
+These are the settings of ``costsim memory`` / ``costsim estimate`` (DESIGN.md §6), shared by the
+memory engine, the performance model and the simulator. Each value object checks itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from costsim.domain.precision import Dtype
+
+
+class Task(StrEnum):
+    """What the GPUs do with the model."""
+
+    TRAIN = "train"  # full training: every parameter is trainable
+    FINETUNE = "finetune"  # LoRA when a rank is given (QLoRA with nf4 weights), else full
+    INFER = "infer"
+
+
+class Recompute(StrEnum):
+    """Activation recomputation (checkpointing) level, as defined by Korthikanti et al. 2022."""
+
+    NONE = "none"
+    SELECTIVE = "selective"  # recompute the attention core (softmax, dropout, scores)
+    FULL = "full"  # keep only each layer's input
+
+
+class OptimizerKind(StrEnum):
+    """Optimizers whose state sizes costsim knows."""
+
+    ADAMW = "adamw"
+    ADAMW_8BIT = "adamw-8bit"
+    SGD_MOMENTUM = "sgd-momentum"
+    SGD = "sgd"
+    ADAFACTOR = "adafactor"
+
+
+class BytesPreset(StrEnum):
+    """Conventions for mixed-precision Adam model-state bytes per parameter (DESIGN.md §6)."""
+
+    PAPER = "paper"  # 16: ZeRO paper
+    FRAMEWORK = "framework"  # 18: HF / Megatron (+ fp32 grads)
+    DEEPSPEED = "deepspeed"  # 20: DeepSpeed ZeRO-2 code
+    PURE = "pure"  # 12: 16-bit weights and grads, fp32 Adam states, no master copy
+
+
+class Quant(StrEnum):
+    """Weight storage format (quantization constants are counted with the weights)."""
+
+    NONE = "none"
+    INT8 = "int8"
+    INT4 = "int4"
+    NF4 = "nf4"
+    FP8 = "fp8"
+
+
+class ServingEngine(StrEnum):
+    """Inference engines with their own efficiency factors."""
+
+    VLLM = "vllm"
+    TENSORRT_LLM = "tensorrt-llm"
+    SGLANG = "sglang"
+    LLAMA_CPP = "llama.cpp"
+    TORCH_COMPILE = "torch-compile"
+    HF_TRANSFORMERS = "hf-transformers"
+
+
+ALL_LINEAR = "all-linear"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParallelLayout:
+    """Tensor, pipeline and data parallel degrees, the ZeRO stage (3 = FSDP full shard), and
+    sequence parallelism over the tensor-parallel group."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    zero: int = 0
+    sp: bool = False
+
+    def __post_init__(self) -> None:
+        for key in ("tp", "pp", "dp"):
+            value = getattr(self, key)
+            if value < 1:
+                raise ValueError(f"{key} must be >= 1 (got {value})")
+        if self.zero not in (0, 1, 2, 3):
+            raise ValueError(f"zero must be 0, 1, 2 or 3 (got {self.zero})")
+
+    @property
+    def gpus(self) -> int:
+        """Total GPUs: dp · tp · pp."""
+        return self.dp * self.tp * self.pp
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoraConfig:
+    """Low-rank adapters: rank and the targeted module names (HF leaf names or all-linear)."""
+
+    rank: int
+    targets: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.rank < 1:
+            raise ValueError(f"LoRA rank must be >= 1 (got {self.rank})")
+        if not self.targets:
+            raise ValueError("LoRA needs at least one target module")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingSetup:
+    """One training or fine-tuning configuration, per DESIGN.md §6.
+
+    ``precision`` is the compute dtype; 16/8-bit means mixed precision with fp32 master weights
+    unless ``bytes_preset`` is ``pure``. ``quant`` is the storage of frozen base weights (QLoRA).
+    """
+
+    task: Task
+    precision: Dtype
+    layout: ParallelLayout
+    micro_batch: int = 1
+    seq_len: int = 2048
+    grad_accum: int = 1
+    recompute: Recompute = Recompute.NONE
+    flash_attention: bool = True
+    optimizer: OptimizerKind = OptimizerKind.ADAMW
+    bytes_preset: BytesPreset = BytesPreset.FRAMEWORK
+    quant: Quant = Quant.NONE
+    lora: LoraConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.task is Task.INFER:
+            raise ValueError("a TrainingSetup cannot have task 'infer'")
+        for key in ("micro_batch", "seq_len", "grad_accum"):
+            value = getattr(self, key)
+            if value < 1:
+                raise ValueError(f"{key} must be >= 1 (got {value})")
+        if self.lora is not None and self.task is not Task.FINETUNE:
+            raise ValueError("LoRA adapters need task 'finetune'")
+
+    @property
+    def global_batch(self) -> int:
+        """Sequences per optimizer step: micro_batch · grad_accum · dp."""
+        return self.micro_batch * self.grad_accum * self.layout.dp
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InferenceSetup:
+    """One inference configuration: ``batch`` concurrent sequences of ``context_tokens`` each."""
+
+    precision: Dtype
+    layout: ParallelLayout
+    batch: int = 1
+    context_tokens: int = 768
+    kv_dtype: Dtype | None = None
+    quant: Quant = Quant.NONE
+    flash_attention: bool = True
+
+    def __post_init__(self) -> None:
+        for key in ("batch", "context_tokens"):
+            value = getattr(self, key)
+            if value < 1:
+                raise ValueError(f"{key} must be >= 1 (got {value})")
+
+    @property
+    def kv_cache_dtype(self) -> Dtype:
+        """The KV-cache dtype: as given, else the compute precision."""
+        return self.kv_dtype if self.kv_dtype is not None else self.precision

@@ -1,0 +1,1 @@
+"""Memory engine: per-GPU bytes for training, fine-tuning and inference; fit verdicts; searches."""

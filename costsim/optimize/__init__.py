@@ -1,0 +1,1 @@
+"""Plan optimization: candidate generation, screening and ranking."""

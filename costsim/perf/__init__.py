@@ -1,0 +1,1 @@
+"""Performance model: training step time, goodput, serving throughput and latency."""

@@ -1,0 +1,1 @@
+"""Reports: tables, charts, HTML/XLSX/CSV (matplotlib, jinja2 and openpyxl only here)."""

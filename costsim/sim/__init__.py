@@ -1,0 +1,1 @@
+"""Discrete-event simulation of a project on a calendar (simpy is imported only here)."""
