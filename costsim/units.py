@@ -16,7 +16,7 @@ SECONDS_PER_MINUTE: Final = 60.0
 SECONDS_PER_HOUR: Final = 3600.0
 SECONDS_PER_DAY: Final = 86_400.0
 HOURS_PER_DAY: Final = 24.0
-# Cloud providers bill a "month" as 730 hours (8760 h / 12), the convention of AWS and GCP price pages.
+# Cloud providers bill a "month" as 730 hours (8760 h / 12): AWS and GCP price pages.
 HOURS_PER_MONTH: Final = 730.0
 HOURS_PER_YEAR: Final = 8760.0
 

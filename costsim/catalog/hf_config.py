@@ -79,7 +79,7 @@ class _Keys:
                 return name, self.config[name]
         return names[0], None
 
-    def int(self, *names: str, default: int | None = None, minimum: int = 1) -> int:
+    def get_int(self, *names: str, default: int | None = None, minimum: int = 1) -> int:
         key, value = self._raw(names)
         if value is None:
             if default is None:
@@ -93,9 +93,9 @@ class _Keys:
 
     def optional_int(self, *names: str) -> int | None:
         _, value = self._raw(names)
-        return None if value is None else self.int(*names)
+        return None if value is None else self.get_int(*names)
 
-    def bool(self, *names: str, default: bool) -> bool:
+    def get_bool(self, *names: str, default: bool) -> bool:
         key, value = self._raw(names)
         if value is None:
             return default
@@ -105,7 +105,7 @@ class _Keys:
 
 
 def architecture_from_config(
-    config: Mapping[str, Any], *, name: str, source: str = "config.json"
+    config: object, *, name: str, source: str = "config.json"
 ) -> Architecture:
     """Build the :class:`Architecture` a Hugging Face config describes.
 
@@ -138,7 +138,8 @@ def _head_dim(keys: _Keys, hidden: int, heads: int, heads_key: str) -> int:
         return explicit
     if hidden % heads:
         raise ConfigError(
-            keys.source, heads_key,
+            keys.source,
+            heads_key,
             f"attention heads must divide the hidden size (got {heads} heads, hidden {hidden})",
         )
     return hidden // heads
@@ -146,86 +147,124 @@ def _head_dim(keys: _Keys, hidden: int, heads: int, heads_key: str) -> int:
 
 def _read_llama_like(keys: _Keys, family: ArchFamily) -> dict[str, Any]:
     defaults = _LLAMA_LIKE_DEFAULTS[family]
-    hidden = keys.int("hidden_size", default=defaults["hidden_size"])
-    heads = keys.int("num_attention_heads", default=defaults["num_attention_heads"])
+    hidden = keys.get_int("hidden_size", default=defaults["hidden_size"])
+    heads = keys.get_int("num_attention_heads", default=defaults["num_attention_heads"])
     kv_default = defaults["num_key_value_heads"] or heads
-    attention_bias = keys.bool("attention_bias", default=False)
+    attention_bias = keys.get_bool("attention_bias", default=False)
     # Qwen2 always has q/k/v biases and no o_proj bias (modeling_qwen2.py).
     qkv_bias = True if family is ArchFamily.QWEN2 else attention_bias
     attn_out_bias = False if family is ArchFamily.QWEN2 else attention_bias
     sliding_window = keys.optional_int("sliding_window")
-    if family in (ArchFamily.QWEN2, ArchFamily.QWEN3) and not keys.bool(
+    if family in (ArchFamily.QWEN2, ArchFamily.QWEN3) and not keys.get_bool(
         "use_sliding_window", default=False
     ):
         sliding_window = None
     fields: dict[str, Any] = {
-        "num_layers": keys.int("num_hidden_layers", default=defaults["num_hidden_layers"]),
+        "num_layers": keys.get_int("num_hidden_layers", default=defaults["num_hidden_layers"]),
         "hidden_size": hidden,
         "num_heads": heads,
-        "num_kv_heads": keys.int("num_key_value_heads", default=kv_default),
+        "num_kv_heads": keys.get_int("num_key_value_heads", default=kv_default),
         "head_dim": (
-            keys.int("head_dim", default=defaults["head_dim"])
+            keys.get_int("head_dim", default=defaults["head_dim"])
             if defaults["head_dim"]
             else _head_dim(keys, hidden, heads, "num_attention_heads")
         ),
-        "intermediate_size": keys.int("intermediate_size", default=defaults["intermediate_size"]),
-        "vocab_size": keys.int("vocab_size", default=defaults["vocab_size"]),
-        "max_position_embeddings": keys.int(
+        "intermediate_size": keys.get_int(
+            "intermediate_size", default=defaults["intermediate_size"]
+        ),
+        "vocab_size": keys.get_int("vocab_size", default=defaults["vocab_size"]),
+        "max_position_embeddings": keys.get_int(
             "max_position_embeddings", default=defaults["max_position_embeddings"]
         ),
-        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=False),
+        "tie_word_embeddings": keys.get_bool("tie_word_embeddings", default=False),
         "norm": NormKind.RMSNORM,
         "position": PositionKind.ROTARY,
         "gated_mlp": True,
         "fused_qkv": False,
         "qkv_bias": qkv_bias,
         "attn_out_bias": attn_out_bias,
-        "mlp_bias": keys.bool("mlp_bias", default=False),
+        "mlp_bias": keys.get_bool("mlp_bias", default=False),
         "qk_norm": family is ArchFamily.QWEN3,
         "sliding_window": sliding_window,
         "linear_names": _MIXTRAL_NAMES if family is ArchFamily.MIXTRAL else _LLAMA_NAMES,
     }
     if family is ArchFamily.MIXTRAL:
-        fields["num_experts"] = keys.int("num_local_experts", default=8)
-        fields["experts_per_token"] = keys.int("num_experts_per_tok", default=2)
+        fields["num_experts"] = keys.get_int("num_local_experts", default=8)
+        fields["experts_per_token"] = keys.get_int("num_experts_per_tok", default=2)
     return fields
 
 
 # Defaults of the transformers *Config classes (LlamaConfig, MistralConfig, MixtralConfig,
-# Qwen2Config, Qwen3Config). head_dim 0 means "hidden / heads".
+# Qwen2Config, Qwen3Config). num_key_value_heads 0 means "= heads"; head_dim 0 "hidden / heads".
 _LLAMA_LIKE_DEFAULTS: dict[ArchFamily, dict[str, int]] = {
-    ArchFamily.LLAMA: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=0,
-                           num_hidden_layers=32, intermediate_size=11008, vocab_size=32000,
-                           max_position_embeddings=2048, head_dim=0),
-    ArchFamily.MISTRAL: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
-                             num_hidden_layers=32, intermediate_size=14336, vocab_size=32000,
-                             max_position_embeddings=131072, head_dim=0),
-    ArchFamily.MIXTRAL: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
-                             num_hidden_layers=32, intermediate_size=14336, vocab_size=32000,
-                             max_position_embeddings=131072, head_dim=0),
-    ArchFamily.QWEN2: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=32,
-                           num_hidden_layers=32, intermediate_size=22016, vocab_size=151936,
-                           max_position_embeddings=32768, head_dim=0),
-    ArchFamily.QWEN3: dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=32,
-                           num_hidden_layers=32, intermediate_size=22016, vocab_size=151936,
-                           max_position_embeddings=32768, head_dim=128),
+    ArchFamily.LLAMA: {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 0,
+        "num_hidden_layers": 32,
+        "intermediate_size": 11008,
+        "vocab_size": 32000,
+        "max_position_embeddings": 2048,
+        "head_dim": 0,
+    },
+    ArchFamily.MISTRAL: {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 32,
+        "intermediate_size": 14336,
+        "vocab_size": 32000,
+        "max_position_embeddings": 131072,
+        "head_dim": 0,
+    },
+    ArchFamily.MIXTRAL: {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 32,
+        "intermediate_size": 14336,
+        "vocab_size": 32000,
+        "max_position_embeddings": 131072,
+        "head_dim": 0,
+    },
+    ArchFamily.QWEN2: {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 32,
+        "intermediate_size": 22016,
+        "vocab_size": 151936,
+        "max_position_embeddings": 32768,
+        "head_dim": 0,
+    },
+    ArchFamily.QWEN3: {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 32,
+        "intermediate_size": 22016,
+        "vocab_size": 151936,
+        "max_position_embeddings": 32768,
+        "head_dim": 128,
+    },
 }
 
 
 def _read_gpt2(keys: _Keys) -> dict[str, Any]:
-    hidden = keys.int("n_embd", "hidden_size", default=768)
-    heads = keys.int("n_head", "num_attention_heads", default=12)
+    hidden = keys.get_int("n_embd", "hidden_size", default=768)
+    heads = keys.get_int("n_head", "num_attention_heads", default=12)
     return {
-        "num_layers": keys.int("n_layer", "num_hidden_layers", default=12),
+        "num_layers": keys.get_int("n_layer", "num_hidden_layers", default=12),
         "hidden_size": hidden,
         "num_heads": heads,
         "num_kv_heads": heads,
         "head_dim": _head_dim(keys, hidden, heads, "n_head"),
-        "intermediate_size": keys.int("n_inner", default=4 * hidden),
-        "vocab_size": keys.int("vocab_size", default=50257),
-        "max_position_embeddings": keys.int("n_positions", "max_position_embeddings",
-                                            default=1024),
-        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=True),
+        "intermediate_size": keys.get_int("n_inner", default=4 * hidden),
+        "vocab_size": keys.get_int("vocab_size", default=50257),
+        "max_position_embeddings": keys.get_int(
+            "n_positions", "max_position_embeddings", default=1024
+        ),
+        "tie_word_embeddings": keys.get_bool("tie_word_embeddings", default=True),
         "norm": NormKind.LAYERNORM,
         "position": PositionKind.LEARNED,
         "gated_mlp": False,
@@ -238,17 +277,17 @@ def _read_gpt2(keys: _Keys) -> dict[str, Any]:
 
 
 def _read_bert(keys: _Keys) -> dict[str, Any]:
-    hidden = keys.int("hidden_size", default=768)
-    heads = keys.int("num_attention_heads", default=12)
+    hidden = keys.get_int("hidden_size", default=768)
+    heads = keys.get_int("num_attention_heads", default=12)
     return {
-        "num_layers": keys.int("num_hidden_layers", default=12),
+        "num_layers": keys.get_int("num_hidden_layers", default=12),
         "hidden_size": hidden,
         "num_heads": heads,
         "num_kv_heads": heads,
         "head_dim": _head_dim(keys, hidden, heads, "num_attention_heads"),
-        "intermediate_size": keys.int("intermediate_size", default=3072),
-        "vocab_size": keys.int("vocab_size", default=30522),
-        "max_position_embeddings": keys.int("max_position_embeddings", default=512),
+        "intermediate_size": keys.get_int("intermediate_size", default=3072),
+        "vocab_size": keys.get_int("vocab_size", default=30522),
+        "max_position_embeddings": keys.get_int("max_position_embeddings", default=512),
         "tie_word_embeddings": True,
         "norm": NormKind.LAYERNORM,
         "position": PositionKind.LEARNED,
@@ -259,26 +298,26 @@ def _read_bert(keys: _Keys) -> dict[str, Any]:
         "mlp_bias": True,
         "embedding_norm": True,
         "final_norm": False,  # post-LN: each block ends with its own LayerNorm
-        "type_vocab_size": keys.int("type_vocab_size", default=2, minimum=0),
+        "type_vocab_size": keys.get_int("type_vocab_size", default=2, minimum=0),
         "pooler": True,  # BertModel(add_pooling_layer=True), as counted by transformers
         "linear_names": _BERT_NAMES,
     }
 
 
 def _read_gpt_neox(keys: _Keys) -> dict[str, Any]:
-    hidden = keys.int("hidden_size", default=6144)
-    heads = keys.int("num_attention_heads", default=64)
-    bias = keys.bool("attention_bias", default=True)
+    hidden = keys.get_int("hidden_size", default=6144)
+    heads = keys.get_int("num_attention_heads", default=64)
+    bias = keys.get_bool("attention_bias", default=True)
     return {
-        "num_layers": keys.int("num_hidden_layers", default=44),
+        "num_layers": keys.get_int("num_hidden_layers", default=44),
         "hidden_size": hidden,
         "num_heads": heads,
         "num_kv_heads": heads,
         "head_dim": _head_dim(keys, hidden, heads, "num_attention_heads"),
-        "intermediate_size": keys.int("intermediate_size", default=24576),
-        "vocab_size": keys.int("vocab_size", default=50432),
-        "max_position_embeddings": keys.int("max_position_embeddings", default=2048),
-        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=False),
+        "intermediate_size": keys.get_int("intermediate_size", default=24576),
+        "vocab_size": keys.get_int("vocab_size", default=50432),
+        "max_position_embeddings": keys.get_int("max_position_embeddings", default=2048),
+        "tie_word_embeddings": keys.get_bool("tie_word_embeddings", default=False),
         "norm": NormKind.LAYERNORM,
         "position": PositionKind.ROTARY,
         "gated_mlp": False,
@@ -291,20 +330,21 @@ def _read_gpt_neox(keys: _Keys) -> dict[str, Any]:
 
 
 def _read_bloom(keys: _Keys) -> dict[str, Any]:
-    hidden = keys.int("hidden_size", "n_embed", default=64)
-    heads = keys.int("n_head", "num_attention_heads", default=8)
+    hidden = keys.get_int("hidden_size", "n_embed", default=64)
+    heads = keys.get_int("n_head", "num_attention_heads", default=8)
     return {
-        "num_layers": keys.int("n_layer", "num_hidden_layers", default=2),
+        "num_layers": keys.get_int("n_layer", "num_hidden_layers", default=2),
         "hidden_size": hidden,
         "num_heads": heads,
         "num_kv_heads": heads,
         "head_dim": _head_dim(keys, hidden, heads, "n_head"),
         "intermediate_size": 4 * hidden,  # BloomMLP is fixed at 4h
-        "vocab_size": keys.int("vocab_size", default=250880),
+        "vocab_size": keys.get_int("vocab_size", default=250880),
         # ALiBi has no position limit; seq_length is the trained context (2048 for BLOOM).
-        "max_position_embeddings": keys.int("seq_length", "max_position_embeddings",
-                                            default=2048),
-        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=True),
+        "max_position_embeddings": keys.get_int(
+            "seq_length", "max_position_embeddings", default=2048
+        ),
+        "tie_word_embeddings": keys.get_bool("tie_word_embeddings", default=True),
         "norm": NormKind.LAYERNORM,
         "position": PositionKind.ALIBI,
         "gated_mlp": False,
@@ -318,30 +358,31 @@ def _read_bloom(keys: _Keys) -> dict[str, Any]:
 
 
 def _read_falcon(keys: _Keys) -> dict[str, Any]:
-    hidden = keys.int("hidden_size", default=4544)
-    heads = keys.int("num_attention_heads", "n_head", default=71)
-    new_arch = keys.bool("new_decoder_architecture", default=False)
-    parallel = keys.bool("parallel_attn", default=True)
+    hidden = keys.get_int("hidden_size", default=4544)
+    heads = keys.get_int("num_attention_heads", "n_head", default=71)
+    new_arch = keys.get_bool("new_decoder_architecture", default=False)
+    parallel = keys.get_bool("parallel_attn", default=True)
     if new_arch:
-        kv_heads = keys.int("num_kv_heads", "n_head_kv", default=heads)
+        kv_heads = keys.get_int("num_kv_heads", "n_head_kv", default=heads)
         # ln_attn + ln_mlp unless num_ln_in_parallel_attn says 1 (modeling_falcon.py).
-        norms = keys.int("num_ln_in_parallel_attn", default=2)
+        norms = keys.get_int("num_ln_in_parallel_attn", default=2)
     else:
-        kv_heads = 1 if keys.bool("multi_query", default=True) else heads
+        kv_heads = 1 if keys.get_bool("multi_query", default=True) else heads
         norms = 1 if parallel else 2
-    bias = keys.bool("bias", default=False)
+    bias = keys.get_bool("bias", default=False)
     return {
-        "num_layers": keys.int("num_hidden_layers", "n_layer", default=32),
+        "num_layers": keys.get_int("num_hidden_layers", "n_layer", default=32),
         "hidden_size": hidden,
         "num_heads": heads,
         "num_kv_heads": kv_heads,
         "head_dim": _head_dim(keys, hidden, heads, "num_attention_heads"),
-        "intermediate_size": keys.int("ffn_hidden_size", default=4 * hidden),
-        "vocab_size": keys.int("vocab_size", default=65024),
-        "max_position_embeddings": keys.int("max_position_embeddings", default=2048),
-        "tie_word_embeddings": keys.bool("tie_word_embeddings", default=True),
+        "intermediate_size": keys.get_int("ffn_hidden_size", default=4 * hidden),
+        "vocab_size": keys.get_int("vocab_size", default=65024),
+        "max_position_embeddings": keys.get_int("max_position_embeddings", default=2048),
+        "tie_word_embeddings": keys.get_bool("tie_word_embeddings", default=True),
         "norm": NormKind.LAYERNORM,
-        "position": PositionKind.ALIBI if keys.bool("alibi", default=False)
+        "position": PositionKind.ALIBI
+        if keys.get_bool("alibi", default=False)
         else PositionKind.ROTARY,
         "gated_mlp": False,
         "fused_qkv": True,

@@ -68,15 +68,17 @@ def load_architecture_file(path: Path) -> Architecture:
     except OSError as exc:
         raise ConfigError(source, "", f"cannot read the file ({exc.strerror})") from exc
     if size > MAX_CONFIG_BYTES:
-        raise ConfigError(source, "", f"file is {size} bytes; a config must be under "
-                                      f"{MAX_CONFIG_BYTES} bytes")
+        raise ConfigError(
+            source, "", f"file is {size} bytes; a config must be under {MAX_CONFIG_BYTES} bytes"
+        )
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, "", f"cannot read the file ({exc})") from exc
     except json.JSONDecodeError as exc:
-        raise ConfigError(source, f"line {exc.lineno} column {exc.colno}",
-                          f"not valid JSON ({exc.msg})") from exc
+        raise ConfigError(
+            source, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})"
+        ) from exc
     name = config.get("_name_or_path") if isinstance(config, dict) else None
     fallback = path.parent.name if path.stem == "config" and path.parent.name else path.stem
     label = name if isinstance(name, str) and name else fallback

@@ -1,1 +1,4 @@
-"""The command line: argument parsing, wiring and printing. Only here are errors turned into exit codes."""
+"""The command line: parsing, wiring and printing.
+
+Only here are errors turned into exit codes.
+"""

@@ -13,16 +13,22 @@ from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the catalog commands."""
     models = commands.add_parser(
-        "models", help="model presets with exact parameter counts and sources",
+        "models",
+        help="model presets with exact parameter counts and sources",
         description="List the shipped model presets, or count the parameters of one config.json.",
     )
-    models.add_argument("--arch", type=Path, metavar="CONFIG.json",
-                        help="count the parameters of this Hugging Face config instead")
+    models.add_argument(
+        "--arch",
+        type=Path,
+        metavar="CONFIG.json",
+        help="count the parameters of this Hugging Face config instead",
+    )
     add_json_flag(models)
     models.set_defaults(handler=_models)
 
     gpus = commands.add_parser(
-        "gpus", help="the GPU catalog with specs and sources",
+        "gpus",
+        help="the GPU catalog with specs and sources",
         description="List the GPU catalog: memory, bandwidth, dense TFLOPS, power, interconnect.",
     )
     gpus.add_argument("--gpu", metavar="NAME", help="show one GPU (canonical name or alias)")
@@ -60,26 +66,56 @@ def _models(args: argparse.Namespace) -> int:
     from costsim.catalog.models import load_architecture_file, load_preset, preset_names
 
     if args.arch is not None:
-        rows = [{**_architecture_row(load_architecture_file(args.arch)),
-                 "description": "", "source": str(args.arch), "source_date": ""}]
+        rows = [
+            {
+                **_architecture_row(load_architecture_file(args.arch)),
+                "description": "",
+                "source": str(args.arch),
+                "source_date": "",
+            }
+        ]
     else:
         rows = []
         for name in preset_names():
             preset = load_preset(name)
-            rows.append({**_architecture_row(preset.architecture),
-                         "description": preset.description, "source": preset.source,
-                         "source_date": preset.source_date})
+            rows.append(
+                {
+                    **_architecture_row(preset.architecture),
+                    "description": preset.description,
+                    "source": preset.source,
+                    "source_date": preset.source_date,
+                }
+            )
     if args.json:
         print_json({"models": rows})
         return EXIT_OK
     table = [
-        (r["name"], r["family"], f"{r['params_total']:,}", _billions(r["params_total"]),
-         f"{r['params_active']:,}", r["num_layers"], r["hidden_size"],
-         f"{r['num_heads']}/{r['num_kv_heads']}", r["max_position_embeddings"], r["source"])
+        (
+            r["name"],
+            r["family"],
+            f"{r['params_total']:,}",
+            _billions(r["params_total"]),
+            f"{r['params_active']:,}",
+            r["num_layers"],
+            r["hidden_size"],
+            f"{r['num_heads']}/{r['num_kv_heads']}",
+            r["max_position_embeddings"],
+            r["source"],
+        )
         for r in rows
     ]
-    header = ("model", "family", "params_total", "≈", "params_active", "layers", "hidden",
-              "heads/kv", "max_pos", "source")
+    header = (
+        "model",
+        "family",
+        "params_total",
+        "≈",
+        "params_active",
+        "layers",
+        "hidden",
+        "heads/kv",
+        "max_pos",
+        "source",
+    )
     print(format_table(table, header, right_align=(2, 3, 4, 5, 6, 8)))
     return EXIT_OK
 
@@ -106,16 +142,43 @@ def _gpus(args: argparse.Namespace) -> int:
         return "-" if value is None else f"{value:g}"
 
     table = [
-        (r["name"], f"{r['capacity_gib']:.2f}", r["capacity_basis"], r["memory_type"],
-         fmt(r["memory_bandwidth_gb_per_s"]), fmt(r["bf16_tflops"]), fmt(r["fp16_tflops"]),
-         fmt(r["fp8_tflops"]), fmt(r["fp32_tflops"]), fmt(r["tdp_w"]),
-         fmt(r["nvlink_gb_per_s_per_direction"]), r["pcie_generation"], r["form_factor"],
-         r["launch_year"])
+        (
+            r["name"],
+            f"{r['capacity_gib']:.2f}",
+            r["capacity_basis"],
+            r["memory_type"],
+            fmt(r["memory_bandwidth_gb_per_s"]),
+            fmt(r["bf16_tflops"]),
+            fmt(r["fp16_tflops"]),
+            fmt(r["fp8_tflops"]),
+            fmt(r["fp32_tflops"]),
+            fmt(r["tdp_w"]),
+            fmt(r["nvlink_gb_per_s_per_direction"]),
+            r["pcie_generation"],
+            r["form_factor"],
+            r["launch_year"],
+        )
         for r in rows
     ]
-    header = ("gpu", "mem_GiB", "basis", "type", "bw_GB/s", "bf16_TF", "fp16_TF", "fp8_TF",
-              "fp32_TF", "tdp_W", "nvlink_GB/s/dir", "pcie", "form", "year")
+    header = (
+        "gpu",
+        "mem_GiB",
+        "basis",
+        "type",
+        "bw_GB/s",
+        "bf16_TF",
+        "fp16_TF",
+        "fp8_TF",
+        "fp32_TF",
+        "tdp_W",
+        "nvlink_GB/s/dir",
+        "pcie",
+        "form",
+        "year",
+    )
     print(format_table(table, header, right_align=(1, 4, 5, 6, 7, 8, 9, 10, 11, 13)))
-    print("\nTFLOPS are dense (not the 2:4-sparse headline); NVLink per direction. "
-          "Sources: costsim gpus --json.")
+    print(
+        "\nTFLOPS are dense (not the 2:4-sparse headline); NVLink per direction. "
+        "Sources: costsim gpus --json."
+    )
     return EXIT_OK

@@ -55,16 +55,20 @@ def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(_finite(payload), indent=2, default=_json_default) + "\n")
 
 
-def format_table(rows: Sequence[Sequence[object]], header: Sequence[str],
-                 right_align: Iterable[int] = ()) -> str:
+def format_table(
+    rows: Sequence[Sequence[object]], header: Sequence[str], right_align: Iterable[int] = ()
+) -> str:
     """Render rows as a plain-text table with a header rule."""
-    cells = [[str(c) for c in header]] + [["" if c is None else str(c) for c in row] for row in rows]
+    cells = [[str(c) for c in header]]
+    cells += [["" if c is None else str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     right = set(right_align)
 
     def line(row: list[str]) -> str:
-        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in
-                 enumerate(zip(row, widths, strict=True))]
+        parts = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * w for w in widths)

@@ -1,9 +1,10 @@
 """What a model is: the exact shape of a transformer, and its exact parameter count.
 
-Parameter counting follows the module structure of the Hugging Face implementation of each
-family, so that ``sum(p.numel() for p in model.parameters())`` is reproduced exactly: embeddings,
-tied or untied LM head, learned position and token-type embeddings, biases, norms (LayerNorm has
-a weight and a bias, RMSNorm a weight only), GQA, gated MLPs, MoE experts and routers, BERT's pooler.
+Parameter counting follows the module structure of the Hugging Face implementation of
+each family, so that ``sum(p.numel() for p in model.parameters())`` is reproduced exactly:
+embeddings, tied or untied LM head, learned position and token-type embeddings, biases, norms
+(LayerNorm has a weight and a bias, RMSNorm a weight only), GQA, gated MLPs, MoE experts and
+routers, BERT's pooler.
 """
 
 from __future__ import annotations
@@ -186,36 +187,74 @@ class Architecture:
                 )
             )
         else:
-            for role, width in ((LinearRole.Q, self.q_size), (LinearRole.K, self.kv_size),
-                                (LinearRole.V, self.kv_size)):
+            for role, width in (
+                (LinearRole.Q, self.q_size),
+                (LinearRole.K, self.kv_size),
+                (LinearRole.V, self.kv_size),
+            ):
                 layers.append(
-                    LinearShape(name=names[role], role=role, in_features=h,
-                                out_features=width, bias=self.qkv_bias)
+                    LinearShape(
+                        name=names[role],
+                        role=role,
+                        in_features=h,
+                        out_features=width,
+                        bias=self.qkv_bias,
+                    )
                 )
         layers.append(
-            LinearShape(name=names[LinearRole.ATTN_OUT], role=LinearRole.ATTN_OUT,
-                        in_features=self.q_size, out_features=h, bias=self.attn_out_bias)
+            LinearShape(
+                name=names[LinearRole.ATTN_OUT],
+                role=LinearRole.ATTN_OUT,
+                in_features=self.q_size,
+                out_features=h,
+                bias=self.attn_out_bias,
+            )
         )
         copies = self.num_experts or 1
         expert = self.is_moe
         if self.gated_mlp:
             layers.append(
-                LinearShape(name=names[LinearRole.MLP_GATE], role=LinearRole.MLP_GATE,
-                            in_features=h, out_features=i, bias=self.mlp_bias,
-                            copies=copies, expert=expert)
+                LinearShape(
+                    name=names[LinearRole.MLP_GATE],
+                    role=LinearRole.MLP_GATE,
+                    in_features=h,
+                    out_features=i,
+                    bias=self.mlp_bias,
+                    copies=copies,
+                    expert=expert,
+                )
             )
         layers.append(
-            LinearShape(name=names[LinearRole.MLP_UP], role=LinearRole.MLP_UP, in_features=h,
-                        out_features=i, bias=self.mlp_bias, copies=copies, expert=expert)
+            LinearShape(
+                name=names[LinearRole.MLP_UP],
+                role=LinearRole.MLP_UP,
+                in_features=h,
+                out_features=i,
+                bias=self.mlp_bias,
+                copies=copies,
+                expert=expert,
+            )
         )
         layers.append(
-            LinearShape(name=names[LinearRole.MLP_DOWN], role=LinearRole.MLP_DOWN, in_features=i,
-                        out_features=h, bias=self.mlp_bias, copies=copies, expert=expert)
+            LinearShape(
+                name=names[LinearRole.MLP_DOWN],
+                role=LinearRole.MLP_DOWN,
+                in_features=i,
+                out_features=h,
+                bias=self.mlp_bias,
+                copies=copies,
+                expert=expert,
+            )
         )
         if self.is_moe:
             layers.append(
-                LinearShape(name=names[LinearRole.ROUTER], role=LinearRole.ROUTER, in_features=h,
-                            out_features=self.num_experts, bias=False)
+                LinearShape(
+                    name=names[LinearRole.ROUTER],
+                    role=LinearRole.ROUTER,
+                    in_features=h,
+                    out_features=self.num_experts,
+                    bias=False,
+                )
             )
         return tuple(layers)
 
@@ -244,14 +283,24 @@ class ParamCounts:
     @property
     def total(self) -> int:
         """All parameters, each shared tensor counted once."""
-        return (self.embedding + self.num_layers * self.per_layer + self.final_norm
-                + self.lm_head + self.pooler)
+        return (
+            self.embedding
+            + self.num_layers * self.per_layer
+            + self.final_norm
+            + self.lm_head
+            + self.pooler
+        )
 
     @property
     def active(self) -> int:
         """Parameters one token passes through (equal to ``total`` for dense models)."""
-        return (self.embedding + self.num_layers * self.per_layer_active + self.final_norm
-                + self.lm_head + self.pooler)
+        return (
+            self.embedding
+            + self.num_layers * self.per_layer_active
+            + self.final_norm
+            + self.lm_head
+            + self.pooler
+        )
 
 
 def count_params(arch: Architecture) -> ParamCounts:

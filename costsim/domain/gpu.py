@@ -63,7 +63,7 @@ class GpuSpec:
             raise ValueError(f"GPU {self.name}: bandwidth and compute must be > 0")
 
     def dense_tflops(self, dtype: Dtype) -> float | None:
-        """Dense tensor throughput for ``dtype`` in TFLOPS (TOPS for int8), or None if unsupported."""
+        """Dense tensor throughput for ``dtype`` in TFLOPS (TOPS for int8); None if unsupported."""
         match dtype:
             case Dtype.FP32:
                 return self.fp32_tflops

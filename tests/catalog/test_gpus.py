@@ -1,0 +1,85 @@
+"""The GPU catalog: names and aliases of the contract, provenance, dense figures, capacities."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from costsim.catalog.gpus import get_gpu, gpu_catalog, gpu_names
+from costsim.domain.gpu import CapacityBasis
+from costsim.domain.precision import Dtype
+from costsim.errors import CatalogError
+from costsim.units import BYTES_PER_MIB
+
+NAMES = list(csv.DictReader((Path(__file__).parents[1] / "data" / "gpu_names.csv").open()))
+
+
+def test_catalog_has_exactly_the_contract_names() -> None:
+    """One row per canonical GPU of DESIGN.md §5, no more, no fewer."""
+    assert sorted(gpu_names()) == sorted(row["canonical"] for row in NAMES)
+
+
+@pytest.mark.parametrize("row", NAMES, ids=lambda row: row["canonical"])
+def test_every_alias_resolves_to_its_canonical_name(row: dict[str, str]) -> None:
+    """Aliases resolve case-insensitively, ignoring spaces, '-' and '_'."""
+    for alias in filter(None, row["aliases"].split(";")):
+        assert get_gpu(alias).name == row["canonical"]
+        assert get_gpu(alias.lower().replace("-", " ")).name == row["canonical"]
+    assert get_gpu(row["canonical"]).name == row["canonical"]
+
+
+def test_every_row_has_a_source_and_a_date() -> None:
+    """Facts carry provenance (DESIGN.md §10)."""
+    for spec in gpu_catalog():
+        assert spec.source.strip(), spec.name
+        assert len(spec.source_date) == 10, spec.name
+        assert spec.source_date[4] == "-", spec.name
+
+
+def test_compute_figures_are_dense_not_sparse() -> None:
+    """The 2:4-sparse headline is twice the dense figure; the catalog holds dense."""
+    assert get_gpu("H100").bf16_tflops == 989
+    assert get_gpu("A100-80GB").bf16_tflops == 312
+    assert get_gpu("B200").fp8_tflops == 4500
+    assert get_gpu("L40S").bf16_tflops == 362
+
+
+def test_nvlink_is_per_direction() -> None:
+    """NVLink 3 is 600 GB/s bidirectional = 300 per direction; PCIe cards have none."""
+    assert get_gpu("A100").nvlink_gb_per_s_per_direction == 300
+    assert get_gpu("H100").nvlink_gb_per_s_per_direction == 450
+    assert not get_gpu("L4").has_nvlink
+
+
+def test_capacity_uses_driver_figures_where_documented() -> None:
+    """nvidia-smi memory.total where a source reports it, else nominal GiB, labelled."""
+    h100 = get_gpu("H100")
+    assert h100.capacity_bytes == 81559 * BYTES_PER_MIB
+    assert h100.capacity_basis is CapacityBasis.DRIVER
+    assert get_gpu("V100").capacity_bytes == 16160 * BYTES_PER_MIB
+    assert get_gpu("MI300X").capacity_basis is CapacityBasis.NOMINAL
+    assert get_gpu("MI300X").capacity_bytes == 192 * 2**30
+
+
+def test_bf16_support_and_default_precision() -> None:
+    """V100 and T4 lack bf16, so their default precision is fp16."""
+    for name in ("V100", "T4"):
+        assert not get_gpu(name).supports(Dtype.BF16)
+        assert get_gpu(name).default_precision is Dtype.FP16
+    assert get_gpu("A100").default_precision is Dtype.BF16
+
+
+def test_ordering_of_generations_is_physical() -> None:
+    """Newer flagship parts have more bandwidth and compute than older ones."""
+    order = ["V100", "A100", "H100", "B200"]
+    bandwidths = [get_gpu(n).memory_bandwidth_gb_per_s for n in order]
+    assert bandwidths == sorted(bandwidths)
+    assert get_gpu("H200").capacity_bytes > get_gpu("H100").capacity_bytes
+
+
+def test_unknown_gpu_suggests_close_names() -> None:
+    """A typo gets 'did you mean'."""
+    with pytest.raises(CatalogError, match="did you mean 'H100"):
+        get_gpu("H10O")

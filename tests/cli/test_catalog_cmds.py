@@ -1,0 +1,119 @@
+"""``costsim models`` / ``costsim gpus``, bad input, and a light start-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from costsim.cli.main import main
+
+DATA_DIR = Path(__file__).parents[1] / "data"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the CLI in-process; return (exit code, stdout, stderr)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_models_json_lists_presets_with_exact_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """The JSON catalog carries params_total/active and a source for each preset."""
+    code, out, _ = run(["models", "--json"], capsys)
+    assert code == 0
+    rows = {row["name"]: row for row in json.loads(out)["models"]}
+    assert rows["llama-2-7b"]["params_total"] == 6738415616
+    assert rows["mixtral-8x7b"]["params_active"] == 12879925248
+    assert all(row["source"] for row in rows.values())
+
+
+def test_models_table_counts_a_user_config(capsys: pytest.CaptureFixture[str]) -> None:
+    """--arch counts any Hugging Face config.json."""
+    code, out, _ = run(["models", "--arch", str(DATA_DIR / "architectures/gpt2.json")], capsys)
+    assert code == 0
+    assert "124,439,808" in out
+
+
+def test_gpus_json_and_alias_lookup(capsys: pytest.CaptureFixture[str]) -> None:
+    """--gpu accepts aliases; JSON carries capacity, its basis and the source."""
+    code, out, _ = run(["gpus", "--gpu", "a100 sxm4 80gb", "--json"], capsys)
+    assert code == 0
+    (row,) = json.loads(out)["gpus"]
+    assert row["name"] == "A100-80GB"
+    assert row["capacity_bytes"] == 80 * 2**30
+    assert row["capacity_basis"] == "driver"
+    assert row["source"]
+
+
+def test_gpus_table_lists_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """The table view has one line per GPU and labels dense TFLOPS."""
+    code, out, _ = run(["gpus"], capsys)
+    assert code == 0
+    assert "H100" in out
+    assert "MI300X" in out
+    assert "dense" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["gpus", "--gpu", "H100-80G"], "did you mean 'H100-80GB'"),
+        (["models", "--arch", "nowhere/config.json"], "nowhere/config.json: cannot read"),
+        (["models", "--bogus"], "unrecognized arguments: --bogus"),
+        (["nosuchcommand"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad input: one clear line on stderr, exit code 2, no traceback."""
+    code, out, err = run(argv, capsys)
+    assert code == 2
+    assert expected in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+    assert out == ""
+
+
+def test_bad_config_values_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Heads not dividing hidden, zero sizes: named key, exit 2."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "gpt2", "n_embd": 100, "n_head": 7}))
+    code, _, err = run(["models", "--arch", str(path)], capsys)
+    assert code == 2
+    assert "n_head" in err
+    assert "must divide the hidden size" in err
+    path.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 0}))
+    code, _, err = run(["models", "--arch", str(path)], capsys)
+    assert code == 2
+    assert "num_hidden_layers: must be >= 1 (got 0)" in err
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    """`costsim --help` stays fast: the entry point imports no numpy/pandas/scipy/simpy."""
+    code = (
+        "import sys, costsim.cli.main as m\n"
+        "heavy = {'numpy', 'pandas', 'scipy', 'simpy', 'matplotlib', 'yaml', 'pydantic'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_console_script_help_runs() -> None:
+    """`python -m costsim --help` exits 0 and lists the commands."""
+    result = subprocess.run(
+        [sys.executable, "-m", "costsim", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    assert "models" in result.stdout
+    assert "gpus" in result.stdout
