@@ -155,6 +155,8 @@ def _read_llama_like(keys: _Keys, family: ArchFamily) -> dict[str, Any]:
     qkv_bias = True if family is ArchFamily.QWEN2 else attention_bias
     attn_out_bias = False if family is ArchFamily.QWEN2 else attention_bias
     sliding_window = keys.optional_int("sliding_window")
+    if family is ArchFamily.MISTRAL and "sliding_window" not in keys.config:
+        sliding_window = 4096  # MistralConfig default; an explicit null means full attention
     if family in (ArchFamily.QWEN2, ArchFamily.QWEN3) and not keys.get_bool(
         "use_sliding_window", default=False
     ):

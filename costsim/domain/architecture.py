@@ -175,11 +175,16 @@ class Architecture:
         """The linear layers of one transformer block, with their Hugging Face leaf names."""
         h, i = self.hidden_size, self.intermediate_size
         names = self.linear_names
+
+        def name_of(role: LinearRole) -> str:
+            # A role without a family-specific module name keeps the role's own name.
+            return names.get(role, role.value)
+
         layers: list[LinearShape] = []
         if self.fused_qkv:
             layers.append(
                 LinearShape(
-                    name=names[LinearRole.QKV],
+                    name=name_of(LinearRole.QKV),
                     role=LinearRole.QKV,
                     in_features=h,
                     out_features=self.q_size + 2 * self.kv_size,
@@ -194,7 +199,7 @@ class Architecture:
             ):
                 layers.append(
                     LinearShape(
-                        name=names[role],
+                        name=name_of(role),
                         role=role,
                         in_features=h,
                         out_features=width,
@@ -203,7 +208,7 @@ class Architecture:
                 )
         layers.append(
             LinearShape(
-                name=names[LinearRole.ATTN_OUT],
+                name=name_of(LinearRole.ATTN_OUT),
                 role=LinearRole.ATTN_OUT,
                 in_features=self.q_size,
                 out_features=h,
@@ -215,7 +220,7 @@ class Architecture:
         if self.gated_mlp:
             layers.append(
                 LinearShape(
-                    name=names[LinearRole.MLP_GATE],
+                    name=name_of(LinearRole.MLP_GATE),
                     role=LinearRole.MLP_GATE,
                     in_features=h,
                     out_features=i,
@@ -226,7 +231,7 @@ class Architecture:
             )
         layers.append(
             LinearShape(
-                name=names[LinearRole.MLP_UP],
+                name=name_of(LinearRole.MLP_UP),
                 role=LinearRole.MLP_UP,
                 in_features=h,
                 out_features=i,
@@ -237,7 +242,7 @@ class Architecture:
         )
         layers.append(
             LinearShape(
-                name=names[LinearRole.MLP_DOWN],
+                name=name_of(LinearRole.MLP_DOWN),
                 role=LinearRole.MLP_DOWN,
                 in_features=i,
                 out_features=h,
@@ -249,7 +254,7 @@ class Architecture:
         if self.is_moe:
             layers.append(
                 LinearShape(
-                    name=names[LinearRole.ROUTER],
+                    name=name_of(LinearRole.ROUTER),
                     role=LinearRole.ROUTER,
                     in_features=h,
                     out_features=self.num_experts,
