@@ -1,0 +1,396 @@
+"""Flags shared by ``costsim memory``, ``estimate train`` and ``estimate serve`` (DESIGN.md §6),
+and their translation into domain objects.
+
+Use::
+
+    add_model_args(parser); add_gpu_arg(parser); add_precision_args(parser)
+    add_layout_args(parser, searched=False); add_inference_args(parser)
+    ...
+    name, arch = resolve_architecture(args)
+    gpu = resolve_gpu(args)
+    setup = build_training_setup(args, arch, gpu)     # or build_inference_setup(...)
+
+Layout flags are parsed with default ``None`` so that ``estimate train`` can tell "not given"
+(searched) from "given"; :func:`read_layout_flags` returns them as :class:`LayoutFlags` and
+:func:`resolve_layout` fills the ``memory`` defaults. Every error is an :class:`InputError` or
+:class:`CatalogError` naming the flag, the rule and the value.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from costsim.domain.architecture import Architecture
+from costsim.domain.gpu import GpuSpec
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import (
+    ALL_LINEAR,
+    BytesPreset,
+    InferenceSetup,
+    LoraConfig,
+    OptimizerKind,
+    ParallelLayout,
+    Quant,
+    Recompute,
+    Task,
+    TrainingSetup,
+)
+from costsim.errors import CatalogError, InputError
+
+DEFAULT_GPU = "H100"
+DEFAULT_SEQ_LEN_CAP = 4096
+DEFAULT_PROMPT_TOKENS = 512
+DEFAULT_OUTPUT_TOKENS = 256
+COMPUTE_PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
+KV_DTYPE_CHOICES = ("fp32", "fp16", "bf16", "fp8", "int8")
+
+
+def _choice(enum_values: tuple[str, ...], flag: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in enum_values:
+            raise CatalogError(flag.lstrip("-"), text, enum_values, source=flag)
+        return value
+    return parse
+
+
+def _int(flag: str, minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise InputError("", flag, f"must be a whole number (got {text!r})") from None
+        if value < minimum:
+            raise InputError("", flag, f"must be >= {minimum} (got {value})")
+        return value
+    return parse
+
+
+def _bool(flag: str) -> Callable[[str], bool]:
+    def parse(text: str) -> bool:
+        value = str(text).strip().lower()
+        if value in ("1", "true", "yes", "on"):
+            return True
+        if value in ("0", "false", "no", "off", ""):
+            return False
+        raise InputError("", flag, f"must be true or false (got {text!r})")
+    return parse
+
+
+# Flag name (without dashes) → converter from text; used by the CLI and by ``memory --grid``.
+CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "model": str,
+    "arch": Path,
+    "task": _choice(tuple(t.value for t in Task), "--task"),
+    "precision": _choice(COMPUTE_PRECISIONS, "--precision"),
+    "bytes-preset": _choice(tuple(p.value for p in BytesPreset), "--bytes-preset"),
+    "optimizer": _choice(tuple(o.value for o in OptimizerKind), "--optimizer"),
+    "quant": _choice(tuple(q.value for q in Quant), "--quant"),
+    "kv-dtype": _choice(KV_DTYPE_CHOICES, "--kv-dtype"),
+    "lora-rank": _int("--lora-rank", 1),
+    "lora-targets": str,
+    "zero": _int("--zero", 0),
+    "tp": _int("--tp", 1),
+    "pp": _int("--pp", 1),
+    "dp": _int("--dp", 1),
+    "sp": _bool("--sp"),
+    "gpus": _int("--gpus", 1),
+    "micro-batch": _int("--micro-batch", 1),
+    "seq-len": _int("--seq-len", 1),
+    "grad-accum": _int("--grad-accum", 1),
+    "recompute": _choice(tuple(r.value for r in Recompute), "--recompute"),
+    "flash-attention": _bool("--flash-attention"),
+    "batch": _int("--batch", 1),
+    "context": _int("--context", 1),
+    "prompt-tokens": _int("--prompt-tokens", 0),
+    "output-tokens": _int("--output-tokens", 0),
+    "gpu": str,
+}
+
+
+def _argtype(name: str) -> Callable[[str], Any]:
+    convert = CONVERTERS[name]
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except (InputError, CatalogError) as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = name
+    return parse
+
+
+def add_model_args(parser: argparse.ArgumentParser) -> None:
+    """``--model PRESET`` / ``--arch CONFIG.json`` (one required, checked at resolve time)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--model", metavar="PRESET", help="a shipped model preset (costsim models)")
+    group.add_argument("--arch", type=Path, metavar="CONFIG.json",
+                       help="a Hugging Face config.json")
+
+
+def add_gpu_arg(parser: argparse.ArgumentParser) -> None:
+    """``--gpu NAME`` (canonical name or alias; default H100)."""
+    parser.add_argument("--gpu", metavar="NAME", default=DEFAULT_GPU,
+                        help=f"GPU name or alias (default {DEFAULT_GPU})")
+
+
+def add_precision_args(parser: argparse.ArgumentParser, *, task_default: str | None = None
+                       ) -> None:
+    """``--task``, ``--precision``, ``--bytes-preset``, ``--optimizer``, ``--quant``,
+    ``--kv-dtype``, ``--lora-rank``, ``--lora-targets``."""
+    parser.add_argument("--task", type=_argtype("task"), default=task_default,
+                        help="train | finetune | infer")
+    parser.add_argument("--precision", type=_argtype("precision"), default=None,
+                        help="compute dtype: fp32, tf32, bf16, fp16, fp8 "
+                             "(default bf16, fp16 on GPUs without bf16)")
+    parser.add_argument("--bytes-preset", type=_argtype("bytes-preset"), default="framework",
+                        help="mixed-precision Adam bytes/param: paper 16, framework 18, "
+                             "deepspeed 20, pure 12 (default framework)")
+    parser.add_argument("--optimizer", type=_argtype("optimizer"), default="adamw",
+                        help="adamw | adamw-8bit | sgd-momentum | sgd | adafactor")
+    parser.add_argument("--quant", type=_argtype("quant"), default="none",
+                        help="weight storage: none | int8 | int4 | nf4 | fp8")
+    parser.add_argument("--kv-dtype", type=_argtype("kv-dtype"), default=None,
+                        help="KV-cache dtype (default: the precision)")
+    parser.add_argument("--lora-rank", type=_argtype("lora-rank"), default=None, metavar="R")
+    parser.add_argument("--lora-targets", default=None, metavar="NAMES",
+                        help="comma-separated HF module names or all-linear "
+                             "(default: the family's query and value projections)")
+
+
+def add_layout_args(parser: argparse.ArgumentParser) -> None:
+    """Parallel layout, batch and recomputation flags; all default to None (= not given)."""
+    for name, help_text in (("zero", "ZeRO stage 0..3 (3 = FSDP full shard)"),
+                            ("tp", "tensor-parallel degree"), ("pp", "pipeline-parallel degree"),
+                            ("dp", "data-parallel degree"), ("gpus", "total GPUs = dp·tp·pp"),
+                            ("micro-batch", "sequences per GPU per step"),
+                            ("seq-len", "tokens per sequence (training)"),
+                            ("grad-accum", "gradient-accumulation steps")):
+        parser.add_argument(f"--{name}", type=_argtype(name), default=None, help=help_text)
+    parser.add_argument("--sp", action="store_true", default=None,
+                        help="sequence parallelism over the TP group")
+    parser.add_argument("--recompute", type=_argtype("recompute"), default=None,
+                        help="none | selective | full")
+    parser.add_argument("--flash-attention", dest="flash_attention", action="store_true",
+                        default=None, help="flash attention (default on for 16-bit compute)")
+    parser.add_argument("--no-flash-attention", dest="flash_attention", action="store_false")
+
+
+def add_inference_args(parser: argparse.ArgumentParser) -> None:
+    """``--batch``, ``--context``, ``--prompt-tokens``, ``--output-tokens``."""
+    parser.add_argument("--batch", type=_argtype("batch"), default=None,
+                        help="concurrent sequences (default 1)")
+    parser.add_argument("--context", type=_argtype("context"), default=None,
+                        help="tokens per sequence in the KV cache (default prompt + output)")
+    parser.add_argument("--prompt-tokens", type=_argtype("prompt-tokens"), default=None)
+    parser.add_argument("--output-tokens", type=_argtype("output-tokens"), default=None)
+
+
+def add_all_memory_args(parser: argparse.ArgumentParser, *, task_default: str | None = None
+                        ) -> None:
+    """Every flag of DESIGN.md §6 that ``memory`` takes."""
+    add_model_args(parser)
+    add_precision_args(parser, task_default=task_default)
+    add_layout_args(parser)
+    add_inference_args(parser)
+    add_gpu_arg(parser)
+
+
+# ----------------------------------------------------------------------------- resolution
+
+
+def resolve_architecture(args: argparse.Namespace) -> tuple[str, Architecture]:
+    """The (display name, architecture) that ``--model`` or ``--arch`` names."""
+    from costsim.catalog.models import load_architecture_file, load_preset
+
+    if getattr(args, "model", None):
+        preset = load_preset(args.model, source="--model")
+        return preset.name, preset.architecture
+    if getattr(args, "arch", None):
+        arch = load_architecture_file(Path(args.arch))
+        return arch.name, arch
+    raise InputError("", "--model", "one of --model PRESET or --arch CONFIG.json is required")
+
+
+def resolve_gpu(args: argparse.Namespace) -> GpuSpec:
+    """The GPU ``--gpu`` names (CatalogError with "did you mean" when unknown)."""
+    from costsim.catalog.gpus import get_gpu
+
+    return get_gpu(getattr(args, "gpu", None) or DEFAULT_GPU)
+
+
+def resolve_precision(args: argparse.Namespace, gpu: GpuSpec) -> Dtype:
+    """``--precision``, defaulting to bf16 (fp16 where the GPU lacks bf16); a dtype the GPU
+    cannot compute in is an error."""
+    if getattr(args, "precision", None) is None:
+        return gpu.default_precision
+    precision = Dtype(args.precision)
+    if precision is not Dtype.FP32 and not gpu.supports(precision):
+        raise InputError("", "--precision", f"{gpu.name} has no {precision.value} support "
+                                            f"(use {gpu.default_precision.value} or fp32; "
+                                            f"got {precision.value})")
+    return precision
+
+
+def resolve_task(args: argparse.Namespace, default: Task = Task.TRAIN) -> Task:
+    """``--task``; ``--lora-rank`` without a task means ``finetune``."""
+    task = getattr(args, "task", None)
+    if task is None:
+        return Task.FINETUNE if getattr(args, "lora_rank", None) else default
+    return Task(task)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayoutFlags:
+    """The layout flags as given (None = not given; ``estimate train`` searches those)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    zero: int | None = None
+    sp: bool | None = None
+    gpus: int | None = None
+    micro_batch: int | None = None
+    seq_len: int | None = None
+    grad_accum: int | None = None
+    recompute: Recompute | None = None
+    flash_attention: bool | None = None
+
+
+def read_layout_flags(args: argparse.Namespace) -> LayoutFlags:
+    """Collect the layout flags from parsed arguments."""
+    recompute = getattr(args, "recompute", None)
+    return LayoutFlags(
+        tp=getattr(args, "tp", None), pp=getattr(args, "pp", None), dp=getattr(args, "dp", None),
+        zero=getattr(args, "zero", None), sp=getattr(args, "sp", None),
+        gpus=getattr(args, "gpus", None), micro_batch=getattr(args, "micro_batch", None),
+        seq_len=getattr(args, "seq_len", None), grad_accum=getattr(args, "grad_accum", None),
+        recompute=Recompute(recompute) if recompute else None,
+        flash_attention=getattr(args, "flash_attention", None),
+    )
+
+
+def resolve_layout(flags: LayoutFlags, arch: Architecture) -> ParallelLayout:
+    """The ``memory`` layout: tp, pp default 1; dp = gpus/(tp·pp) when ``--gpus`` is given,
+    else 1; zero 0. Checks ``--gpus`` = dp·tp·pp, the ZeRO stage and that tp divides the heads.
+    """
+    from costsim.memory.estimate import check_layout
+
+    tp = flags.tp or 1
+    pp = flags.pp or 1
+    zero = 0 if flags.zero is None else flags.zero
+    if zero > 3:
+        raise InputError("", "--zero", f"must be 0, 1, 2 or 3 (got {zero})")
+    if flags.gpus is not None:
+        if flags.dp is None:
+            if flags.gpus % (tp * pp):
+                raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
+                                               f"(got {flags.gpus})")
+            dp = flags.gpus // (tp * pp)
+        else:
+            dp = flags.dp
+            if dp * tp * pp != flags.gpus:
+                raise InputError("", "--gpus", f"must equal dp·tp·pp = {dp}·{tp}·{pp} = "
+                                               f"{dp * tp * pp} (got {flags.gpus})")
+    else:
+        dp = flags.dp or 1
+    layout = ParallelLayout(tp=tp, pp=pp, dp=dp, zero=zero, sp=bool(flags.sp))
+    check_layout(arch, layout)
+    return layout
+
+
+def default_flash_attention(precision: Dtype) -> bool:
+    """Flash attention is on by default where its kernels exist: FlashAttention supports fp16
+    and bf16 only (Dao et al.), so fp32 / tf32 runs use the eager s×s attention."""
+    return precision in (Dtype.BF16, Dtype.FP16, Dtype.FP8)
+
+
+def default_seq_len(arch: Architecture) -> int:
+    """The model's maximum positions, capped at 4096 (DESIGN.md §6)."""
+    return min(arch.max_position_embeddings, DEFAULT_SEQ_LEN_CAP)
+
+
+def resolve_lora(args: argparse.Namespace, arch: Architecture, task: Task) -> LoraConfig | None:
+    """``--lora-rank`` / ``--lora-targets`` → LoraConfig (None without a rank)."""
+    from costsim.memory.lora import default_targets
+
+    rank = getattr(args, "lora_rank", None)
+    targets_text = getattr(args, "lora_targets", None)
+    if rank is None:
+        if targets_text:
+            raise InputError("", "--lora-targets", "needs --lora-rank R")
+        return None
+    if task is not Task.FINETUNE:
+        raise InputError("", "--lora-rank", f"LoRA needs --task finetune (got --task {task.value})")
+    if targets_text:
+        targets = tuple(t.strip() for t in str(targets_text).split(",") if t.strip())
+        if not targets:
+            raise InputError("", "--lora-targets", f"no module names in {targets_text!r}")
+    else:
+        targets = default_targets(arch)
+    if ALL_LINEAR in targets and len(targets) > 1:
+        raise InputError("", "--lora-targets", f"'{ALL_LINEAR}' cannot be combined with names "
+                                               f"(got {targets_text})")
+    return LoraConfig(rank=rank, targets=targets)
+
+
+def build_training_setup(args: argparse.Namespace, arch: Architecture, gpu: GpuSpec,
+                         task: Task | None = None) -> TrainingSetup:
+    """A :class:`TrainingSetup` from the flags, with the ``memory`` defaults."""
+    task = task or resolve_task(args)
+    if task is Task.INFER:
+        raise InputError("", "--task", "an inference task has no training setup")
+    precision = resolve_precision(args, gpu)
+    flags = read_layout_flags(args)
+    layout = resolve_layout(flags, arch)
+    quant = Quant(getattr(args, "quant", None) or "none")
+    lora = resolve_lora(args, arch, task)
+    if quant is not Quant.NONE and lora is None:
+        raise InputError("", "--quant", "quantized base weights are frozen: train them with "
+                                        "--task finetune --lora-rank R "
+                                        f"(got --quant {quant.value})")
+    seq_len = flags.seq_len or default_seq_len(arch)
+    flash = (default_flash_attention(precision) if flags.flash_attention is None
+             else flags.flash_attention)
+    return TrainingSetup(
+        task=task, precision=precision, layout=layout, micro_batch=flags.micro_batch or 1,
+        seq_len=seq_len, grad_accum=flags.grad_accum or 1,
+        recompute=flags.recompute or Recompute.NONE, flash_attention=flash,
+        optimizer=OptimizerKind(getattr(args, "optimizer", None) or "adamw"),
+        bytes_preset=BytesPreset(getattr(args, "bytes_preset", None) or "framework"),
+        quant=quant, lora=lora,
+    )
+
+
+def resolve_context(args: argparse.Namespace, arch: Architecture) -> int:
+    """``--context``, else prompt + output tokens capped at the model's maximum positions."""
+    context = getattr(args, "context", None)
+    if context is not None:
+        return int(context)
+    prompt = getattr(args, "prompt_tokens", None)
+    output = getattr(args, "output_tokens", None)
+    total = (DEFAULT_PROMPT_TOKENS if prompt is None else prompt) + (
+        DEFAULT_OUTPUT_TOKENS if output is None else output)
+    return max(1, min(total, arch.max_position_embeddings))
+
+
+def build_inference_setup(args: argparse.Namespace, arch: Architecture, gpu: GpuSpec
+                          ) -> InferenceSetup:
+    """An :class:`InferenceSetup` from the flags, with the ``memory`` defaults."""
+    precision = resolve_precision(args, gpu)
+    flags = read_layout_flags(args)
+    layout = resolve_layout(flags, arch)
+    kv = getattr(args, "kv_dtype", None)
+    flash = (default_flash_attention(precision) if flags.flash_attention is None
+             else flags.flash_attention)
+    if getattr(args, "lora_rank", None) is not None:
+        raise InputError("", "--lora-rank", "LoRA adapters need --task finetune (got infer)")
+    return InferenceSetup(
+        precision=precision, layout=layout, batch=getattr(args, "batch", None) or 1,
+        context_tokens=resolve_context(args, arch), kv_dtype=Dtype(kv) if kv else None,
+        quant=Quant(getattr(args, "quant", None) or "none"), flash_attention=flash,
+    )

@@ -1,0 +1,58 @@
+"""Host (CPU) RAM a node needs for a job, beside the 1.5–2× total-VRAM rule of thumb.
+
+Counted per node (at most ``gpus_per_node`` GPUs of the job):
+
+* checkpoint loading: one copy of the base weights in their storage format (safetensors files
+  are memory-mapped and shared through the page cache by the ranks of a node);
+* one host process per GPU: ``process_bytes`` (2 GiB) for the Python interpreter, the framework,
+  the CUDA host-side runtime and pinned staging buffers — an assumption (typical resident size of
+  a PyTorch CUDA process), not a published constant;
+* data loading: each process keeps ``prefetch_batches`` micro-batches of token ids (int64) and
+  labels pinned — small next to the rest, kept for completeness.
+
+CPU offload (ZeRO-Offload) is not a ``memory`` flag; with it, DeepSpeed's estimators add
+16–18 B per parameter ÷ nodes × 1.5 (memory-estimators.md §3.2), which costsim does not model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costsim.units import BYTES_PER_GIB
+
+GPUS_PER_NODE = 8  # HGX / DGX baseboards and the large cloud instances hold 8 GPUs
+PROCESS_BYTES = 2 * BYTES_PER_GIB
+PREFETCH_BATCHES = 2  # PyTorch DataLoader prefetch_factor default
+TOKEN_ID_BYTES = 8 * 2  # int64 input ids + int64 labels
+RULE_OF_THUMB_FACTORS = (1.5, 2.0)  # DESIGN.md §2 rule 4: system RAM 1.5–2× total VRAM
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostRam:
+    """Host RAM of one node for a job, and the rule-of-thumb range for comparison."""
+
+    checkpoint_bytes: int
+    processes_bytes: int
+    data_loading_bytes: int
+    gpus_on_node: int
+    rule_of_thumb_bytes: tuple[int, int]
+
+    @property
+    def total_bytes(self) -> int:
+        """Sum of the three parts."""
+        return self.checkpoint_bytes + self.processes_bytes + self.data_loading_bytes
+
+
+def host_ram(*, weights_storage_bytes: float, gpus: int, capacity_bytes: int,
+             tokens_per_micro_batch: int, gpus_per_node: int = GPUS_PER_NODE) -> HostRam:
+    """Host RAM per node: checkpoint + per-GPU processes + data loading."""
+    on_node = max(1, min(gpus, gpus_per_node))
+    low, high = RULE_OF_THUMB_FACTORS
+    vram = capacity_bytes * on_node
+    return HostRam(
+        checkpoint_bytes=round(weights_storage_bytes),
+        processes_bytes=on_node * PROCESS_BYTES,
+        data_loading_bytes=on_node * PREFETCH_BATCHES * tokens_per_micro_batch * TOKEN_ID_BYTES,
+        gpus_on_node=on_node,
+        rule_of_thumb_bytes=(round(low * vram), round(high * vram)),
+    )
