@@ -405,3 +405,109 @@ class OwnedServer:
             return None
         u_star = fixed / denominator
         return u_star if u_star <= 1 else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoragePrice:
+    """Object storage and first-tier internet egress list prices of one cloud."""
+
+    cloud: str
+    object_storage_usd_per_gb_month: float
+    egress_usd_per_gb: float
+    egress_free_gb_per_month: float
+    tier: str
+    source: str
+    effective_date: str
+    estimate: bool
+
+    def storage_cost_usd(self, stored_gb: float, months: float) -> float:
+        """Cost of keeping ``stored_gb`` (10^9 bytes) for ``months``, to the cent."""
+        return round(stored_gb * self.object_storage_usd_per_gb_month * months, 2)
+
+    def egress_cost_usd_per_month(self, egress_gb_per_month: float) -> float:
+        """Monthly internet egress cost after the free allowance, to the cent."""
+        billable_gb = max(0.0, egress_gb_per_month - self.egress_free_gb_per_month)
+        return round(billable_gb * self.egress_usd_per_gb, 2)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceOverrides:
+    """User changes on top of the shipped book.
+
+    ``discount_pct`` is a flat negotiated discount on every shipped rental price;
+    ``cloud_discount_pct`` replaces it for the clouds it names. ``custom_offerings`` replace
+    shipped rows with the same (cloud, region, instance_type) or add new ones; they are taken as
+    already negotiated and get no discount.
+    """
+
+    discount_pct: float = 0.0
+    cloud_discount_pct: tuple[tuple[str, float], ...] = ()
+    custom_offerings: tuple[Offering, ...] = ()
+
+    def __post_init__(self) -> None:
+        for where, pct in (("discount_pct", self.discount_pct),
+                           *((f"cloud_discount_pct.{c}", p) for c, p in self.cloud_discount_pct)):
+            if not 0 <= pct < 100:
+                raise InputError("prices.overrides", where,
+                                 f"a discount must be in [0, 100) %, got {pct}")
+
+    def discount_fraction(self, cloud: str) -> float:
+        """The negotiated discount that applies to a shipped row of ``cloud``."""
+        for name, pct in self.cloud_discount_pct:
+            if name == cloud:
+                return pct / 100
+        return self.discount_pct / 100
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Quote:
+    """The price of one (offering, option): one row of ``costsim prices``.
+
+    ``price_usd_per_hour`` is the effective rate per instance-hour: for reservations the upfront
+    spread over the term plus the recurring rate; for owned servers the yearly cost at 100 %
+    utilization / 8760.
+    """
+
+    offering: Offering
+    option: PurchaseOption
+    price_usd_per_hour: float
+    upfront_usd: float
+    flags: tuple[PriceFlag, ...]
+    source: str
+    effective_date: str
+    reservation: ReservationTerms | None = None
+    spot_hazard: SpotHazard | None = None
+
+    @property
+    def price_usd_per_gpu_hour(self) -> float:
+        """Effective rate per GPU-hour."""
+        return self.price_usd_per_hour / self.offering.gpus_per_instance
+
+    @property
+    def blocked(self) -> bool:
+        """True when a flag keeps this quote out of automatic selection."""
+        return any(flag.blocks(self.option) for flag in self.flags)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """The offering chosen for ``count`` GPUs under the DESIGN.md §8 rule.
+
+    ``passed_over`` lists cheaper quotes that were not chosen because of a data-quality flag, so
+    that a report can say so.
+    """
+
+    quote: Quote
+    gpu_count: int
+    instances: int
+    passed_over: tuple[Quote, ...] = ()
+
+    @property
+    def offering(self) -> Offering:
+        """The chosen offering."""
+        return self.quote.offering
+
+    @property
+    def total_usd_per_hour(self) -> float:
+        """Hourly cost of all instances needed for ``gpu_count`` GPUs."""
+        return self.quote.price_usd_per_hour * self.instances

@@ -1,0 +1,444 @@
+"""The price book: shipped offerings, every purchase option's rule, selection and overrides.
+
+Shipped data (``costsim/data``): ``price_book.csv`` (built by ``pricing/build.py`` from
+``pricing/raw``), ``price_clouds.csv`` (billing minimum, spot notice, marketplaces),
+``price_reserved_discounts.csv`` and ``price_payment_adjustments.csv`` (1y/3y commitments),
+``spot_hazard.csv`` (interruption hazard per GPU class). Owned servers come from
+:mod:`costsim.catalog.servers`. Everything here is pure: no printing, no environment reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import cache
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.resources import read_data_csv
+from costsim.catalog.servers import OWNED_CLOUD, owned_offerings, server_bom
+from costsim.domain.pricing import (
+    RENTAL_OPTIONS,
+    BillingRule,
+    Offering,
+    Payment,
+    PriceFlag,
+    PriceOverrides,
+    PurchaseOption,
+    Quote,
+    ReservationTerms,
+    Selection,
+    SpotHazard,
+    spot_expected_hours,
+)
+from costsim.errors import CatalogError, InfeasibleError, InputError
+from costsim.units import HOURS_PER_YEAR
+
+ANY = "*"
+
+
+def _true(text: str) -> bool:
+    return text.strip().lower() == "true"
+
+
+def _optional_float(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+def _offering_from_row(row: dict[str, str]) -> Offering:
+    return Offering(
+        cloud=row["cloud"], region=row["region"], instance_type=row["instance_type"],
+        gpu=row["gpu"], provider_gpu_name=row["provider_gpu_name"],
+        gpus_per_instance=int(row["gpus_per_instance"]), vcpus=int(row["vcpus"]),
+        host_ram_gib=float(row["host_ram_gib"]), gpu_memory_gib=float(row["gpu_memory_gib"]),
+        on_demand_usd_per_hour=_optional_float(row["on_demand_usd_per_hour"]),
+        spot_usd_per_hour=_optional_float(row["spot_usd_per_hour"]),
+        marketplace=_true(row["marketplace"]),
+        flags=tuple(PriceFlag(flag) for flag in row["flags"].split(";") if flag),
+        source=row["source"], effective_date=row["effective_date"], date_note=row["date_note"],
+    )
+
+
+@cache
+def shipped_offerings() -> tuple[Offering, ...]:
+    """Every row of the shipped price book (rentals only), in file order."""
+    return tuple(_offering_from_row(row) for row in read_data_csv("price_book.csv"))
+
+
+@cache
+def billing_rules() -> dict[str, BillingRule]:
+    """Per-cloud billing increment and minimum, spot notice and marketplace status."""
+    return {
+        row["cloud"]: BillingRule(
+            cloud=row["cloud"], increment_s=float(row["billing_increment_s"]),
+            minimum_s=float(row["billing_minimum_s"]), spot_notice_s=float(row["spot_notice_s"]),
+            marketplace=_true(row["marketplace"]), source=row["source"],
+            effective_date=row["effective_date"], note=row["note"],
+        )
+        for row in read_data_csv("price_clouds.csv")
+    }
+
+
+@cache
+def _reserved_sold() -> dict[str, bool]:
+    return {row["cloud"]: _true(row["reserved_sold"]) for row in read_data_csv("price_clouds.csv")}
+
+
+@cache
+def _discount_rows() -> tuple[dict[str, str], ...]:
+    return tuple(read_data_csv("price_reserved_discounts.csv"))
+
+
+@cache
+def _payment_rows() -> tuple[dict[str, str], ...]:
+    return tuple(read_data_csv("price_payment_adjustments.csv"))
+
+
+@cache
+def _spot_hazards() -> dict[str, SpotHazard]:
+    by_gpu: dict[str, SpotHazard] = {}
+    for row in read_data_csv("spot_hazard.csv"):
+        hazard = SpotHazard(
+            gpu_class=row["gpu_class"], bucket=row["bucket"],
+            monthly_interruption_probability=float(row["monthly_interruption_probability"]),
+            source=row["source"], effective_date=row["effective_date"],
+            estimate=_true(row["estimate"]),
+        )
+        for gpu in row["gpus"].split(";"):
+            by_gpu[gpu] = hazard
+    return by_gpu
+
+
+def spot_hazard(gpu: str) -> SpotHazard:
+    """The spot interruption model of ``gpu``'s class (the 'inference' class if unlisted)."""
+    name = get_gpu(gpu).name
+    hazards = _spot_hazards()
+    return hazards.get(name, hazards["T4"])
+
+
+def _discount_rule(offering: Offering, term_years: int) -> dict[str, str]:
+    for row in _discount_rows():
+        if (int(row["term_years"]) == term_years
+                and row["cloud"] in (ANY, offering.cloud)
+                and offering.instance_type.startswith(row["instance_prefix"])
+                and row["gpu"] in ("", offering.gpu)):
+            return row
+    raise AssertionError(f"price_reserved_discounts.csv has no fallback for {offering.key}")
+
+
+def _payment_rule(cloud: str, term_years: int, payment: Payment) -> dict[str, str]:
+    for wanted in (cloud, ANY):
+        for row in _payment_rows():
+            if (row["cloud"] == wanted and int(row["term_years"]) == term_years
+                    and row["payment"] == payment.value):
+                return row
+    raise AssertionError(f"price_payment_adjustments.csv lacks {term_years}y {payment}")
+
+
+class PriceBook:
+    """The shipped price book with user overrides applied. Immutable once built."""
+
+    def __init__(self, overrides: PriceOverrides | None = None) -> None:
+        self.overrides = overrides or PriceOverrides()
+        custom = {o.key: o for o in self.overrides.custom_offerings}
+        shipped = [o for o in shipped_offerings() if o.key not in custom]
+        self.rental_offerings: tuple[Offering, ...] = (*shipped, *custom.values())
+        self.owned_offerings: tuple[Offering, ...] = owned_offerings()
+        self.all_offerings: tuple[Offering, ...] = (*self.rental_offerings,
+                                                    *self.owned_offerings)
+        known = set(billing_rules())
+        for cloud, _ in self.overrides.cloud_discount_pct:
+            if cloud not in known:
+                raise CatalogError("cloud", cloud, sorted(known), source="cloud_discount_pct")
+
+    # -- names ---------------------------------------------------------------------------------
+    def clouds(self) -> tuple[str, ...]:
+        """Every cloud in the book (``owned`` included), sorted."""
+        return tuple(sorted({o.cloud for o in self.all_offerings}))
+
+    def regions(self, cloud: str | None = None) -> tuple[str, ...]:
+        """Regions of ``cloud`` (of every cloud when None), sorted."""
+        return tuple(sorted({o.region for o in self.all_offerings
+                             if cloud is None or o.cloud == cloud}))
+
+    def check_cloud(self, cloud: str, source: str = "--cloud") -> str:
+        """Return ``cloud`` normalised to lower case, or raise with "did you mean"."""
+        name = cloud.strip().lower()
+        if name not in self.clouds():
+            raise CatalogError("cloud", cloud, self.clouds(), source=source)
+        return name
+
+    def check_region(self, region: str, cloud: str | None = None,
+                     source: str = "--region") -> str:
+        """Return ``region`` as spelled in the book, or raise with "did you mean"."""
+        known = self.regions(cloud)
+        for name in known:
+            if name.lower() == region.strip().lower():
+                return name
+        kind = f"region of {cloud}" if cloud else "region"
+        raise CatalogError(kind, region, known, source=source)
+
+    # -- queries -------------------------------------------------------------------------------
+    def offerings(self, gpu: str | None = None, cloud: str | None = None,
+                  region: str | None = None, gpus_per_instance: int | None = None,
+                  option: PurchaseOption | None = None,
+                  include_marketplaces: bool = True) -> tuple[Offering, ...]:
+        """Offerings matching every given filter; names are validated ("did you mean").
+
+        ``option`` keeps offerings that have a price for it (``owned`` → owned servers only,
+        any rental option → rentals only).
+        """
+        gpu_name = get_gpu(gpu).name if gpu is not None else None
+        cloud_name = self.check_cloud(cloud) if cloud is not None else None
+        region_name = self.check_region(region, cloud_name) if region is not None else None
+        pool = self.all_offerings
+        if option is PurchaseOption.OWNED:
+            pool = self.owned_offerings
+        elif option is not None:
+            pool = self.rental_offerings
+        return tuple(
+            o for o in pool
+            if (gpu_name is None or o.gpu == gpu_name)
+            and (cloud_name is None or o.cloud == cloud_name)
+            and (region_name is None or o.region == region_name)
+            and (gpus_per_instance is None or o.gpus_per_instance == gpus_per_instance)
+            and (include_marketplaces or not o.marketplace)
+            and (option is None or self.rate_usd_per_hour(o, option) is not None)
+        )
+
+    def billing_rule(self, cloud: str) -> BillingRule:
+        """Billing granularity of ``cloud`` (custom clouds get a 60-s minimum, per second)."""
+        rules = billing_rules()
+        if cloud in rules:
+            return rules[cloud]
+        return BillingRule(cloud=cloud, increment_s=1, minimum_s=60, spot_notice_s=0,
+                           marketplace=False, source="costsim default for a custom cloud",
+                           effective_date="2026-05-20")
+
+    def _user_factor(self, offering: Offering) -> float:
+        if PriceFlag.USER_OVERRIDE in offering.flags or offering.cloud == OWNED_CLOUD:
+            return 1.0
+        return 1.0 - self.overrides.discount_fraction(offering.cloud)
+
+    def reservation(self, offering: Offering, option: PurchaseOption) -> ReservationTerms | None:
+        """The 1y/3y commitment terms of one instance, or None where not sold.
+
+        Not sold: marketplaces, rows without an on-demand price, payment plans the cloud does
+        not offer (GCP upfront, Azure partial).
+        """
+        term, payment = option.term_years, option.payment
+        if term is None or payment is None or offering.on_demand_usd_per_hour is None:
+            return None
+        if offering.marketplace or not _reserved_sold().get(offering.cloud, True):
+            return None
+        pay = _payment_rule(offering.cloud, term, payment)
+        if not _true(pay["offered"]):
+            return None
+        rule = _discount_rule(offering, term)
+        discount = (float(rule["discount_pct"]) + float(pay["extra_discount_pct_points"])) / 100
+        on_demand = offering.on_demand_usd_per_hour * self._user_factor(offering)
+        term_hours = term * HOURS_PER_YEAR
+        total = on_demand * (1 - discount) * term_hours
+        upfront_fraction = float(pay["upfront_fraction"])
+        upfront = round(total * upfront_fraction, 2)
+        return ReservationTerms(
+            option=option, term_hours=term_hours, discount_fraction=discount,
+            on_demand_usd_per_hour=on_demand, upfront_usd=upfront,
+            recurring_usd_per_hour=(total - upfront) / term_hours,
+            source=rule["source"] + ("" if pay["source"] == "default" else
+                                     f"; payment: {pay['source']}"),
+            effective_date=rule["effective_date"],
+            estimate=_true(rule["estimate"]) or _true(pay["estimate"]),
+        )
+
+    def quote(self, offering: Offering, option: PurchaseOption) -> Quote | None:
+        """The price of ``option`` for ``offering``, or None where it is not sold."""
+        flags = list(offering.flags)
+        upfront = 0.0
+        reservation = None
+        hazard = None
+        source = offering.source
+        if option is PurchaseOption.OWNED:
+            if offering.cloud != OWNED_CLOUD:
+                return None
+            server = server_bom(offering.instance_type)
+            rate = server.cost_usd_per_year(1.0) / HOURS_PER_YEAR
+            upfront = server.capex_usd
+        elif offering.cloud == OWNED_CLOUD:
+            return None
+        elif option is PurchaseOption.ON_DEMAND:
+            if offering.on_demand_usd_per_hour is None:
+                return None
+            rate = offering.on_demand_usd_per_hour * self._user_factor(offering)
+        elif option is PurchaseOption.SPOT:
+            if offering.spot_usd_per_hour is None:
+                return None
+            rate = offering.spot_usd_per_hour * self._user_factor(offering)
+            hazard = spot_hazard(offering.gpu)
+            if hazard.estimate:
+                flags.append(PriceFlag.SPOT_HAZARD_ESTIMATE)
+        else:
+            reservation = self.reservation(offering, option)
+            if reservation is None:
+                return None
+            rate = reservation.effective_usd_per_hour
+            upfront = reservation.upfront_usd
+            source = f"{offering.source}; discount: {reservation.source}"
+            if reservation.estimate:
+                flags.append(PriceFlag.RESERVED_DISCOUNT_ESTIMATE)
+        return Quote(offering=offering, option=option, price_usd_per_hour=rate,
+                     upfront_usd=upfront, flags=tuple(flags), source=source,
+                     effective_date=offering.effective_date, reservation=reservation,
+                     spot_hazard=hazard)
+
+    def quotes(self, offering: Offering,
+               options: Iterable[PurchaseOption] = tuple(PurchaseOption)) -> tuple[Quote, ...]:
+        """Quotes of ``offering`` for every option it is sold with."""
+        found = (self.quote(offering, option) for option in options)
+        return tuple(q for q in found if q is not None)
+
+    def rate_usd_per_hour(self, offering: Offering, option: PurchaseOption) -> float | None:
+        """Effective $/instance-hour of ``option`` (None where not sold)."""
+        quote = self.quote(offering, option)
+        return None if quote is None else quote.price_usd_per_hour
+
+    def rate_usd_per_gpu_hour(self, offering: Offering, option: PurchaseOption) -> float | None:
+        """Effective $/GPU-hour of ``option`` (None where not sold)."""
+        quote = self.quote(offering, option)
+        return None if quote is None else quote.price_usd_per_gpu_hour
+
+    # -- option rules --------------------------------------------------------------------------
+    def on_demand_cost_usd(self, offering: Offering, used_s: float) -> float:
+        """On-demand charge of one instance run of ``used_s`` seconds (billing minimum applied)."""
+        quote = self.quote(offering, PurchaseOption.ON_DEMAND)
+        if quote is None:
+            raise InputError("", offering.key, "has no on-demand price")
+        billed_h = self.billing_rule(offering.cloud).billed_hours(used_s)
+        return round(quote.price_usd_per_hour * billed_h, 2)
+
+    def spot_expected_cost_usd(self, offering: Offering, work_hours: float,
+                               checkpoint_interval_hours: float | None = None,
+                               restart_hours: float = 0.0, checkpoint_hours: float = 0.0,
+                               hazard_per_hour: float | None = None) -> float:
+        """Expected spot charge of one instance doing ``work_hours`` of work under the hazard.
+
+        Uses :func:`costsim.domain.pricing.spot_expected_hours`; the hazard defaults to the
+        GPU class's.
+        """
+        quote = self.quote(offering, PurchaseOption.SPOT)
+        if quote is None or quote.spot_hazard is None:
+            raise InputError("", offering.key, "has no spot price")
+        rate = quote.spot_hazard.hazard_per_hour if hazard_per_hour is None else hazard_per_hour
+        hours = spot_expected_hours(work_hours, rate, checkpoint_interval_hours, restart_hours,
+                                    checkpoint_hours)
+        return round(quote.price_usd_per_hour * hours, 2)
+
+    # -- selection (DESIGN.md §8) --------------------------------------------------------------
+    def cheapest_offering(self, gpu: str, count: int, option: PurchaseOption,
+                          cloud: str | None = None, region: str | None = None,
+                          min_gpus_per_instance: int = 1) -> Selection:
+        """The cheapest unflagged offering for ``count`` GPUs of ``gpu`` under ``option``.
+
+        Ranked by the hourly price of all instances needed (``count`` rounded up to whole
+        instances), then $/GPU-hour, then name. Without ``cloud``, marketplaces (vast,
+        hyperbolic, mithril) are left out; a named cloud is always searched. Offerings whose
+        flags block ``option`` are never chosen; cheaper ones are listed in ``passed_over``.
+
+        Raises:
+            CatalogError: unknown GPU, cloud or region ("did you mean").
+            InfeasibleError: nothing sells ``option`` for this GPU there.
+        """
+        if count < 1:
+            raise InputError("", "count", f"must be >= 1 GPU, got {count}")
+        candidates = self.offerings(gpu=gpu, cloud=cloud, region=region, option=option,
+                                    include_marketplaces=cloud is not None)
+        ranked: list[tuple[float, float, str, Quote, int]] = []
+        for offering in candidates:
+            if offering.gpus_per_instance < min_gpus_per_instance:
+                continue
+            quote = self.quote(offering, option)
+            if quote is None:
+                continue
+            instances = math.ceil(count / offering.gpus_per_instance)
+            ranked.append((quote.price_usd_per_hour * instances, quote.price_usd_per_gpu_hour,
+                           offering.key, quote, instances))
+        ranked.sort(key=lambda item: item[:3])
+        passed: list[Quote] = []
+        for _, _, _, quote, instances in ranked:
+            if quote.blocked:
+                passed.append(quote)
+                continue
+            return Selection(quote=quote, gpu_count=count, instances=instances,
+                             passed_over=tuple(passed))
+        where = " ".join(part for part in (cloud, region) if part) or "any non-marketplace cloud"
+        reason = " (only flagged offerings)" if passed else ""
+        raise InfeasibleError(f"no {option.value} offering of {get_gpu(gpu).name} in {where}"
+                              f"{reason}")
+
+
+@cache
+def _default_book() -> PriceBook:
+    return PriceBook()
+
+
+def price_book(overrides: PriceOverrides | None = None) -> PriceBook:
+    """The shipped price book, with ``overrides`` applied when given."""
+    if overrides is None or overrides == PriceOverrides():
+        return _default_book()
+    return PriceBook(overrides)
+
+
+def offerings(gpu: str | None = None, cloud: str | None = None, region: str | None = None,
+              gpus_per_instance: int | None = None, option: PurchaseOption | None = None,
+              book: PriceBook | None = None) -> tuple[Offering, ...]:
+    """Offerings of the (default) book matching the filters; see :meth:`PriceBook.offerings`."""
+    return (book or price_book()).offerings(gpu, cloud, region, gpus_per_instance, option)
+
+
+def cheapest_offering(gpu: str, count: int, option: PurchaseOption, cloud: str | None = None,
+                      region: str | None = None, book: PriceBook | None = None,
+                      min_gpus_per_instance: int = 1) -> Selection:
+    """DESIGN.md §8 selection on the (default) book; see :meth:`PriceBook.cheapest_offering`."""
+    return (book or price_book()).cheapest_offering(gpu, count, option, cloud, region,
+                                                    min_gpus_per_instance)
+
+
+def rate_usd_per_gpu_hour(offering: Offering, option: PurchaseOption,
+                          book: PriceBook | None = None) -> float | None:
+    """Effective $/GPU-hour of ``option`` for ``offering`` (None where not sold)."""
+    return (book or price_book()).rate_usd_per_gpu_hour(offering, option)
+
+
+def reservation_terms(offering: Offering, option: PurchaseOption,
+                      book: PriceBook | None = None) -> ReservationTerms | None:
+    """1y/3y commitment terms (upfront, effective rate, break-even) of one instance."""
+    return (book or price_book()).reservation(offering, option)
+
+
+def find_offering(cloud: str, region: str, instance_type: str,
+                  book: PriceBook | None = None) -> Offering:
+    """The offering with this exact key, or a CatalogError with "did you mean"."""
+    the_book = book or price_book()
+    cloud_name = the_book.check_cloud(cloud)
+    region_name = the_book.check_region(region, cloud_name)
+    matches = [o for o in the_book.all_offerings
+               if o.cloud == cloud_name and o.region == region_name]
+    for offering in matches:
+        if offering.instance_type.lower() == instance_type.lower():
+            return offering
+    raise CatalogError(f"instance type in {cloud_name} {region_name}", instance_type,
+                       [o.instance_type for o in matches], source="--instance-type")
+
+
+__all__ = [
+    "RENTAL_OPTIONS",
+    "PriceBook",
+    "billing_rules",
+    "cheapest_offering",
+    "find_offering",
+    "offerings",
+    "price_book",
+    "rate_usd_per_gpu_hour",
+    "reservation_terms",
+    "shipped_offerings",
+    "spot_hazard",
+]
