@@ -1,0 +1,317 @@
+"""``costsim memory``: per-GPU memory of one configuration, or of a CSV grid of them."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
+from costsim.cli.layout_args import CONVERTERS, add_all_memory_args
+
+if TYPE_CHECKING:
+    from costsim.domain.architecture import Architecture
+    from costsim.domain.gpu import GpuSpec
+    from costsim.memory.estimate import MemoryEstimate
+
+MAX_GRID_ROWS = 5_000_000
+GRID_OUTPUT_COLUMNS = ("params_total", "weights_bytes", "master_weights_bytes",
+                       "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                       "kv_cache_bytes", "runtime_overhead_bytes", "total_bytes", "usable_bytes",
+                       "verdict", "error")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``costsim memory``."""
+    parser = commands.add_parser(
+        "memory", help="per-GPU memory of training, fine-tuning or inference, with a fit verdict",
+        description="Per-GPU memory (the most-loaded GPU) of one configuration: weights, "
+                    "master weights, gradients, optimizer, activations, KV cache and runtime "
+                    "overhead, against the GPU's usable capacity. Or evaluate a CSV grid.",
+    )
+    add_all_memory_args(parser)
+    parser.add_argument("--grid", type=Path, metavar="IN.csv",
+                        help="evaluate every row of a CSV whose columns are flag names")
+    parser.add_argument("--out", type=Path, metavar="OUT.csv", help="output CSV of --grid")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    add_json_flag(parser)
+    parser.set_defaults(handler=_memory)
+
+
+# ----------------------------------------------------------------------------- one config
+
+
+def _memory(args: argparse.Namespace) -> int:
+    from costsim.errors import InputError
+
+    if args.grid is not None:
+        return _grid(args)
+    if args.out is not None:
+        raise InputError("", "--out", "only goes with --grid IN.csv")
+    payload, estimate = _evaluate(args)
+    if args.json:
+        print_json(payload)
+    else:
+        print(_table(payload, estimate))
+    return EXIT_OK
+
+
+def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]:
+    from costsim.cli.layout_args import (
+        build_inference_setup,
+        build_training_setup,
+        resolve_architecture,
+        resolve_gpu,
+        resolve_task,
+    )
+    from costsim.domain.workload import Task
+    from costsim.memory.estimate import estimate_inference, estimate_training, max_kv_tokens
+    from costsim.memory.host import host_ram
+    from costsim.memory.search import max_batch, max_micro_batch
+
+    name, arch = resolve_architecture(args)
+    gpu = resolve_gpu(args)
+    task = resolve_task(args)
+    layout: dict[str, Any]
+    if task is Task.INFER:
+        inf = build_inference_setup(args, arch, gpu)
+        estimate = estimate_inference(arch, gpu, inf)
+        best = max_batch(arch, gpu, inf)
+        lay = inf.layout
+        layout = {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
+                  "batch": inf.batch, "context": inf.context_tokens}
+        extra: dict[str, Any] = {
+            "precision": inf.precision.value, "quant": inf.quant.value,
+            "kv_dtype": inf.kv_cache_dtype.value, "flash_attention": inf.flash_attention,
+            "max_batch": best, "max_kv_tokens": max_kv_tokens(arch, gpu, inf),
+        }
+        gpus, tokens = lay.gpus, inf.batch * inf.context_tokens
+    else:
+        train = build_training_setup(args, arch, gpu, task)
+        estimate = estimate_training(arch, gpu, train)
+        best = max_micro_batch(arch, gpu, train)
+        lay = train.layout
+        layout = {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
+                  "micro_batch": train.micro_batch, "seq_len": train.seq_len,
+                  "grad_accum": train.grad_accum, "recompute": train.recompute.value}
+        extra = {
+            "precision": train.precision.value, "bytes_preset": train.bytes_preset.value,
+            "optimizer": train.optimizer.value, "quant": train.quant.value,
+            "flash_attention": train.flash_attention,
+            "lora": None if train.lora is None else {"rank": train.lora.rank,
+                                                     "targets": list(train.lora.targets)},
+        }
+        gpus, tokens = lay.gpus, train.micro_batch * train.seq_len
+    weights_storage = estimate.weights_bytes * lay.tp * lay.pp * (
+        lay.dp if lay.zero >= 3 and task is not Task.INFER else 1)
+    host = host_ram(weights_storage_bytes=weights_storage, gpus=gpus,
+                    capacity_bytes=gpu.capacity_bytes, tokens_per_micro_batch=tokens)
+    payload: dict[str, Any] = {
+        "model": name, "task": task.value,
+        "params_total": estimate.params_total, "params_active": estimate.params_active,
+        "params_trainable": estimate.params_trainable, "params_adapter": estimate.params_adapter,
+        "layout": layout,
+        "per_gpu_bytes": estimate.components(),
+        "gpu": {"name": gpu.name, "capacity_bytes": gpu.capacity_bytes,
+                "usable_bytes": estimate.usable_bytes},
+        "verdict": estimate.verdict.value, "headroom_bytes": estimate.headroom_bytes,
+        "max_micro_batch": best,
+        "host_ram_bytes": host.total_bytes,
+        "host_ram_rule_of_thumb_bytes": list(host.rule_of_thumb_bytes),
+        **extra,
+        "kv_cache_bytes_per_token": estimate.kv_cache_bytes_per_token,
+        "runtime_overhead_bytes": {
+            "cuda_context": estimate.cuda_context_bytes,
+            "communication": estimate.communication_bytes,
+            "zero3_gathered": estimate.zero3_gathered_bytes,
+            "fragmentation": estimate.fragmentation_bytes,
+        },
+        "most_loaded_stage": estimate.most_loaded_stage,
+        "gpus_total": gpus,
+    }
+    return payload, estimate
+
+
+def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
+    from costsim.units import bytes_to_gb, bytes_to_gib
+
+    def row(label: str, n_bytes: int) -> tuple[str, str, str, str]:
+        return (label, f"{n_bytes:,}", f"{bytes_to_gib(n_bytes):.2f}",
+                f"{bytes_to_gb(n_bytes):.2f}")
+
+    labels = {"weights": "weights", "master_weights": "master weights (fp32)",
+              "gradients": "gradients", "optimizer": "optimizer states",
+              "activations": "activations", "kv_cache": "KV cache",
+              "runtime_overhead": "runtime overhead", "total": "TOTAL per GPU"}
+    rows = [row(labels[key], value) for key, value in estimate.components().items()]
+    rows.append(row("usable (capacity × cap)", estimate.usable_bytes))
+    rows.append(row("capacity", estimate.capacity_bytes))
+    rows.append(row("headroom (usable − total)", estimate.headroom_bytes))
+    lay = payload["layout"]
+    head = (f"{payload['model']} · {payload['task']} · {payload['gpu']['name']} · "
+            f"{payload['precision']} · tp {lay['tp']} pp {lay['pp']} dp {lay['dp']} "
+            f"zero {lay['zero']}{' sp' if lay['sp'] else ''}")
+    if "micro_batch" in lay:
+        head += (f" · micro-batch {lay['micro_batch']} seq {lay['seq_len']} "
+                 f"recompute {lay['recompute']}")
+    else:
+        head += f" · batch {lay['batch']} context {lay['context']}"
+    params = (f"params: total {payload['params_total']:,} · trainable "
+              f"{payload['params_trainable']:,} · adapter {payload['params_adapter']:,}")
+    table = format_table(rows, ("component (per GPU)", "bytes", "GiB", "GB"),
+                         right_align=(1, 2, 3))
+    host = payload["host_ram_bytes"]
+    low, high = payload["host_ram_rule_of_thumb_bytes"]
+    best_key = "max_batch" if "max_batch" in payload else "max_micro_batch"
+    lines = [head, params, "", table, "",
+             f"verdict: {payload['verdict'].upper()}  (headroom "
+             f"{bytes_to_gib(estimate.headroom_bytes):.2f} GiB; tight = within 5 % of usable)",
+             f"largest {best_key.replace('max_', '').replace('_', '-')} that fits: "
+             f"{payload[best_key]}",
+             f"host RAM per node: {bytes_to_gib(host):.1f} GiB (rule of thumb 1.5–2× VRAM: "
+             f"{bytes_to_gib(low):.0f}–{bytes_to_gib(high):.0f} GiB)",
+             "GiB = 2^30 bytes, GB = 10^9 bytes."]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- grid
+
+
+_DEFAULTS: dict[str, Any] = {
+    "model": None, "arch": None, "task": None, "precision": None, "bytes_preset": "framework",
+    "optimizer": "adamw", "quant": "none", "kv_dtype": None, "lora_rank": None,
+    "lora_targets": None, "zero": None, "tp": None, "pp": None, "dp": None, "sp": None,
+    "gpus": None, "micro_batch": None, "seq_len": None, "grad_accum": None, "recompute": None,
+    "flash_attention": None, "batch": None, "context": None, "prompt_tokens": None,
+    "output_tokens": None, "gpu": "H100",
+}
+
+
+def _column_flag(column: str) -> str:
+    return column.strip().lower().replace("_", "-")
+
+
+def _grid(args: argparse.Namespace) -> int:
+    from costsim.errors import CatalogError, InputError
+
+    if args.out is None:
+        raise InputError("", "--out", "--grid needs --out OUT.csv")
+    if args.out.exists() and not args.force:
+        raise InputError("", "--out", f"{args.out} exists; add --force to overwrite it")
+    try:
+        handle = args.grid.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(str(args.grid), "", f"cannot read the file ({exc.strerror})") from exc
+    with handle:
+        reader = csv.DictReader(handle)
+        columns = list(reader.fieldnames or [])
+        for column in columns:
+            if _column_flag(column) not in CONVERTERS:
+                raise CatalogError("grid column", column, list(CONVERTERS), source=str(args.grid))
+        if not any(_column_flag(c) in ("model", "arch") for c in columns):
+            raise InputError(str(args.grid), "", "needs a 'model' or 'arch' column")
+        rows = []
+        for index, raw in enumerate(reader):
+            if index >= MAX_GRID_ROWS:
+                raise InputError(str(args.grid), "", f"more than {MAX_GRID_ROWS} rows")
+            rows.append(raw)
+    results, errors = evaluate_grid(rows, base_dir=args.grid.parent)
+    _write_atomic(args.out, columns, rows, results)
+    if errors:
+        sys.stderr.write(f"costsim memory: {errors} of {len(rows)} grid rows have errors "
+                         f"(see the 'error' column of {args.out})\n")
+    return EXIT_OK
+
+
+def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
+                  ) -> tuple[list[dict[str, Any]], int]:
+    """Evaluate grid rows (flag-named string columns); return output values per row and the
+    number of rows with errors. Rows are encoded one by one and evaluated in two vectorized
+    calls (training rows, inference rows)."""
+    from costsim.cli.layout_args import (
+        build_inference_setup,
+        build_training_setup,
+        resolve_architecture,
+        resolve_gpu,
+        resolve_task,
+    )
+    from costsim.domain.workload import Task
+    from costsim.errors import CostsimError
+    from costsim.memory.estimate import component_arrays_for, encode_inference, encode_training
+    from costsim.memory.runtime import VERDICT_BY_CODE
+
+    arch_cache: dict[tuple[str | None, str | None], tuple[str, Architecture]] = {}
+    gpu_cache: dict[str, GpuSpec] = {}
+    out: list[dict[str, Any]] = [{} for _ in rows]
+    encoded: dict[bool, list[tuple[int, dict[str, float], int]]] = {False: [], True: []}
+    errors = 0
+    for index, raw in enumerate(rows):
+        try:
+            values = dict(_DEFAULTS)
+            for column, text in raw.items():
+                if column is None or text is None or str(text).strip() == "":
+                    continue
+                flag = _column_flag(column)
+                values[flag.replace("-", "_")] = CONVERTERS[flag](text)
+            if values["arch"] is not None and not Path(values["arch"]).is_absolute():
+                values["arch"] = base_dir / values["arch"]
+            ns = argparse.Namespace(**values)
+            key = (values["model"], None if values["arch"] is None else str(values["arch"]))
+            if key not in arch_cache:
+                arch_cache[key] = resolve_architecture(ns)
+            _, arch = arch_cache[key]
+            gpu_name = values["gpu"] or "H100"
+            if gpu_name not in gpu_cache:
+                gpu_cache[gpu_name] = resolve_gpu(ns)
+            gpu = gpu_cache[gpu_name]
+            task = resolve_task(ns)
+            if task is Task.INFER:
+                row = encode_inference(arch, gpu, build_inference_setup(ns, arch, gpu))
+            else:
+                row = encode_training(arch, gpu, build_training_setup(ns, arch, gpu, task))
+            encoded[task is Task.INFER].append((index, row, arch.params().total))
+        except (CostsimError, ValueError) as exc:
+            errors += 1
+            out[index] = {"error": str(exc)}
+    for infer, items in encoded.items():
+        if not items:
+            continue
+        arrays = component_arrays_for([row for _, row, _ in items], infer=infer)
+        fields = (("weights_bytes", arrays.weights),
+                  ("master_weights_bytes", arrays.master_weights),
+                  ("gradients_bytes", arrays.gradients), ("optimizer_bytes", arrays.optimizer),
+                  ("activations_bytes", arrays.activations), ("kv_cache_bytes", arrays.kv_cache),
+                  ("runtime_overhead_bytes", arrays.runtime_overhead),
+                  ("total_bytes", arrays.total), ("usable_bytes", arrays.usable))
+        as_int = {name: values.astype("int64").tolist() for name, values in fields}
+        codes = arrays.verdict_code.tolist()
+        for position, (index, _, params_total) in enumerate(items):
+            result: dict[str, Any] = {"params_total": params_total}
+            for name, _values in fields:
+                result[name] = as_int[name][position]
+            result["verdict"] = VERDICT_BY_CODE[codes[position]].value
+            result["error"] = ""
+            out[index] = result
+    return out, errors
+
+
+def _write_atomic(path: Path, columns: list[str], rows: Iterable[Mapping[str, str]],
+                  results: list[dict[str, Any]]) -> None:
+    header = columns + [c for c in GRID_OUTPUT_COLUMNS if c not in columns]
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=header, extrasaction="ignore")
+            writer.writeheader()
+            for raw, result in zip(rows, results, strict=True):
+                writer.writerow({**raw, **result})
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
