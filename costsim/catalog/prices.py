@@ -174,7 +174,7 @@ class PriceBook:
         for name in known:
             if name.lower() == region.strip().lower():
                 return name
-        kind = f"region of {cloud}" if cloud else "region"
+        kind = f"{cloud} region" if cloud else "region"
         raise CatalogError(kind, region, known, source=source)
 
     # -- queries -------------------------------------------------------------------------------

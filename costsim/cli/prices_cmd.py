@@ -1,0 +1,269 @@
+"""``costsim prices``: the price book per purchase option, with sources, dates and flags."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
+
+if TYPE_CHECKING:
+    from costsim.catalog.prices import PriceBook
+    from costsim.domain.pricing import Offering, PurchaseOption, Quote
+
+BREAKEVEN_UTILIZATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+_SHORT = {
+    "on-demand": "on-demand",
+    "spot": "spot",
+    "reserved-1y-no-upfront": "1y-no",
+    "reserved-1y-partial-upfront": "1y-part",
+    "reserved-1y-all-upfront": "1y-all",
+    "reserved-3y-no-upfront": "3y-no",
+    "reserved-3y-partial-upfront": "3y-part",
+    "reserved-3y-all-upfront": "3y-all",
+    "owned": "owned",
+}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``costsim prices``."""
+    prices = commands.add_parser(
+        "prices", help="the price book: $/GPU-hour per purchase option, with sources",
+        description=(
+            "List offerings with their $/GPU-hour for every purchase option (on-demand, spot, "
+            "reserved 1y/3y with no/partial/all upfront, owned), sorted by price, with source, "
+            "effective date and data-quality flags. --breakeven compares owning a server with "
+            "renting."),
+    )
+    prices.add_argument("--gpu", metavar="NAME", help="canonical GPU name or alias")
+    prices.add_argument("--cloud", metavar="CLOUD", help="e.g. aws, gcp, azure, lambda, owned")
+    prices.add_argument("--region", metavar="REGION", help="provider region name")
+    prices.add_argument("--option", metavar="OPTION",
+                        help="one purchase option (on-demand, spot, reserved-1y-no-upfront, "
+                             "..., owned); default: all")
+    prices.add_argument("--count", type=int, metavar="N",
+                        help="only instances with N GPUs")
+    prices.add_argument("--breakeven", action="store_true",
+                        help="owned cost per delivered GPU-hour vs utilization, and the "
+                             "break-even utilization against each rental option")
+    prices.add_argument("--price-file", type=Path, metavar="CSV",
+                        help="custom prices that replace or add rows (see docs/pricing.md)")
+    prices.add_argument("--discount-pct", type=float, default=0.0, metavar="PCT",
+                        help="flat negotiated discount on every shipped rental price")
+    prices.add_argument("--cloud-discount", action="append", default=[], metavar="CLOUD=PCT",
+                        help="negotiated discount for one cloud (repeatable; replaces the flat "
+                             "one there)")
+    prices.add_argument("--limit", type=int, metavar="N", help="show the N cheapest rows only")
+    add_json_flag(prices)
+    prices.set_defaults(handler=_prices)
+
+
+def _book(args: argparse.Namespace) -> PriceBook:
+    from costsim.catalog.price_file import load_price_file
+    from costsim.catalog.prices import price_book
+    from costsim.cli.common import UsageError
+    from costsim.domain.pricing import PriceOverrides
+
+    per_cloud: list[tuple[str, float]] = []
+    for item in args.cloud_discount:
+        cloud, sep, pct = item.partition("=")
+        try:
+            value = float(pct)
+        except ValueError:
+            value = float("nan")
+        if not sep or not cloud.strip() or value != value:
+            raise UsageError(f"--cloud-discount: expected CLOUD=PCT such as aws=12, got {item!r}")
+        per_cloud.append((cloud.strip().lower(), value))
+    custom = load_price_file(args.price_file) if args.price_file else ()
+    return price_book(PriceOverrides(discount_pct=args.discount_pct,
+                                     cloud_discount_pct=tuple(per_cloud),
+                                     custom_offerings=custom))
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _number(value: float) -> float | int:
+    return int(value) if value == int(value) else value
+
+
+def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
+    """One ``prices --json`` row (DESIGN.md §7 keys first, then extras)."""
+    from costsim.catalog.servers import server_bom
+    from costsim.domain.pricing import PurchaseOption
+
+    offering = quote.offering
+    row: dict[str, Any] = {
+        "cloud": offering.cloud, "region": offering.region,
+        "instance_type": offering.instance_type, "gpu": offering.gpu,
+        "provider_gpu_name": offering.provider_gpu_name,
+        "gpus_per_instance": offering.gpus_per_instance, "vcpus": offering.vcpus,
+        "host_ram_gib": _number(offering.host_ram_gib), "option": quote.option.value,
+        "price_usd_per_hour": _round(quote.price_usd_per_hour),
+        "price_usd_per_gpu_hour": _round(quote.price_usd_per_gpu_hour),
+        "upfront_usd": _number(round(quote.upfront_usd, 2)),
+        "source": quote.source, "effective_date": quote.effective_date,
+        "flags": [flag.value for flag in quote.flags],
+        "date_note": offering.date_note, "marketplace": offering.marketplace,
+        "blocked_from_selection": quote.blocked,
+    }
+    if quote.option is PurchaseOption.ON_DEMAND:
+        rule = book.billing_rule(offering.cloud)
+        row.update(billing_increment_s=rule.increment_s, billing_minimum_s=rule.minimum_s)
+    if quote.spot_hazard is not None:
+        hazard = quote.spot_hazard
+        row.update(monthly_interruption_probability=hazard.monthly_interruption_probability,
+                   hazard_per_hour=_round(hazard.hazard_per_hour, 9),
+                   interruption_bucket=hazard.bucket,
+                   notice_s=book.billing_rule(offering.cloud).spot_notice_s)
+    if quote.reservation is not None:
+        terms = quote.reservation
+        row.update(discount_pct=round(terms.discount_fraction * 100, 4),
+                   term_months=round(terms.term_months, 4),
+                   recurring_usd_per_hour=_round(terms.recurring_usd_per_hour),
+                   total_obligation_usd=terms.total_obligation_usd,
+                   break_even_utilization=_round(terms.break_even_utilization),
+                   break_even_months=_round(terms.break_even_months, 4),
+                   payback_months=_round(terms.payback_months, 4),
+                   discount_effective_date=terms.effective_date)
+    if quote.option is PurchaseOption.OWNED:
+        server = server_bom(offering.instance_type)
+        row.update(capex_usd=server.capex_usd, power_kw=round(server.power_kw, 3),
+                   useful_life_years=server.useful_life_years,
+                   residual_value_usd=server.residual_value_usd,
+                   lead_time_weeks=server.lead_time_weeks, utilization_assumed=1.0)
+    return row
+
+
+def _sort_key(quotes: dict[PurchaseOption, Quote], wanted: PurchaseOption | None,
+              offering: Offering) -> tuple[float, str]:
+    from costsim.domain.pricing import PurchaseOption
+
+    order = [wanted] if wanted else [PurchaseOption.ON_DEMAND, PurchaseOption.OWNED,
+                                     *PurchaseOption]
+    for option in order:
+        if option in quotes:
+            return quotes[option].price_usd_per_gpu_hour, offering.key
+    return float("inf"), offering.key
+
+
+def _cell(quote: Quote) -> str:
+    from costsim.domain.pricing import PriceFlag
+
+    estimates = {PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.OWNED_COST_ESTIMATE}
+    mark = "!" if quote.blocked else "~" if estimates & set(quote.flags) else ""
+    return f"{quote.price_usd_per_gpu_hour:.3f}{mark}"
+
+
+def _prices(args: argparse.Namespace) -> int:
+    from costsim.domain.pricing import PurchaseOption
+
+    book = _book(args)
+    option = PurchaseOption.parse(args.option) if args.option else None
+    if args.breakeven:
+        return _breakeven(args, book)
+    found = book.offerings(gpu=args.gpu, cloud=args.cloud, region=args.region,
+                           gpus_per_instance=args.count, option=option)
+    options = [option] if option else list(PurchaseOption)
+    table: list[tuple[Offering, dict[PurchaseOption, Quote]]] = []
+    for offering in found:
+        quotes = {q.option: q for q in book.quotes(offering, options)}
+        if quotes:
+            table.append((offering, quotes))
+    table.sort(key=lambda item: _sort_key(item[1], option, item[0]))
+    if args.limit is not None:
+        table = table[: max(args.limit, 0)]
+    if args.json:
+        print_json({"rows": [quote_row(book, quotes[o]) for _, quotes in table
+                             for o in options if o in quotes]})
+        return EXIT_OK
+    shown = [o for o in options if any(o in quotes for _, quotes in table)]
+    rows = []
+    for offering, quotes in table:
+        flags = [flag.value for flag in offering.flags]
+        rows.append((
+            offering.cloud, offering.region, offering.instance_type, offering.gpu,
+            offering.gpus_per_instance,
+            *(_cell(quotes[o]) if o in quotes else "-" for o in shown),
+            offering.effective_date, ",".join(flags), offering.source,
+        ))
+    header = ("cloud", "region", "instance", "gpu", "gpus", *(_SHORT[o.value] for o in shown),
+              "date", "flags", "source")
+    print(format_table(rows, header, right_align=range(4, 5 + len(shown))))
+    print(f"\n{len(rows)} offerings. Prices are $/GPU-hour: reserved = upfront spread over the "
+          "term + recurring; owned = yearly cost at 100 % utilization / 8760. '!' = blocked by "
+          "a data-quality flag (never auto-selected); '~' = rests on an estimate (fallback "
+          "discount, default spot hazard, owned-cost assumptions). Sources: --json.")
+    return EXIT_OK
+
+
+def _breakeven(args: argparse.Namespace, book: PriceBook) -> int:
+    from costsim.catalog.servers import server_bom
+    from costsim.domain.pricing import RENTAL_OPTIONS, PurchaseOption
+    from costsim.errors import InfeasibleError
+
+    servers = book.offerings(gpu=args.gpu, option=PurchaseOption.OWNED,
+                             gpus_per_instance=args.count)
+    wanted = [PurchaseOption.parse(args.option)] if args.option else list(RENTAL_OPTIONS)
+    wanted = [o for o in wanted if o is not PurchaseOption.OWNED]
+    results: list[dict[str, Any]] = []
+    for owned in servers:
+        server = server_bom(owned.instance_type)
+        curve = [{"utilization": u,
+                  "cost_usd_per_delivered_gpu_hour": round(
+                      server.cost_usd_per_delivered_gpu_hour(u), 4)}
+                 for u in BREAKEVEN_UTILIZATIONS]
+        rentals: list[dict[str, Any]] = []
+        for option in wanted:
+            try:
+                # like for like: a rental box with at least the server's GPUs (same fabric)
+                chosen = book.cheapest_offering(server.gpu, server.gpu_count, option,
+                                                cloud=args.cloud, region=args.region,
+                                                min_gpus_per_instance=server.gpu_count)
+            except InfeasibleError:
+                continue
+            rate = chosen.quote.price_usd_per_gpu_hour
+            u_star = server.break_even_utilization(rate)
+            rentals.append({"option": option.value, "cloud": chosen.offering.cloud,
+                            "region": chosen.offering.region,
+                            "instance_type": chosen.offering.instance_type,
+                            "instances": chosen.instances,
+                            "price_usd_per_gpu_hour": round(rate, 4),
+                            "break_even_utilization": None if u_star is None else round(u_star, 4),
+                            "source": chosen.quote.source,
+                            "effective_date": chosen.quote.effective_date})
+        results.append({
+            "server": server.name, "gpu": server.gpu, "gpu_count": server.gpu_count,
+            "capex_usd": server.capex_usd, "residual_value_usd": server.residual_value_usd,
+            "useful_life_years": server.useful_life_years, "power_kw": round(server.power_kw, 3),
+            "cost_usd_per_year_at_full_use": round(server.cost_usd_per_year(1.0), 2),
+            "lead_time_weeks": server.lead_time_weeks,
+            "owned_cost_curve": curve, "rentals": rentals,
+        })
+    if args.json:
+        print_json({"breakeven": results})
+        return EXIT_OK
+    for result in results:
+        print(f"{result['server']}: {result['gpu_count']}x{result['gpu']}, capex "
+              f"${result['capex_usd']:,.2f}, {result['power_kw']} kW, life "
+              f"{result['useful_life_years']:g} y, lead time {result['lead_time_weeks']:g} weeks")
+        print(format_table(
+            [(f"{p['utilization']:.0%}", f"{p['cost_usd_per_delivered_gpu_hour']:.3f}")
+             for p in result["owned_cost_curve"]],
+            ("utilization", "owned $/delivered GPU-h"), right_align=(0, 1)))
+        print()
+        print(format_table(
+            [(r["option"], f"{r['cloud']} {r['region']} {r['instance_type']}",
+              f"{r['price_usd_per_gpu_hour']:.3f}",
+              "never" if r["break_even_utilization"] is None
+              else f"{r['break_even_utilization']:.1%}") for r in result["rentals"]],
+            ("rental option", "cheapest unflagged offering", "$/GPU-h",
+             "owning wins above"), right_align=(2, 3)))
+        if not result["rentals"]:
+            print("no unflagged rental offering with as many GPUs per instance "
+                  "(marketplaces count only when named with --cloud)")
+        print()
+    return EXIT_OK
