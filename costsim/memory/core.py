@@ -121,7 +121,9 @@ def training_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
     working = np.where(c["recompute"] >= 2,
                        tokens * (layer_bytes_per_token(recompute=np.zeros_like(tp), **common)
                                  + lora_tokens), 0.0)
-    embed_extra = tokens * (lp + c["dropout"]) * c["hidden_size"] / sp_div
+    # The embedding output is the first layer's input (already counted); dropout families add
+    # the embedding dropout mask and BERT's embedding LayerNorm input.
+    embed_extra = tokens * c["dropout"] * (1.0 + lp) * c["hidden_size"] / sp_div
     # Logits in the compute dtype plus the fp32 copy the cross-entropy works on (Megatron's
     # 4·s·b·V), vocab-parallel over TP; encoders (BERT) carry a small task head instead.
     logits = c["decoder"] * tokens * c["vocab_size"] * (lp + np.where(lp < 4, 4.0, 0.0)) / tp
