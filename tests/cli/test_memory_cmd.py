@@ -1,0 +1,172 @@
+"""``costsim memory``: JSON keys of DESIGN.md §7, table view, bad input (exit 2, one line),
+OOM (exit 0), and ``--grid``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from costsim.cli.main import main
+
+ARCH = Path(__file__).resolve().parents[1] / "data" / "architectures"
+TOP_KEYS = {"model", "task", "params_total", "params_active", "params_trainable",
+            "params_adapter", "layout", "per_gpu_bytes", "gpu", "verdict", "headroom_bytes",
+            "max_micro_batch", "host_ram_bytes", "host_ram_rule_of_thumb_bytes"}
+COMPONENTS = {"weights", "master_weights", "gradients", "optimizer", "activations", "kv_cache",
+              "runtime_overhead", "total"}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["memory", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_json_has_the_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--model", "llama-2-7b", "--gpus", "8", "--zero", "3",
+                       "--recompute", "full", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert set(payload) >= TOP_KEYS
+    assert set(payload["per_gpu_bytes"]) == COMPONENTS
+    assert set(payload["layout"]) >= {"tp", "pp", "dp", "zero", "sp", "micro_batch", "seq_len",
+                                      "grad_accum", "recompute"}
+    assert payload["layout"]["dp"] == 8
+    assert payload["layout"]["seq_len"] == 4096
+    assert set(payload["gpu"]) == {"name", "capacity_bytes", "usable_bytes"}
+    parts = dict(payload["per_gpu_bytes"])
+    assert sum(v for k, v in parts.items() if k != "total") == parts["total"]
+    assert payload["headroom_bytes"] == payload["gpu"]["usable_bytes"] - parts["total"]
+    assert payload["verdict"] == "fits"
+    assert payload["max_micro_batch"] >= 1
+    low, high = payload["host_ram_rule_of_thumb_bytes"]
+    assert low < high
+    assert payload["params_trainable"] == payload["params_total"] == 6738415616
+
+
+def test_table_shows_gib_and_gb(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--model", "tiny-llama", "--task", "infer")
+    assert code == 0
+    assert "GiB" in out
+    assert "GB" in out
+    assert "verdict: FITS" in out
+    for label in ("weights", "master weights", "gradients", "optimizer states", "activations",
+                  "KV cache", "runtime overhead", "TOTAL per GPU", "headroom"):
+        assert label in out
+
+
+def test_oom_is_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--model", "llama-2-70b", "--gpu", "T4", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["verdict"] == "oom"
+    assert payload["headroom_bytes"] < 0
+    assert payload["max_micro_batch"] == 0
+    assert payload["precision"] == "fp16"  # T4 has no bf16
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--model", "llama-2-7b", "--tp", "3"], "--tp"),
+    (["--model", "llama-3-8b", "--tp", "64"], "--tp"),
+    (["--model", "llama-2-7b", "--gpus", "8", "--dp", "2"], "--gpus"),
+    (["--model", "llama-2-7b", "--task", "finetune", "--lora-rank", "8",
+      "--lora-targets", "query,value"], "query"),
+    (["--model", "bert-base-uncased", "--gpu", "V100", "--precision", "bf16"], "bf16"),
+    (["--model", "tiny-llama", "--gpu", "T4", "--precision", "bf16"], "bf16"),
+    (["--model", "llama-2-7b", "--gpu", "H100-SMX"], "did you mean"),
+    (["--model", "lama-2-7b"], "did you mean"),
+    (["--model", "llama-2-7b", "--seq-len", "8192"], "--seq-len"),
+    (["--model", "llama-2-7b", "--quant", "nf4"], "--quant"),
+    (["--model", "llama-2-7b", "--pp", "64"], "--pp"),
+    ([], "--model"),
+])
+def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                      needle: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    assert needle in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", "llama-2-7b", "--micro-batch", "-1"],
+    ["--model", "llama-2-7b", "--seq-len", "0"],
+    ["--model", "llama-2-7b", "--recompute", "half"],
+    ["--model", "llama-2-7b", "--task", "infer", "--batch", "x"],
+])
+def test_bad_values_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["memory", *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+
+
+def test_qlora_bookkeeping(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--model", "llama-2-7b", "--task", "finetune", "--lora-rank",
+                       "16", "--quant", "nf4", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    parts = payload["per_gpu_bytes"]
+    adapter = payload["params_adapter"]
+    assert parts["master_weights"] == 0
+    assert parts["gradients"] == adapter * 2  # bf16 adapter gradients
+    assert parts["optimizer"] == adapter * 8  # 32-bit AdamW moments
+    # NF4 + double quant ≈ 0.516 B per linear weight, the rest in bf16.
+    assert 3.5e9 < parts["weights"] < 4.2e9
+
+
+def write_grid(path: Path, rows: list[dict[str, str]]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = tmp_path / "in.csv"
+    out = tmp_path / "out.csv"
+    write_grid(grid, [
+        {"model": "llama-2-7b", "task": "train", "micro_batch": "2", "tp": "2", "gpu": "A100"},
+        {"model": "llama-2-7b", "task": "infer", "micro_batch": "", "tp": "1", "gpu": "H100"},
+        {"model": "llama-2-7b", "task": "train", "micro_batch": "1", "tp": "3", "gpu": "H100"},
+        {"model": "lama-2-7b", "task": "train", "micro_batch": "1", "tp": "1", "gpu": "H100"},
+    ])
+    code, _, err = run(capsys, "--grid", str(grid), "--out", str(out))
+    assert code == 0
+    assert "2 of 4" in err
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0])[:5] == ["model", "task", "micro_batch", "tp", "gpu"]
+    assert rows[0]["error"] == ""
+    assert rows[0]["verdict"] == "oom"
+    assert rows[1]["verdict"] == "fits"
+    assert int(rows[1]["kv_cache_bytes"]) > 0
+    assert "--tp" in rows[2]["error"]
+    assert rows[2]["total_bytes"] == ""
+    assert "did you mean" in rows[3]["error"]
+    # The grid agrees with the single-configuration command.
+    code, single, _ = run(capsys, "--model", "llama-2-7b", "--micro-batch", "2", "--tp", "2",
+                          "--gpu", "A100", "--json")
+    assert json.loads(single)["per_gpu_bytes"]["total"] == int(rows[0]["total_bytes"])
+    # Never overwrite without --force.
+    before = out.read_text()
+    code, _, err = run(capsys, "--grid", str(grid), "--out", str(out))
+    assert code == 2
+    assert "--force" in err
+    assert out.read_text() == before
+    code, _, _ = run(capsys, "--grid", str(grid), "--out", str(out), "--force")
+    assert code == 0
+
+
+def test_grid_rejects_unknown_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = tmp_path / "in.csv"
+    write_grid(grid, [{"model": "gpt2", "microbatch": "2"}])
+    code, _, err = run(capsys, "--grid", str(grid), "--out", str(tmp_path / "o.csv"))
+    assert code == 2
+    assert "micro-batch" in err
+    assert not (tmp_path / "o.csv").exists()
