@@ -67,8 +67,11 @@ class PurchaseOption(StrEnum):
         try:
             return cls(text.strip().lower())
         except ValueError:
-            raise CatalogError("purchase option", text, [o.value for o in cls],
-                               source=source) from None
+            error = CatalogError("purchase option", text, [o.value for o in cls], source=source)
+            if error.suggestions:
+                raise error from None
+            raise InputError(source, "", f"unknown purchase option '{text}'; choose one of "
+                             f"{', '.join(o.value for o in cls)}") from None
 
 
 RENTAL_OPTIONS: tuple[PurchaseOption, ...] = tuple(o for o in PurchaseOption

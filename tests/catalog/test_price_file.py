@@ -1,0 +1,72 @@
+"""Custom price files: good rows load; malformed ones name file, line and column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from costsim.catalog.price_file import load_price_file
+from costsim.domain.pricing import PriceFlag
+from costsim.errors import InputError
+
+HEADER = "cloud,region,instance_type,gpu,gpus_per_instance,on_demand_usd_per_hour,effective_date\n"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "prices.csv"
+    path.write_text(text)
+    return path
+
+
+def test_good_file_loads_with_canonical_gpu_names(tmp_path: Path) -> None:
+    """Aliases resolve; rows are flagged as user overrides with their source and date."""
+    row_text = "coreweave,us-east-04,gd-8xh100,H100-SXM5,8,49.24,2026-06-01\n"
+    path = _write(tmp_path, HEADER + row_text)
+    (row,) = load_price_file(path)
+    assert (row.gpu, row.gpus_per_instance, row.on_demand_usd_per_hour) == ("H100", 8, 49.24)
+    assert row.flags == (PriceFlag.USER_OVERRIDE,)
+    assert row.effective_date == "2026-06-01"
+    assert "line 2" in row.source
+
+
+def test_raw_catalog_format_is_accepted(tmp_path: Path) -> None:
+    """The pricing/raw column names work too."""
+    text = ("cloud,instance_type,accelerator,accelerator_count,vcpus,memory_gib,gpu_memory_gib,"
+            "region,price_per_hour_usd,spot_price_per_hour_usd,effective_date\n"
+            "aws,p5.48xlarge,H100,8,192,2048,80,us-east-1,40.0,,2026-06-01\n")
+    (row,) = load_price_file(_write(tmp_path, text))
+    assert row.on_demand_usd_per_hour == 40.0
+    assert row.spot_usd_per_hour is None
+
+
+@pytest.mark.parametrize(("body", "where", "message"), [
+    ("aws,us-east-1,p5,H100,8,abc,2026-06-01\n", ":2:6", "expected a number"),
+    ("aws,us-east-1,p5,H100,8,-3,2026-06-01\n", ":2:6", ">= 0"),
+    ("aws,us-east-1,p5,H10,8,3,2026-06-01\n", ":2:4", "did you mean 'H100'"),
+    ("aws,us-east-1,p5,H100,0.5,3,2026-06-01\n", ":2:5", "whole number"),
+    ("aws,us-east-1,p5,H100,8,3,June\n", ":2:7", "YYYY-MM-DD"),
+    ("aws,us-east-1,p5,H100,8,3\n", ":2:7", "expected 7 fields"),
+    ("aws,us-east-1,p5,H100,8,3,2026-06-01\naws,us-east-1,p5,H100,8,4,2026-06-01\n", ":3:3",
+     "duplicate of line 2"),
+])
+def test_malformed_rows_name_file_line_and_column(tmp_path: Path, body: str, where: str,
+                                                  message: str) -> None:
+    """Errors point at FILE:LINE:COLUMN (1-based) and say what is wrong."""
+    path = _write(tmp_path, HEADER + body)
+    with pytest.raises(InputError, match=message) as info:
+        load_price_file(path)
+    assert str(info.value).startswith(f"{path}{where}")
+
+
+def test_bad_header_names_the_column(tmp_path: Path) -> None:
+    """An unknown column gets "did you mean"; a missing required one is named."""
+    path = _write(tmp_path, HEADER.replace("instance_type", "instance_typ") + "\n")
+    with pytest.raises(InputError, match="did you mean 'instance_type'") as info:
+        load_price_file(path)
+    assert f"{path}:1:3" in str(info.value)
+    path = _write(tmp_path, "cloud,region\n")
+    with pytest.raises(InputError, match="missing required column"):
+        load_price_file(path)
+    with pytest.raises(InputError, match="cannot read"):
+        load_price_file(tmp_path / "absent.csv")
