@@ -245,7 +245,8 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
     from costsim.memory.estimate import component_arrays_for, encode_inference, encode_training
     from costsim.memory.runtime import VERDICT_BY_CODE
 
-    arch_cache: dict[tuple[str | None, str | None], tuple[str, Architecture]] = {}
+    arch_cache: dict[tuple[str | None, str | None], tuple[Architecture, int]] = {}
+    flag_of: dict[str, str] = {}
     gpu_cache: dict[str, GpuSpec] = {}
     out: list[dict[str, Any]] = [{} for _ in rows]
     encoded: dict[bool, list[tuple[int, dict[str, float], int]]] = {False: [], True: []}
@@ -256,15 +257,18 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
             for column, text in raw.items():
                 if column is None or text is None or str(text).strip() == "":
                     continue
-                flag = _column_flag(column)
+                flag = flag_of.get(column)
+                if flag is None:
+                    flag = flag_of.setdefault(column, _column_flag(column))
                 values[flag.replace("-", "_")] = CONVERTERS[flag](text)
             if values["arch"] is not None and not Path(values["arch"]).is_absolute():
                 values["arch"] = base_dir / values["arch"]
             ns = argparse.Namespace(**values)
             key = (values["model"], None if values["arch"] is None else str(values["arch"]))
             if key not in arch_cache:
-                arch_cache[key] = resolve_architecture(ns)
-            _, arch = arch_cache[key]
+                arch = resolve_architecture(ns)[1]
+                arch_cache[key] = (arch, arch.params().total)
+            arch, params_total = arch_cache[key]
             gpu_name = values["gpu"] or "H100"
             if gpu_name not in gpu_cache:
                 gpu_cache[gpu_name] = resolve_gpu(ns)
@@ -274,7 +278,7 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
                 row = encode_inference(arch, gpu, build_inference_setup(ns, arch, gpu))
             else:
                 row = encode_training(arch, gpu, build_training_setup(ns, arch, gpu, task))
-            encoded[task is Task.INFER].append((index, row, arch.params().total))
+            encoded[task is Task.INFER].append((index, row, params_total))
         except (CostsimError, ValueError) as exc:
             errors += 1
             out[index] = {"error": str(exc)}

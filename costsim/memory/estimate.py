@@ -96,6 +96,11 @@ def shape_of(arch: Architecture) -> ModelShape:
 
 
 def _shape_row(shape: ModelShape) -> dict[str, float]:
+    return dict(_shape_row_cached(shape))
+
+
+@lru_cache(maxsize=256)
+def _shape_row_cached(shape: ModelShape) -> dict[str, float]:
     return {
         "num_layers": shape.num_layers, "hidden_size": shape.hidden_size,
         "num_heads": shape.num_heads, "num_kv_heads": shape.num_kv_heads,
