@@ -243,7 +243,8 @@ class PriceBook:
         return ReservationTerms(
             option=option, term_hours=term_hours, discount_fraction=discount,
             on_demand_usd_per_hour=on_demand, upfront_usd=upfront,
-            recurring_usd_per_hour=(total - upfront) / term_hours,
+            # upfront is rounded to the cent, so all-upfront can leave -1e-8 $/h: clamp to 0
+            recurring_usd_per_hour=max(0.0, (total - upfront) / term_hours) + 0.0,
             source=rule["source"] + ("" if pay["source"] == "default" else
                                      f"; payment: {pay['source']}"),
             effective_date=rule["effective_date"],
