@@ -11,11 +11,11 @@ import sys
 from collections.abc import Sequence
 
 from costsim import __version__
-from costsim.cli import catalog_cmds, memory_cmd, prices_cmd
+from costsim.cli import catalog_cmds, estimate_cmd, memory_cmd, prices_cmd
 from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser
 from costsim.errors import CostsimError
 
-COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd)
+COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,119 @@
+"""The performance model's shipped defaults (``costsim/data/perf_*.csv``), with their sources."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from costsim.catalog.resources import read_data_csv
+from costsim.domain.performance import (
+    EngineProfile,
+    GoodputAssumptions,
+    Interconnect,
+    PerfDefaults,
+    ServingAssumptions,
+    TrainingAssumptions,
+)
+from costsim.domain.workload import ServingEngine
+from costsim.errors import CatalogError, name_key
+from costsim.units import BYTES_PER_GIB
+
+
+def _assumptions() -> dict[str, dict[str, tuple[float, str]]]:
+    groups: dict[str, dict[str, tuple[float, str]]] = {}
+    for row in read_data_csv("perf_assumptions.csv"):
+        groups.setdefault(row["group"], {})[row["key"]] = (float(row["value"]), row["source"])
+    return groups
+
+
+@cache
+def perf_defaults() -> PerfDefaults:
+    """The default assumptions of the performance model (loaded once)."""
+    groups = _assumptions()
+    train, good, serve = groups["training"], groups["goodput"], groups["serving"]
+
+    efficiency_rows = read_data_csv("perf_efficiency.csv")
+    training = TrainingAssumptions(
+        compute_efficiency_by_generation={
+            row["generation"]: float(row["compute_efficiency"]) for row in efficiency_rows
+        },
+        # Generations without a published training table (turing, ada): the Ampere/Hopper
+        # midpoint discounted for their low bandwidth-to-compute ratio; documented as assumed.
+        default_compute_efficiency=0.50,
+        width_half_point=train["width_half_point"][0],
+        sync_overhead_per_node_doubling=train["sync_overhead_per_node_doubling"][0],
+        nvlink_efficiency=train["nvlink_efficiency"][0],
+        pcie_efficiency=train["pcie_efficiency"][0],
+        backward_share_of_compute=train["backward_share_of_compute"][0],
+        sources={
+            **{key: source for key, (_, source) in train.items()},
+            **{f"efficiency.{row['generation']}": row["source"] for row in efficiency_rows},
+        },
+    )
+    goodput = GoodputAssumptions(
+        interruptions_per_gpu_hour=good["interruptions_per_gpu_hour"][0],
+        restart_s=good["restart_s"][0],
+        checkpoint_write_gb_per_s_per_node=good["checkpoint_write_gb_per_s_per_node"][0],
+        checkpoint_bytes_per_param=good["checkpoint_bytes_per_param"][0],
+        checkpoint_fixed_s=good["checkpoint_fixed_s"][0],
+        evaluation_fraction=good["evaluation_fraction"][0],
+        sources={key: source for key, (_, source) in good.items()},
+    )
+    engines = {
+        ServingEngine(row["engine"]): EngineProfile(
+            engine=ServingEngine(row["engine"]),
+            hbm_efficiency=float(row["hbm_efficiency"]),
+            compute_efficiency=float(row["compute_efficiency"]),
+            max_batch=int(row["max_batch"]),
+            memory_utilization=float(row["memory_utilization"]),
+            step_overhead_s=float(row["step_overhead_s"]),
+            source=row["source"],
+        )
+        for row in read_data_csv("perf_engines.csv")
+    }
+    serving = ServingAssumptions(
+        engines=engines,
+        allreduce_latency_s=serve["allreduce_latency_s"][0],
+        runtime_reserve_bytes=round(serve["runtime_reserve_gib"][0] * BYTES_PER_GIB),
+        tail_wait_multiplier=serve["tail_wait_multiplier"][0],
+        tail_concurrency_z=serve["tail_concurrency_z"][0],
+        sources={key: source for key, (_, source) in serve.items()},
+    )
+    networks: dict[str, Interconnect] = {}
+    default_by_gpu: dict[str, str] = {}
+    for row in read_data_csv("perf_networks.csv"):
+        networks[row["name"]] = Interconnect(
+            name=row["name"],
+            node_bandwidth_gbit_per_s=float(row["node_bandwidth_gbit_per_s"]),
+            gpus_per_node=int(row["gpus_per_node"]),
+            efficiency=float(row["efficiency"]),
+            source=row["source"],
+        )
+        for gpu in filter(None, row["default_for_gpus"].split(";")):
+            default_by_gpu[gpu] = row["name"]
+    return PerfDefaults(
+        training=training,
+        goodput=goodput,
+        serving=serving,
+        networks=networks,
+        default_network_by_gpu=default_by_gpu,
+        fallback_network="eth-100",
+    )
+
+
+def network_names() -> tuple[str, ...]:
+    """Names of the shipped inter-node networks."""
+    return tuple(perf_defaults().networks)
+
+
+def get_network(name: str, source: str = "--network") -> Interconnect:
+    """Return the named inter-node network (case, '-', '_' and spaces ignored).
+
+    Raises:
+        CatalogError: unknown network; the message suggests close names.
+    """
+    networks = perf_defaults().networks
+    by_key = {name_key(key): value for key, value in networks.items()}
+    found = by_key.get(name_key(name))
+    if found is None:
+        raise CatalogError("network", name, networks, source=source)
+    return found

@@ -1,0 +1,388 @@
+"""``costsim estimate train`` and ``costsim estimate serve`` (DESIGN.md §6, §7)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import replace
+from typing import Any
+
+from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, format_table, print_json
+from costsim.cli.layout_args import (
+    add_gpu_arg,
+    add_inference_args,
+    add_layout_args,
+    add_model_args,
+    add_precision_args,
+)
+from costsim.errors import InputError
+
+ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
+
+
+def _positive_float(flag: str) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag}: must be a number (got {text!r})") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{flag}: must be > 0 (got {text})")
+        return value
+    parse.__name__ = flag
+    return parse
+
+
+def _nonnegative_float(flag: str) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag}: must be a number (got {text!r})") from None
+        if not math.isfinite(value) or value < 0:
+            raise argparse.ArgumentTypeError(f"{flag}: must be >= 0 (got {text})")
+        return value
+    parse.__name__ = flag
+    return parse
+
+
+def _engine(text: str) -> str:
+    value = text.strip().lower()
+    if value not in ENGINES:
+        from costsim.errors import suggest
+
+        hint = suggest(value, ENGINES)
+        extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+        raise argparse.ArgumentTypeError(f"--engine: unknown engine {text!r}{extra}")
+    return value
+
+
+def _add_price_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--price-usd-per-gpu-hour", type=_nonnegative_float(
+        "--price-usd-per-gpu-hour"), default=None,
+        help="price per GPU-hour (default: cheapest on-demand offering, DESIGN.md §8)")
+    parser.add_argument("--cloud", default=None, help="look the price up in this cloud only")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``estimate`` with its ``train`` and ``serve`` sub-commands."""
+    estimate = commands.add_parser(
+        "estimate", help="training time and serving throughput, with cost",
+        description="Predict training time, GPU-hours and cost, or serving throughput, latency "
+                    "and cost per token, from the performance model.")
+    subs = estimate.add_subparsers(dest="estimate_command", metavar="WHAT",
+                                   parser_class=OneLineParser)
+    subs.required = True
+
+    train = subs.add_parser("train", help="time, GPU-hours and cost of a training run",
+                            description="Steady step time of the fastest layout that fits, "
+                                        "goodput, all-in wall time, GPU-hours and cost.")
+    add_model_args(train)
+    add_precision_args(train, task_default=None)
+    add_layout_args(train)
+    add_gpu_arg(train)
+    train.add_argument("--tokens", type=_positive_float("--tokens"), required=True,
+                       help="training tokens (e.g. 2e12)")
+    train.add_argument("--global-batch", type=int, default=None, metavar="SEQS",
+                       help="sequences per optimizer step")
+    train.add_argument("--global-batch-tokens", type=_positive_float("--global-batch-tokens"),
+                       default=None, help="tokens per optimizer step (default ~4M)")
+    train.add_argument("--network", default=None,
+                       help="inter-node network (default by GPU; see docs/performance.md)")
+    _add_price_args(train)
+    add_json_flag(train)
+    train.set_defaults(handler=_train)
+
+    serve = subs.add_parser("serve", help="serving throughput, latency, replicas and $/token",
+                            description="Roofline serving model with continuous batching, p95 "
+                                        "latency at a load, SLO capacity and cost per token.")
+    add_model_args(serve)
+    add_precision_args(serve, task_default=None)
+    add_layout_args(serve)
+    add_inference_args(serve)
+    add_gpu_arg(serve)
+    serve.add_argument("--engine", type=_engine, default="vllm",
+                       help="vllm | tensorrt-llm | sglang | llama.cpp | torch-compile | "
+                            "hf-transformers (default vllm)")
+    serve.add_argument("--rate", type=_positive_float("--rate"), default=None,
+                       help="requests per second to serve (gives replicas_needed)")
+    serve.add_argument("--slo-ttft-s", type=_positive_float("--slo-ttft-s"), default=None,
+                       help="p95 time-to-first-token SLO, seconds")
+    serve.add_argument("--slo-tpot-s", type=_positive_float("--slo-tpot-s"), default=None,
+                       help="p95 time-per-output-token SLO, seconds")
+    _add_price_args(serve)
+    add_json_flag(serve)
+    serve.set_defaults(handler=_serve)
+
+
+def lookup_price(gpu: str, gpus: int, cloud: str | None,
+                 override: float | None) -> tuple[float, str, list[str]]:
+    """(price per GPU-hour, its source, warnings): the override, else the cheapest on-demand
+    offering of ``gpu`` for ``gpus`` GPUs by the DESIGN.md §8 rule."""
+    if override is not None:
+        return override, "--price-usd-per-gpu-hour", []
+    from costsim.catalog.prices import cheapest_offering
+    from costsim.domain.pricing import PurchaseOption
+    from costsim.errors import InfeasibleError
+
+    try:
+        selection = cheapest_offering(gpu, gpus, PurchaseOption.ON_DEMAND, cloud=cloud)
+    except InfeasibleError as exc:
+        return 0.0, "", [f"no on-demand price for {gpu}: {exc}; cost reported as 0 (use "
+                         "--price-usd-per-gpu-hour)"]
+    quote = selection.quote
+    source = (f"{selection.offering.key} on-demand, {quote.source}, {quote.effective_date}")
+    return quote.price_usd_per_gpu_hour, source, []
+
+
+def _train(args: argparse.Namespace) -> int:
+    from costsim.catalog.perf_defaults import get_network, perf_defaults
+    from costsim.cli.layout_args import (
+        build_training_setup,
+        read_layout_flags,
+        resolve_architecture,
+        resolve_gpu,
+        resolve_task,
+    )
+    from costsim.domain.workload import ParallelLayout, Task
+    from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
+
+    name, arch = resolve_architecture(args)
+    gpu = resolve_gpu(args)
+    task = resolve_task(args)
+    if task is Task.INFER:
+        raise InputError("", "--task", "estimate train needs train or finetune (got infer)")
+    flags = read_layout_flags(args)
+    if flags.zero is not None and flags.zero > 3:
+        raise InputError("", "--zero", f"must be 0, 1, 2 or 3 (got {flags.zero})")
+    gpus = flags.gpus
+    if gpus is None:
+        if None in (flags.tp, flags.pp, flags.dp):
+            raise InputError("", "--gpus", "is required unless --dp, --tp and --pp are all "
+                                           "given")
+        gpus = (flags.tp or 1) * (flags.pp or 1) * (flags.dp or 1)
+    # The memory-style setup carries task, precision, optimizer, LoRA and sequence length;
+    # the search replaces its layout. Build it on a one-GPU layout so that it always validates.
+    probe = argparse.Namespace(**{**vars(args), "tp": None, "pp": None, "dp": None,
+                                  "gpus": None, "zero": None})
+    base = build_training_setup(probe, arch, gpu, task)
+    base = replace(base, layout=ParallelLayout())
+    global_seqs = args.global_batch
+    if global_seqs is not None and global_seqs < 1:
+        raise InputError("", "--global-batch", f"must be >= 1 (got {global_seqs})")
+    if args.global_batch_tokens is not None:
+        if global_seqs is not None:
+            raise InputError("", "--global-batch-tokens", "give --global-batch or "
+                                                          "--global-batch-tokens, not both")
+        global_seqs = max(1, round(args.global_batch_tokens / base.seq_len))
+    fixed = LayoutConstraints(tp=flags.tp, pp=flags.pp, dp=flags.dp, zero=flags.zero,
+                              sp=flags.sp, micro_batch=flags.micro_batch,
+                              grad_accum=flags.grad_accum, recompute=flags.recompute,
+                              global_batch_seqs=global_seqs)
+    defaults = perf_defaults()
+    network = get_network(args.network) if args.network else None
+    price, source, price_warnings = lookup_price(gpu.name, gpus, args.cloud,
+                                                 args.price_usd_per_gpu_hour)
+    est = estimate_training_run(arch, gpu, gpus, args.tokens, base, fixed, defaults=defaults,
+                                price_usd_per_gpu_hour=price, network=network)
+    payload = training_payload(est, name, source, price_warnings)
+    if args.json:
+        print_json(payload)
+    else:
+        _print_train(payload)
+    return EXIT_OK
+
+
+def training_payload(est: Any, model: str, price_source: str,
+                     extra_warnings: list[str]) -> dict[str, Any]:
+    """The DESIGN.md §7 ``estimate train --json`` object (plus extras)."""
+    step = est.step
+    setup = step.setup
+    lay = setup.layout
+    good = est.goodput
+    return {
+        "model": model,
+        "params_total": est.params_total,
+        "tokens": est.tokens,
+        "gpu": est.gpu,
+        "gpus": est.gpus,
+        "network": est.network,
+        "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
+                   "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
+                   "seq_len": setup.seq_len, "recompute": setup.recompute.value,
+                   "global_batch": setup.global_batch},
+        "flops_total": est.flops_total,
+        "step_time_s": step.step_time_s,
+        "tokens_per_s": step.tokens_per_s,
+        "model_tflops_per_gpu": step.model_tflops_per_gpu,
+        "hardware_tflops_per_gpu": step.hardware_tflops_per_gpu,
+        "mfu": step.mfu,
+        "hfu": step.hfu,
+        "breakdown_s": {"compute": step.compute_s,
+                        "communication_exposed": step.communication_exposed_s,
+                        "pipeline_bubble": step.pipeline_bubble_s,
+                        "sync": step.sync_s,
+                        "tensor_parallel": step.tensor_parallel_s,
+                        "data_parallel_exposed": step.data_parallel_exposed_s,
+                        "pipeline_p2p": step.pipeline_p2p_s},
+        "steady_wall_time_s": good.steady_wall_time_s,
+        "goodput": good.goodput,
+        "goodput_detail": {"mtbf_s": good.mtbf_s, "checkpoint_s": good.checkpoint_s,
+                           "checkpoint_interval_s": good.checkpoint_interval_s,
+                           "expected_interruptions": good.expected_interruptions,
+                           "restart_s": good.restart_s,
+                           "failure_loss_fraction": good.failure_loss_fraction,
+                           "checkpoint_fraction": good.checkpoint_fraction,
+                           "evaluation_fraction": good.evaluation_fraction},
+        "wall_time_s": good.wall_time_s,
+        "gpu_hours": est.gpu_hours,
+        "price_usd_per_gpu_hour": est.price_usd_per_gpu_hour,
+        "price_source": price_source,
+        "cost_usd": est.cost_usd,
+        "memory_per_gpu_bytes": est.memory_total_bytes,
+        "memory_usable_bytes": est.memory_usable_bytes,
+        "layouts_rated": est.candidates,
+        "layouts_fitting": est.fitting,
+        "warnings": [*est.warnings, *extra_warnings],
+    }
+
+
+def _print_train(p: dict[str, Any]) -> None:
+    lay = p["layout"]
+    b = p["breakdown_s"]
+    rows = [
+        ("model / params", f"{p['model']} / {p['params_total'] / 1e9:.2f}B"),
+        ("fleet", f"{p['gpus']} x {p['gpu']} ({p['network']})"),
+        ("layout", f"tp={lay['tp']} pp={lay['pp']} dp={lay['dp']} zero={lay['zero']} "
+                   f"sp={lay['sp']} micro_batch={lay['micro_batch']} grad_accum="
+                   f"{lay['grad_accum']} seq_len={lay['seq_len']} recompute={lay['recompute']}"),
+        ("step time", f"{p['step_time_s']:.3f} s (compute {b['compute']:.3f}, comm exposed "
+                      f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
+                      f"sync {b['sync']:.3f})"),
+        ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
+                       f"model TFLOPS/GPU; MFU {p['mfu']:.1%}, HFU {p['hfu']:.1%}"),
+        ("steady wall time", f"{p['steady_wall_time_s'] / 86400:.2f} days"),
+        ("goodput", f"{p['goodput']:.1%}"),
+        ("all-in wall time", f"{p['wall_time_s'] / 86400:.2f} days"),
+        ("GPU-hours", f"{p['gpu_hours']:,.0f}"),
+        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
+        ("cost", f"${p['cost_usd']:,.0f}"),
+    ]
+    print(format_table(rows, ("estimate train", "")))
+    for warning in p["warnings"]:
+        print(f"warning: {warning}")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from costsim.catalog.perf_defaults import perf_defaults
+    from costsim.cli.layout_args import (
+        DEFAULT_OUTPUT_TOKENS,
+        DEFAULT_PROMPT_TOKENS,
+        resolve_architecture,
+        resolve_gpu,
+        resolve_precision,
+    )
+    from costsim.domain.precision import Dtype
+    from costsim.domain.workload import Quant, ServingEngine
+    from costsim.perf.serving import estimate_serving
+
+    name, arch = resolve_architecture(args)
+    gpu = resolve_gpu(args)
+    if args.task not in (None, "infer"):
+        raise InputError("", "--task", f"estimate serve runs inference (got {args.task})")
+    if args.pp not in (None, 1):
+        raise InputError("", "--pp", f"serving replicas use tensor parallelism only "
+                                     f"(got {args.pp})")
+    precision = resolve_precision(args, gpu)
+    prompt = DEFAULT_PROMPT_TOKENS if args.prompt_tokens is None else args.prompt_tokens
+    output = DEFAULT_OUTPUT_TOKENS if args.output_tokens is None else args.output_tokens
+    tp = args.tp
+    if tp is None and args.gpus is not None:
+        tp = args.gpus
+    defaults = perf_defaults()
+    est = estimate_serving(
+        arch, gpu, engine=ServingEngine(args.engine), precision=precision,
+        quant=Quant(args.quant or "none"), kv_dtype=Dtype(args.kv_dtype) if args.kv_dtype
+        else None, prompt_tokens=prompt, output_tokens=output, batch=args.batch or 1, tp=tp,
+        rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s,
+        price_usd_per_gpu_hour=0.0, assumptions=defaults.serving)
+    price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
+                                                 args.price_usd_per_gpu_hour)
+    if price:
+        est = estimate_serving(
+            arch, gpu, engine=ServingEngine(args.engine), precision=precision,
+            quant=Quant(args.quant or "none"), kv_dtype=Dtype(args.kv_dtype) if args.kv_dtype
+            else None, prompt_tokens=prompt, output_tokens=output, batch=args.batch or 1,
+            tp=est.gpus_per_replica, rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s,
+            slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=price,
+            assumptions=defaults.serving)
+    payload = serving_payload(est, name, source, price_warnings)
+    if args.json:
+        print_json(payload)
+    else:
+        _print_serve(payload)
+    return EXIT_OK
+
+
+def serving_payload(est: Any, model: str, price_source: str,
+                    extra_warnings: list[str]) -> dict[str, Any]:
+    """The DESIGN.md §7 ``estimate serve --json`` object (plus extras)."""
+    return {
+        "model": model,
+        "gpu": est.gpu,
+        "gpus_per_replica": est.gpus_per_replica,
+        "engine": est.engine.value,
+        "precision": est.precision.value,
+        "quant": est.quant.value,
+        "kv_dtype": est.kv_dtype.value,
+        "prompt_tokens": est.prompt_tokens,
+        "output_tokens": est.output_tokens,
+        "batch": est.batch,
+        "decode_tokens_per_s": est.decode_tokens_per_s,
+        "decode_step_s": est.decode_step_s,
+        "prefill_s": est.prefill_s,
+        "max_batch": est.max_batch,
+        "kv_capacity_tokens": est.kv_capacity_tokens,
+        "weights_bytes_per_gpu": est.weights_bytes_per_gpu,
+        "output_tokens_per_s": est.output_tokens_per_s,
+        "max_requests_per_s": est.max_requests_per_s,
+        "ttft_s": est.ttft_s,
+        "tpot_s": est.tpot_s,
+        "ttft_p95_s": est.ttft_p95_s,
+        "tpot_p95_s": est.tpot_p95_s,
+        "load_requests_per_s_per_replica": est.load_requests_per_s,
+        "max_requests_per_s_at_slo": est.max_requests_per_s_at_slo,
+        "rate_requests_per_s": est.rate_requests_per_s,
+        "replicas_needed": est.replicas_needed,
+        "price_usd_per_gpu_hour": est.price_usd_per_gpu_hour,
+        "price_source": price_source,
+        "cost_per_million_output_tokens_usd": est.cost_per_million_output_tokens_usd,
+        "cost_per_million_tokens_usd": est.cost_per_million_tokens_usd,
+        "warnings": [*est.warnings, *extra_warnings],
+    }
+
+
+def _print_serve(p: dict[str, Any]) -> None:
+    def opt(value: Any, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    rows = [
+        ("model", f"{p['model']} ({p['precision']}, quant {p['quant']}, KV {p['kv_dtype']})"),
+        ("replica", f"{p['gpus_per_replica']} x {p['gpu']}, {p['engine']}"),
+        ("request", f"{p['prompt_tokens']} prompt + {p['output_tokens']} output tokens"),
+        ("decode", f"{p['decode_tokens_per_s']:.1f} tokens/s per sequence at batch "
+                   f"{p['batch']}"),
+        ("max batch", f"{p['max_batch']} (KV room {p['kv_capacity_tokens']:,} tokens)"),
+        ("max throughput", f"{p['max_requests_per_s']:.2f} req/s, "
+                           f"{p['output_tokens_per_s']:,.0f} output tokens/s"),
+        ("TTFT / TPOT", f"{p['ttft_s']:.3f} s / {p['tpot_s'] * 1000:.1f} ms "
+                        f"(p95 {p['ttft_p95_s']:.3f} s / {p['tpot_p95_s'] * 1000:.1f} ms)"),
+        ("max req/s at SLO", opt(p["max_requests_per_s_at_slo"], ".2f")),
+        ("replicas needed", opt(p["replicas_needed"], "d")),
+        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
+        ("$ per M tokens", f"{p['cost_per_million_tokens_usd']:.3f} (output only "
+                           f"{p['cost_per_million_output_tokens_usd']:.3f})"),
+    ]
+    print(format_table(rows, ("estimate serve", "")))
+    for warning in p["warnings"]:
+        print(f"warning: {warning}")

@@ -1,0 +1,145 @@
+"""Assumptions of the performance model: efficiencies, networks, failures, serving engines.
+
+Every number here comes from a published source recorded next to it in the shipped CSV files
+(``costsim/data/perf_*.csv``, loaded by :mod:`costsim.catalog.perf_defaults`). The engines in
+:mod:`costsim.perf` take these objects as arguments; nothing is read from globals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from costsim.domain.workload import ServingEngine
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interconnect:
+    """A named network between nodes: per-node bandwidth in one direction.
+
+    ``node_bandwidth_gbit_per_s`` is the sum over the node's NICs (e.g. 8 × 400 Gb/s = 3200);
+    ``efficiency`` is the fraction NCCL collectives achieve of it.
+    """
+
+    name: str
+    node_bandwidth_gbit_per_s: float
+    gpus_per_node: int
+    efficiency: float
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.node_bandwidth_gbit_per_s <= 0:
+            raise ValueError(f"network {self.name}: bandwidth must be > 0")
+        if self.gpus_per_node < 1:
+            raise ValueError(f"network {self.name}: gpus_per_node must be >= 1")
+        if not 0 < self.efficiency <= 1:
+            raise ValueError(f"network {self.name}: efficiency must be in (0, 1]")
+
+    @property
+    def bytes_per_s_per_gpu(self) -> float:
+        """Achieved bytes/s per GPU in one direction (the node's NICs shared evenly)."""
+        return self.node_bandwidth_gbit_per_s * 1e9 / 8 * self.efficiency / self.gpus_per_node
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingAssumptions:
+    """Defaults of the training step-time model (see docs/performance.md).
+
+    ``compute_efficiency_by_generation``: achieved fraction of dense peak of the compute part of
+    a training step for very wide layers, per GPU generation (``GpuSpec.generation``).
+    ``width_half_point``: hidden size at which layer efficiency halves, η(h) = η∞ · h/(h + h½).
+    ``sync_overhead_per_node_doubling``: straggler / synchronisation loss per doubling of nodes.
+    """
+
+    compute_efficiency_by_generation: Mapping[str, float]
+    default_compute_efficiency: float
+    width_half_point: float
+    sync_overhead_per_node_doubling: float
+    nvlink_efficiency: float
+    pcie_efficiency: float
+    backward_share_of_compute: float = 2.0 / 3.0
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def compute_efficiency(self, generation: str) -> float:
+        """η∞ for a GPU generation, or the documented default for generations without data."""
+        return self.compute_efficiency_by_generation.get(
+            generation, self.default_compute_efficiency
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoodputAssumptions:
+    """Defaults of the goodput model (failures, checkpoints, restarts, evaluation)."""
+
+    interruptions_per_gpu_hour: float
+    restart_s: float
+    checkpoint_write_gb_per_s_per_node: float
+    checkpoint_bytes_per_param: float
+    checkpoint_fixed_s: float
+    evaluation_fraction: float
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.interruptions_per_gpu_hour < 0:
+            raise ValueError("interruptions_per_gpu_hour must be >= 0")
+        if not 0 <= self.evaluation_fraction < 1:
+            raise ValueError("evaluation_fraction must be in [0, 1)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineProfile:
+    """How close a serving engine gets to the roofline, and its batching limits.
+
+    ``hbm_efficiency``: achieved fraction of memory bandwidth in decode; ``compute_efficiency``:
+    achieved fraction of dense peak for large token counts (prefill); ``max_batch``: the
+    engine's default cap on concurrent sequences; ``memory_utilization``: share of GPU memory the
+    engine claims; ``step_overhead_s``: host time per iteration not hidden behind the GPU.
+    """
+
+    engine: ServingEngine
+    hbm_efficiency: float
+    compute_efficiency: float
+    max_batch: int
+    memory_utilization: float
+    step_overhead_s: float
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for key in ("hbm_efficiency", "compute_efficiency", "memory_utilization"):
+            value = getattr(self, key)
+            if not 0 < value <= 1:
+                raise ValueError(f"engine {self.engine}: {key} must be in (0, 1] (got {value})")
+        if self.max_batch < 1:
+            raise ValueError(f"engine {self.engine}: max_batch must be >= 1")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingAssumptions:
+    """Defaults of the serving model: engine profiles, TP all-reduce latency, tail rule."""
+
+    engines: Mapping[ServingEngine, EngineProfile]
+    allreduce_latency_s: float
+    runtime_reserve_bytes: int
+    tail_wait_multiplier: float
+    tail_concurrency_z: float
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def engine(self, engine: ServingEngine) -> EngineProfile:
+        """The profile of ``engine``."""
+        return self.engines[engine]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PerfDefaults:
+    """Everything the performance model assumes, loaded once by the catalog."""
+
+    training: TrainingAssumptions
+    goodput: GoodputAssumptions
+    serving: ServingAssumptions
+    networks: Mapping[str, Interconnect]
+    default_network_by_gpu: Mapping[str, str]
+    fallback_network: str
+
+    def network_for(self, gpu_name: str) -> Interconnect:
+        """The default inter-node network of clusters built from ``gpu_name``."""
+        return self.networks[self.default_network_by_gpu.get(gpu_name, self.fallback_network)]

@@ -1,0 +1,294 @@
+"""A whole training run: the fastest layout that fits, steady time, goodput, all-in time, cost.
+
+The layout search enumerates TP (within a node, dividing the heads), PP (dividing the layers),
+DP, ZeRO stage, micro-batch and recomputation; the memory engine rates every candidate in one
+vectorized call, the step-time model scores the ones that fit in another, and the fastest wins.
+Degrees given by the caller are kept fixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from costsim.domain.architecture import Architecture
+from costsim.domain.gpu import GpuSpec
+from costsim.domain.performance import Interconnect, PerfDefaults
+from costsim.domain.workload import ParallelLayout, Recompute, TrainingSetup
+from costsim.errors import InfeasibleError, InputError
+from costsim.memory.estimate import (
+    check_layout,
+    component_arrays_for,
+    encode_training,
+    estimate_training,
+)
+from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
+from costsim.perf.flops import ModelTerms
+from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
+from costsim.perf.training import (
+    TrainingStep,
+    hardware_terms,
+    layout_arrays,
+    step_from_arrays,
+    training_step_arrays,
+)
+from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR
+
+# Llama 2 trained with a global batch of 4M tokens (Touvron et al. 2023, Table 1 note); the
+# default batch of `estimate train` (DESIGN.md §6).
+DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 2**20
+MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
+# DESIGN.md §2 rule 2: a GPU is "far too big" below ~30 % memory use on a small model.
+LOW_MEMORY_USE = 0.30
+LOW_MFU = 0.20
+HIGH_OVERHEAD_SHARE = 0.40
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayoutConstraints:
+    """Layout settings fixed by the caller; None means "search it"."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    zero: int | None = None
+    sp: bool | None = None
+    micro_batch: int | None = None
+    grad_accum: int | None = None
+    recompute: Recompute | None = None
+    global_batch_seqs: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True when every layout degree and the batch split are given."""
+        return None not in (self.tp, self.pp, self.zero, self.micro_batch, self.recompute) and (
+            self.grad_accum is not None or self.global_batch_seqs is not None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayoutChoice:
+    """The chosen layout, its step time and memory, and how many candidates were rated."""
+
+    step: TrainingStep
+    memory_total_bytes: int
+    memory_usable_bytes: int
+    candidates: int
+    fitting: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingEstimate:
+    """Everything ``costsim estimate train`` reports (DESIGN.md §7), in base units."""
+
+    model: str
+    params_total: int
+    tokens: float
+    gpu: str
+    gpus: int
+    network: str
+    step: TrainingStep
+    flops_total: float
+    goodput: Goodput
+    gpu_hours: float
+    price_usd_per_gpu_hour: float
+    cost_usd: float
+    memory_total_bytes: int
+    memory_usable_bytes: int
+    candidates: int
+    fitting: int
+    warnings: tuple[str, ...]
+
+    @property
+    def setup(self) -> TrainingSetup:
+        """The training setup of the chosen layout."""
+        return self.step.setup
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _candidates(arch: Architecture, gpus: int, base: TrainingSetup, fixed: LayoutConstraints,
+                gpus_per_node: int) -> list[TrainingSetup]:
+    kv = arch.num_kv_heads
+    tps = [fixed.tp] if fixed.tp else [
+        t for t in _divisors(gpus) if t <= gpus_per_node and arch.num_heads % t == 0
+        and (kv % t == 0 or t % kv == 0)]
+    target = fixed.global_batch_seqs or max(1, round(DEFAULT_GLOBAL_BATCH_TOKENS / base.seq_len))
+    setups: list[TrainingSetup] = []
+    for tp in tps:
+        pps = [fixed.pp] if fixed.pp else [
+            p for p in _divisors(gpus // tp) if p <= arch.num_layers and arch.num_layers % p == 0]
+        for pp in pps:
+            if gpus % (tp * pp):
+                continue
+            dp = gpus // (tp * pp)
+            if fixed.dp is not None and fixed.dp != dp:
+                continue
+            zeros = [fixed.zero] if fixed.zero is not None else ([0, 1, 2, 3] if dp > 1 else [0])
+            sp = fixed.sp if fixed.sp is not None else tp > 1
+            mbs = [fixed.micro_batch] if fixed.micro_batch else [
+                b for b in MICRO_BATCHES if b * dp <= max(target, dp)]
+            recomputes = [fixed.recompute] if fixed.recompute else list(Recompute)
+            for zero in zeros:
+                layout = ParallelLayout(tp=tp, pp=pp, dp=dp, zero=zero, sp=sp and tp > 1)
+                for mb in mbs:
+                    ga = fixed.grad_accum or max(1, round(target / (mb * dp)))
+                    for rc in recomputes:
+                        setups.append(replace(base, layout=layout, micro_batch=mb,
+                                              grad_accum=ga, recompute=rc))
+    return setups
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / BYTES_PER_GIB:.1f} GiB"
+
+
+def overflow_message(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup,
+                     policy: HeadroomPolicy = DEFAULT_POLICY) -> str:
+    """Say which memory component overflows ``gpu`` under ``setup``."""
+    est = estimate_training(arch, gpu, setup, policy)
+    parts = sorted(((v, k) for k, v in est.components().items() if k != "total"), reverse=True)
+    top = ", ".join(f"{name} {_gib(value)}" for value, name in parts[:3] if value > 0)
+    lay = setup.layout
+    return (f"tp={lay.tp} pp={lay.pp} dp={lay.dp} zero={lay.zero} micro_batch="
+            f"{setup.micro_batch} recompute={setup.recompute.value} does not fit {gpu.name}: "
+            f"{_gib(est.total_bytes)} per GPU > {_gib(est.usable_bytes)} usable; largest "
+            f"component {parts[0][1]} ({top})")
+
+
+def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSetup,
+                  fixed: LayoutConstraints, *, network: Interconnect, defaults: PerfDefaults,
+                  policy: HeadroomPolicy = DEFAULT_POLICY) -> LayoutChoice:
+    """The fastest layout of ``gpus`` GPUs that the memory engine says fits.
+
+    Raises:
+        InputError: an invalid fixed degree (tp not dividing the heads, dp·tp·pp ≠ gpus, ...).
+        InfeasibleError: no layout fits; the message names the overflowing component.
+    """
+    if gpus < 1:
+        raise InputError("", "--gpus", f"must be >= 1 (got {gpus})")
+    if fixed.tp and fixed.pp and fixed.dp and fixed.tp * fixed.pp * fixed.dp != gpus:
+        raise InputError("", "--gpus", f"must equal dp·tp·pp = {fixed.dp}·{fixed.tp}·"
+                                       f"{fixed.pp} = {fixed.dp * fixed.tp * fixed.pp} "
+                                       f"(got {gpus})")
+    if fixed.tp or fixed.pp:
+        tp, pp = fixed.tp or 1, fixed.pp or 1
+        check_layout(arch, ParallelLayout(tp=tp, pp=pp))
+        if gpus % (tp * pp):
+            raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
+                                           f"(got {gpus})")
+    setups = _candidates(arch, gpus, base, fixed, network.gpus_per_node)
+    if not setups:
+        raise InfeasibleError(f"no parallel layout of {gpus} GPUs runs {arch.name} with the "
+                              "given degrees")
+    rows = [encode_training(arch, gpu, s) for s in setups]
+    memory = component_arrays_for(rows, infer=False, policy=policy)
+    fit_index = np.nonzero(memory.verdict_code == 0)[0]
+    if fit_index.size == 0:
+        best = int(np.argmin(memory.total - memory.usable))
+        if len(setups) == 1:
+            raise InfeasibleError(overflow_message(arch, gpu, setups[0], policy))
+        raise InfeasibleError(f"no layout of {gpus} x {gpu.name} fits {arch.name}; the "
+                              f"closest: {overflow_message(arch, gpu, setups[best], policy)}")
+    fitting = [setups[i] for i in fit_index]
+    terms = ModelTerms.of(arch)
+    hw = hardware_terms(gpu, base.precision, network, defaults.training)
+    arrays = training_step_arrays(terms, hw, layout_arrays(fitting), defaults.training)
+    # Fastest first; among equals, the lowest memory (more headroom).
+    order = np.lexsort((memory.total[fit_index], -arrays.tokens_per_s))
+    pick = int(order[0])
+    step = step_from_arrays(arrays, pick, fitting[pick], float(hw.peak_flops))
+    i = int(fit_index[pick])
+    return LayoutChoice(step=step, memory_total_bytes=int(memory.total[i]),
+                        memory_usable_bytes=int(memory.usable[i]), candidates=len(setups),
+                        fitting=len(fitting))
+
+
+def imbalance_warnings(step: TrainingStep, memory_total_bytes: int, memory_usable_bytes: int,
+                       goodput: Goodput, gpu: GpuSpec) -> list[str]:
+    """Flags for a GPU far too big (idle cores, wasted memory) or too small (collapse)."""
+    warnings: list[str] = []
+    use = memory_total_bytes / memory_usable_bytes if memory_usable_bytes else 0.0
+    lay = step.setup.layout
+    unsharded = lay.tp == 1 and lay.pp == 1 and lay.zero == 0
+    if use < LOW_MEMORY_USE and unsharded:
+        warnings.append(f"GPU larger than the job needs: the chosen layout uses {use:.0%} of "
+                        f"{gpu.name}'s usable memory; a smaller card may cost less")
+    if step.mfu < LOW_MFU:
+        warnings.append(f"cores mostly idle: MFU {step.mfu:.0%} (layers too narrow or "
+                        "communication-bound for this GPU)")
+    overhead = (step.communication_exposed_s + step.pipeline_bubble_s) / step.step_time_s
+    if overhead > HIGH_OVERHEAD_SHARE:
+        warnings.append(f"throughput collapses: exposed communication and pipeline bubble take "
+                        f"{overhead:.0%} of each step (GPU memory too small for a compact "
+                        "layout, or the network too slow)")
+    if goodput.goodput <= MIN_GOODPUT * 1.0001:
+        warnings.append("failures outpace progress: the run would not finish (goodput floor)")
+    elif goodput.goodput < 0.8:
+        warnings.append(f"goodput only {goodput.goodput:.0%}: interruptions every "
+                        f"{goodput.mtbf_s / 3600:.1f} h on this fleet")
+    return warnings
+
+
+def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: float,
+                          base: TrainingSetup, fixed: LayoutConstraints, *,
+                          defaults: PerfDefaults, price_usd_per_gpu_hour: float,
+                          network: Interconnect | None = None,
+                          policy: HeadroomPolicy = DEFAULT_POLICY) -> TrainingEstimate:
+    """Time, GPU-hours and cost of training ``arch`` on ``tokens`` tokens.
+
+    ``base`` carries task, precision, sequence length and optimizer settings; its layout and
+    batch fields are replaced by the search (or by ``fixed``).
+
+    Raises:
+        InputError: invalid input (non-positive tokens or price, a bad fixed degree).
+        InfeasibleError: no layout fits.
+    """
+    if tokens <= 0:
+        raise InputError("", "--tokens", f"must be > 0 (got {tokens:g})")
+    if price_usd_per_gpu_hour < 0:
+        raise InputError("", "--price-usd-per-gpu-hour",
+                         f"must be >= 0 (got {price_usd_per_gpu_hour:g})")
+    net = network or defaults.network_for(gpu.name)
+    choice = choose_layout(arch, gpu, gpus, base, fixed, network=net, defaults=defaults,
+                           policy=policy)
+    step = choice.step
+    steady_s = tokens / step.tokens_per_s
+    counts = arch.params()
+    goodput = estimate_goodput(steady_s, gpus, counts.total, gpus_per_node=net.gpus_per_node,
+                               assumptions=defaults.goodput)
+    gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
+    warnings = imbalance_warnings(step, choice.memory_total_bytes, choice.memory_usable_bytes,
+                                  goodput, gpu)
+    return TrainingEstimate(
+        model=arch.name,
+        params_total=counts.total,
+        tokens=tokens,
+        gpu=gpu.name,
+        gpus=gpus,
+        network=net.name,
+        step=step,
+        flops_total=step.model_flops_per_token * tokens,
+        goodput=goodput,
+        gpu_hours=gpu_hours,
+        price_usd_per_gpu_hour=price_usd_per_gpu_hour,
+        cost_usd=gpu_hours * price_usd_per_gpu_hour,
+        memory_total_bytes=choice.memory_total_bytes,
+        memory_usable_bytes=choice.memory_usable_bytes,
+        candidates=choice.candidates,
+        fitting=choice.fitting,
+        warnings=tuple(warnings),
+    )
+
+
+def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSetup], *,
+                  network: Interconnect, defaults: PerfDefaults) -> np.ndarray:
+    """Tokens per second of many setups of one model on one GPU type, in one vectorized call
+    (no memory check): the optimizer's fast path."""
+    hw = hardware_terms(gpu, setups[0].precision, network, defaults.training)
+    arrays = training_step_arrays(ModelTerms.of(arch), hw, layout_arrays(list(setups)),
+                                  defaults.training)
+    return np.asarray(arrays.tokens_per_s)

@@ -1,0 +1,298 @@
+"""Training step time: compute at an achievable efficiency, communication, pipeline bubble.
+
+One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequences. Per GPU:
+
+    t_compute  = hardware FLOPs of its share / (dense peak · η∞(generation) · h/(h + h½))
+    t_tp       = grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · (b·s·h·bytes) / B_tp
+    t_p2p      = grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                    (pp > 1)
+    bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / grad_accum   (= (p−1)/(m+p−1) of a step)
+    t_dp       = hierarchical all-reduce of the gradient shard (ZeRO 0-2, once per step), exposed
+                 beyond the backward pass of the last micro-batch; ZeRO-3 all-gathers the weights
+                 twice and reduce-scatters the gradients per micro-batch, exposed beyond t_compute
+    t_sync     = σ · log2(nodes) · (t_compute + t_tp)                       (stragglers, barriers)
+    step       = t_compute + t_tp + t_p2p + bubble + exposed DP + t_sync
+
+The hierarchical all-reduce of S bytes over dp ranks, k of them per node on n nodes, is
+2(k−1)/k · S / B_intra + 2(n−1)/n · S / (k · B_net): the k NICs of a node carry one k-th each.
+Every formula works on numpy arrays, so one call scores many (GPU, count, layout) options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from costsim.domain.gpu import GpuSpec
+from costsim.domain.performance import Interconnect, TrainingAssumptions
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import Recompute, TrainingSetup
+from costsim.errors import InputError
+from costsim.perf.flops import (
+    RECOMPUTE_CODES,
+    FloatArray,
+    ModelTerms,
+    hardware_flops_per_token,
+    model_flops_per_token,
+)
+
+# PCIe x16 bandwidth per direction by generation, GB/s (PCIe 3/4/5/6: 16/32/63/126; stas00).
+PCIE_GB_PER_S_PER_DIRECTION = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HardwareTerms:
+    """Per-option hardware facts as arrays (or scalars) in base units (FLOP/s, bytes/s)."""
+
+    peak_flops: FloatArray
+    compute_efficiency: FloatArray  # η∞ of the GPU generation
+    intra_node_bytes_per_s: FloatArray  # achieved, one direction
+    network_bytes_per_s_per_gpu: FloatArray  # achieved, one direction
+    gpus_per_node: FloatArray
+    activation_bytes: FloatArray  # bytes per activation / weight element in communication
+    gradient_bytes: FloatArray
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayoutArrays:
+    """Parallel layouts as arrays; element i of each array describes option i."""
+
+    tp: NDArray[np.int64]
+    pp: NDArray[np.int64]
+    dp: NDArray[np.int64]
+    zero: NDArray[np.int64]
+    micro_batch: NDArray[np.int64]
+    grad_accum: NDArray[np.int64]
+    seq_len: NDArray[np.int64]
+    recompute: NDArray[np.int64]  # RECOMPUTE_CODES
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepArrays:
+    """Step-time results per option (arrays of the broadcast shape)."""
+
+    step_time_s: FloatArray
+    compute_s: FloatArray
+    tensor_parallel_s: FloatArray
+    pipeline_p2p_s: FloatArray
+    pipeline_bubble_s: FloatArray
+    data_parallel_exposed_s: FloatArray
+    sync_s: FloatArray
+    tokens_per_s: FloatArray
+    model_flops_per_token: FloatArray
+    hardware_flops_per_token: FloatArray
+    mfu: FloatArray
+    hfu: FloatArray
+
+    @property
+    def communication_exposed_s(self) -> FloatArray:
+        """Communication on the critical path: TP all-reduces, pipeline sends, exposed DP."""
+        return self.tensor_parallel_s + self.pipeline_p2p_s + self.data_parallel_exposed_s
+
+
+def _as_float(value: ArrayLike) -> FloatArray:
+    return np.asarray(value, dtype=np.float64)
+
+
+def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
+                   assumptions: TrainingAssumptions) -> HardwareTerms:
+    """The hardware terms of one GPU model in a cluster joined by ``network``.
+
+    Raises:
+        InputError: the GPU has no tensor math in ``precision``.
+    """
+    tflops = gpu.dense_tflops(precision)
+    if tflops is None:
+        raise InputError("--precision", "", f"{gpu.name} has no {precision.value} compute; "
+                         f"use {gpu.default_precision.value}")
+    if gpu.nvlink_gb_per_s_per_direction:
+        intra = gpu.nvlink_gb_per_s_per_direction * 1e9 * assumptions.nvlink_efficiency
+    else:
+        pcie = PCIE_GB_PER_S_PER_DIRECTION.get(gpu.pcie_generation, 31.5)
+        intra = pcie * 1e9 * assumptions.pcie_efficiency
+    element_bytes = 4.0 if precision in (Dtype.FP32, Dtype.TF32) else 2.0
+    return HardwareTerms(
+        peak_flops=_as_float(tflops * 1e12),
+        compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)),
+        intra_node_bytes_per_s=_as_float(intra),
+        network_bytes_per_s_per_gpu=_as_float(network.bytes_per_s_per_gpu),
+        gpus_per_node=_as_float(network.gpus_per_node),
+        activation_bytes=_as_float(element_bytes),
+        gradient_bytes=_as_float(element_bytes),
+    )
+
+
+def layout_arrays(setups: list[TrainingSetup]) -> LayoutArrays:
+    """Stack training setups into :class:`LayoutArrays`."""
+    def col(values: list[int]) -> NDArray[np.int64]:
+        return np.asarray(values, dtype=np.int64)
+
+    return LayoutArrays(
+        tp=col([s.layout.tp for s in setups]),
+        pp=col([s.layout.pp for s in setups]),
+        dp=col([s.layout.dp for s in setups]),
+        zero=col([s.layout.zero for s in setups]),
+        micro_batch=col([s.micro_batch for s in setups]),
+        grad_accum=col([s.grad_accum for s in setups]),
+        seq_len=col([s.seq_len for s in setups]),
+        recompute=col([RECOMPUTE_CODES[s.recompute] for s in setups]),
+    )
+
+
+def _allreduce_s(size_bytes: FloatArray, ranks: FloatArray, ranks_per_node: FloatArray,
+                 intra: FloatArray, net: FloatArray) -> FloatArray:
+    """Hierarchical ring all-reduce time of ``size_bytes`` over ``ranks`` ranks."""
+    k = np.minimum(ranks_per_node, ranks)
+    nodes = np.ceil(ranks / k)
+    intra_s = 2.0 * (k - 1.0) / k * size_bytes / intra
+    inter_s = 2.0 * (nodes - 1.0) / nodes * size_bytes / (k * net)
+    return np.where(ranks > 1, intra_s + inter_s, 0.0)
+
+
+def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArrays,
+                         assumptions: TrainingAssumptions) -> StepArrays:
+    """Step time and its breakdown for every option (see the module docstring)."""
+    tp = _as_float(layout.tp)
+    pp = _as_float(layout.pp)
+    dp = _as_float(layout.dp)
+    zero = np.asarray(layout.zero)
+    mb = _as_float(layout.micro_batch)
+    ga = _as_float(layout.grad_accum)
+    seq = _as_float(layout.seq_len)
+    code = np.asarray(layout.recompute)
+    h = float(terms.hidden_size)
+
+    model_fpt = model_flops_per_token(terms, seq)
+    hw_fpt = hardware_flops_per_token(terms, seq, code)
+    tokens_per_rank = mb * seq * ga
+    eta = hw.compute_efficiency * h / (h + assumptions.width_half_point)
+    compute_s = hw_fpt * tokens_per_rank / (tp * pp) / (hw.peak_flops * eta)
+
+    per_node = hw.gpus_per_node
+    # Tensor parallel: 2 all-reduces forward, 2 backward per layer (+2 with full recompute);
+    # sequence parallelism swaps each for a reduce-scatter + all-gather of the same volume.
+    tp_bandwidth = np.where(tp <= per_node, hw.intra_node_bytes_per_s,
+                            hw.network_bytes_per_s_per_gpu)
+    n_allreduce = 4.0 + 2.0 * (code == 2)
+    message = mb * seq * h * hw.activation_bytes
+    tp_s = np.where(tp > 1, ga * (terms.num_layers / pp) * n_allreduce
+                    * 2.0 * (tp - 1.0) / tp * message / tp_bandwidth, 0.0)
+    # Pipeline: activations forward and gradients backward at each stage boundary, split
+    # over the TP ranks (Megatron's scatter-gather optimisation).
+    pp_bandwidth = np.where(tp * dp < per_node, hw.intra_node_bytes_per_s,
+                            hw.network_bytes_per_s_per_gpu)
+    p2p_s = np.where(pp > 1, ga * 2.0 * message / tp / pp_bandwidth, 0.0)
+    bubble_s = (pp - 1.0) * (compute_s + tp_s + p2p_s) / ga
+
+    # Data parallel. DP ranks sit next to each other after the TP group (Megatron rank order).
+    dp_per_node = np.maximum(1.0, np.floor(per_node / np.minimum(tp, per_node)))
+    shard_params = terms.params_total / (tp * pp)
+    grad_allreduce_s = _allreduce_s(shard_params * hw.gradient_bytes, dp, dp_per_node,
+                                    hw.intra_node_bytes_per_s, hw.network_bytes_per_s_per_gpu)
+    weight_allreduce_s = _allreduce_s(shard_params * hw.activation_bytes, dp, dp_per_node,
+                                      hw.intra_node_bytes_per_s,
+                                      hw.network_bytes_per_s_per_gpu)
+    # ZeRO-3 per micro-batch: all-gather forward + all-gather backward (half an all-reduce
+    # each) + reduce-scatter of gradients (half an all-reduce), prefetched under the compute.
+    zero3_s = ga * (weight_allreduce_s + 0.5 * grad_allreduce_s)
+    window_last_backward = assumptions.backward_share_of_compute * compute_s / ga
+    dp_exposed_s = np.where(zero == 3, np.maximum(0.0, zero3_s - compute_s),
+                            np.maximum(0.0, grad_allreduce_s - window_last_backward))
+
+    gpus = tp * pp * dp
+    nodes = np.maximum(1.0, np.ceil(gpus / per_node))
+    sync_s = assumptions.sync_overhead_per_node_doubling * np.log2(nodes) * (compute_s + tp_s)
+
+    step_s = compute_s + tp_s + p2p_s + bubble_s + dp_exposed_s + sync_s
+    tokens_per_s = dp * tokens_per_rank / step_s
+    peak_total = gpus * hw.peak_flops
+    return StepArrays(
+        step_time_s=step_s,
+        compute_s=compute_s,
+        tensor_parallel_s=tp_s,
+        pipeline_p2p_s=p2p_s,
+        pipeline_bubble_s=bubble_s,
+        data_parallel_exposed_s=dp_exposed_s,
+        sync_s=sync_s,
+        tokens_per_s=tokens_per_s,
+        model_flops_per_token=model_fpt,
+        hardware_flops_per_token=hw_fpt,
+        mfu=model_fpt * tokens_per_s / peak_total,
+        hfu=hw_fpt * tokens_per_s / peak_total,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingStep:
+    """Step time of one training configuration, with its breakdown (seconds per step)."""
+
+    setup: TrainingSetup
+    gpus: int
+    step_time_s: float
+    tokens_per_step: int
+    tokens_per_s: float
+    model_flops_per_token: float
+    hardware_flops_per_token: float
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    mfu: float
+    hfu: float
+    compute_s: float
+    communication_exposed_s: float
+    tensor_parallel_s: float
+    data_parallel_exposed_s: float
+    pipeline_p2p_s: float
+    pipeline_bubble_s: float
+    sync_s: float
+
+
+def step_from_arrays(arrays: StepArrays, index: int, setup: TrainingSetup,
+                     peak_flops: float) -> TrainingStep:
+    """Pick option ``index`` out of vectorized results as a :class:`TrainingStep`."""
+    def at(values: FloatArray) -> float:
+        flat = np.broadcast_to(values, arrays.step_time_s.shape)
+        return float(flat[index])
+
+    tokens_per_s = at(arrays.tokens_per_s)
+    gpus = setup.layout.gpus
+    model_fpt = at(arrays.model_flops_per_token)
+    hw_fpt = at(arrays.hardware_flops_per_token)
+    return TrainingStep(
+        setup=setup,
+        gpus=gpus,
+        step_time_s=at(arrays.step_time_s),
+        tokens_per_step=setup.global_batch * setup.seq_len,
+        tokens_per_s=tokens_per_s,
+        model_flops_per_token=model_fpt,
+        hardware_flops_per_token=hw_fpt,
+        model_tflops_per_gpu=model_fpt * tokens_per_s / gpus / 1e12,
+        hardware_tflops_per_gpu=hw_fpt * tokens_per_s / gpus / 1e12,
+        mfu=model_fpt * tokens_per_s / gpus / peak_flops,
+        hfu=hw_fpt * tokens_per_s / gpus / peak_flops,
+        compute_s=at(arrays.compute_s),
+        communication_exposed_s=at(arrays.communication_exposed_s),
+        tensor_parallel_s=at(arrays.tensor_parallel_s),
+        data_parallel_exposed_s=at(arrays.data_parallel_exposed_s),
+        pipeline_p2p_s=at(arrays.pipeline_p2p_s),
+        pipeline_bubble_s=at(arrays.pipeline_bubble_s),
+        sync_s=at(arrays.sync_s),
+    )
+
+
+def estimate_training_step(terms: ModelTerms, gpu: GpuSpec, setup: TrainingSetup, *,
+                           network: Interconnect,
+                           assumptions: TrainingAssumptions) -> TrainingStep:
+    """Step time of one fully specified training configuration.
+
+    Raises:
+        InputError: the GPU lacks the precision.
+    """
+    hw = hardware_terms(gpu, setup.precision, network, assumptions)
+    arrays = training_step_arrays(terms, hw, layout_arrays([setup]), assumptions)
+    return step_from_arrays(arrays, 0, setup, float(hw.peak_flops))
+
+
+def recompute_code(recompute: Recompute) -> int:
+    """The integer code of ``recompute`` used by the vectorized formulas."""
+    return RECOMPUTE_CODES[recompute]
