@@ -4,7 +4,7 @@ and their translation into domain objects.
 Use::
 
     add_model_args(parser); add_gpu_arg(parser); add_precision_args(parser)
-    add_layout_args(parser, searched=False); add_inference_args(parser)
+    add_layout_args(parser); add_inference_args(parser)
     ...
     name, arch = resolve_architecture(args)
     gpu = resolve_gpu(args)
