@@ -13,11 +13,12 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.prices import billing_rules
-from costsim.domain.pricing import Offering, PriceFlag
+from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides
 from costsim.errors import CatalogError, InputError, suggest
 
 MAX_PRICE_FILE_BYTES = 20_000_000
@@ -158,3 +159,46 @@ def load_price_file(path: Path) -> tuple[Offering, ...]:
             effective_date=date,
         ))
     return tuple(offerings)
+
+
+def overrides_from_entries(entries: Sequence[Mapping[str, object]],
+                           source: str = "prices.overrides",
+                           base_dir: Path | None = None) -> PriceOverrides:
+    """Build :class:`PriceOverrides` from scenario-style entries (DESIGN.md §8).
+
+    Each entry is one of ``{discount_pct: 10}`` (flat), ``{cloud: aws, discount_pct: 12}``
+    (per cloud) or ``{price_file: path.csv}`` (custom rows; relative to ``base_dir``).
+
+    Raises:
+        InputError: an unknown key, a missing value or a bad number, naming ``source[i]``.
+    """
+    flat = 0.0
+    per_cloud: list[tuple[str, float]] = []
+    custom: list[Offering] = []
+    allowed = ("cloud", "discount_pct", "price_file")
+    for index, entry in enumerate(entries):
+        where = f"[{index}]"
+        for key in entry:
+            if key not in allowed:
+                hint = suggest(str(key), allowed)
+                extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+                raise InputError(source, f"{where}.{key}", f"unknown key{extra}")
+        if "price_file" in entry:
+            path = Path(str(entry["price_file"]))
+            if base_dir is not None and not path.is_absolute():
+                path = base_dir / path
+            custom.extend(load_price_file(path))
+            continue
+        if "discount_pct" not in entry:
+            raise InputError(source, where, "needs discount_pct or price_file")
+        try:
+            pct = float(str(entry["discount_pct"]))
+        except ValueError:
+            raise InputError(source, f"{where}.discount_pct",
+                             f"expected a number, got {entry['discount_pct']!r}") from None
+        if "cloud" in entry:
+            per_cloud.append((str(entry["cloud"]).strip().lower(), pct))
+        else:
+            flat = pct
+    return PriceOverrides(discount_pct=flat, cloud_discount_pct=tuple(per_cloud),
+                          custom_offerings=tuple(custom))

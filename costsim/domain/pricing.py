@@ -395,6 +395,28 @@ class OwnedServer:
         return self.cost_usd_per_year(utilization) / (self.gpu_count * HOURS_PER_YEAR
                                                       * utilization)
 
+    def opex_usd_per_month(self, utilization: float) -> float:
+        """Power, colocation, maintenance and staff for one 730-hour month, to the cent."""
+        yearly = (self.power_cost_usd_per_year(utilization) + self.colocation_usd_per_year
+                  + self.maintenance_staff_usd_per_year)
+        return round(yearly / 12, 2)
+
+    def cash_usd_by_month(self, months: int, utilization: float,
+                          sell_at_end: bool = False) -> tuple[float, ...]:
+        """Cash view: capex in month 0, opex every month, optionally the resale at the end.
+
+        The resale value is the straight-line book value at the horizon (a negative cash
+        amount, i.e. money in).
+        """
+        if months < 1:
+            raise ValueError(f"months must be >= 1, got {months}")
+        opex = self.opex_usd_per_month(utilization)
+        cash = [opex] * months
+        cash[0] = round(cash[0] + self.capex_usd, 2)
+        if sell_at_end:
+            cash[-1] = round(cash[-1] - self.book_value_usd(months), 2)
+        return tuple(cash)
+
     def break_even_utilization(self, rental_usd_per_gpu_hour: float) -> float | None:
         """Utilization above which owning is cheaper than renting at the given rate.
 

@@ -70,3 +70,20 @@ def test_bad_header_names_the_column(tmp_path: Path) -> None:
         load_price_file(path)
     with pytest.raises(InputError, match="cannot read"):
         load_price_file(tmp_path / "absent.csv")
+
+
+def test_scenario_override_entries(tmp_path: Path) -> None:
+    """Flat, per-cloud and price-file entries combine; unknown keys get "did you mean"."""
+    from costsim.catalog.price_file import overrides_from_entries
+
+    _write(tmp_path, HEADER + "coreweave,us-east-04,gd-8xh100,H100,8,49.24,2026-06-01\n")
+    overrides = overrides_from_entries(
+        [{"discount_pct": 5}, {"cloud": "AWS", "discount_pct": "12"},
+         {"price_file": "prices.csv"}], base_dir=tmp_path)
+    assert overrides.discount_fraction("gcp") == pytest.approx(0.05)
+    assert overrides.discount_fraction("aws") == pytest.approx(0.12)
+    assert [o.cloud for o in overrides.custom_offerings] == ["coreweave"]
+    with pytest.raises(InputError, match=r"\[0\]\.discount_pc: unknown key; did you mean"):
+        overrides_from_entries([{"discount_pc": 5}])
+    with pytest.raises(InputError, match="expected a number"):
+        overrides_from_entries([{"cloud": "aws", "discount_pct": "lots"}])

@@ -230,3 +230,12 @@ def test_custom_rows_replace_or_add_offerings() -> None:
     assert book.rate_usd_per_hour(p5, OD) == 40.0  # custom rows get no extra discount
     plain = PriceBook(PriceOverrides(custom_offerings=(added,)))
     assert cheapest_offering("H100", 8, OD, book=plain).offering.cloud == "coreweave"
+
+
+def test_every_catalog_gpu_has_a_spot_hazard_class() -> None:
+    """No GPU silently falls back to another class's interruption rate."""
+    from costsim.catalog.gpus import gpu_names
+    from costsim.catalog.resources import read_data_csv
+
+    listed = {gpu for row in read_data_csv("spot_hazard.csv") for gpu in row["gpus"].split(";")}
+    assert set(gpu_names()) <= listed

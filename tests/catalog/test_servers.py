@@ -78,3 +78,15 @@ def test_storage_and_egress_prices() -> None:
     other = storage_price("nebius")
     assert other.estimate
     assert other.cloud == "nebius"
+
+
+def test_cash_view_pays_capex_up_front() -> None:
+    """Month 0 carries the capex; later months only opex; a sale returns the book value."""
+    server = server_bom("l40s-4")
+    cash = server.cash_usd_by_month(12, utilization=0.5)
+    opex = server.opex_usd_per_month(0.5)
+    assert cash[0] == round(server.capex_usd + opex, 2)
+    assert cash[1:] == (opex,) * 11
+    sold = server.cash_usd_by_month(12, utilization=0.5, sell_at_end=True)
+    assert sold[-1] == round(opex - server.book_value_usd(12), 2)
+    assert sum(sold) < sum(cash)
