@@ -145,6 +145,7 @@ class PriceBook:
         self.owned_offerings: tuple[Offering, ...] = owned_offerings()
         self.all_offerings: tuple[Offering, ...] = (*self.rental_offerings,
                                                     *self.owned_offerings)
+        self._quotes: dict[tuple[str, PurchaseOption], Quote | None] = {}
         known = set(billing_rules())
         for cloud, _ in self.overrides.cloud_discount_pct:
             if cloud not in known:
@@ -253,6 +254,15 @@ class PriceBook:
 
     def quote(self, offering: Offering, option: PurchaseOption) -> Quote | None:
         """The price of ``option`` for ``offering``, or None where it is not sold."""
+        memo_key = (offering.key, option)
+        if memo_key in self._quotes and (cached := self._quotes[memo_key]) is not None \
+                and cached.offering is offering:
+            return cached
+        quote = self._quote(offering, option)
+        self._quotes[memo_key] = quote
+        return quote
+
+    def _quote(self, offering: Offering, option: PurchaseOption) -> Quote | None:
         flags = list(offering.flags)
         upfront = 0.0
         reservation = None
