@@ -83,8 +83,11 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
         estimate = estimate_inference(arch, gpu, inf)
         best = max_batch(arch, gpu, inf)
         lay = inf.layout
+        # The training keys are kept (DESIGN.md §7 requires them): a sequence in flight is a
+        # micro-batch row, the context its length.
         layout = {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
-                  "batch": inf.batch, "context": inf.context_tokens}
+                  "micro_batch": inf.batch, "seq_len": inf.context_tokens, "grad_accum": 1,
+                  "recompute": "none", "batch": inf.batch, "context": inf.context_tokens}
         extra: dict[str, Any] = {
             "precision": inf.precision.value, "quant": inf.quant.value,
             "kv_dtype": inf.kv_cache_dtype.value, "flash_attention": inf.flash_attention,
@@ -156,7 +159,7 @@ def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
     head = (f"{payload['model']} · {payload['task']} · {payload['gpu']['name']} · "
             f"{payload['precision']} · tp {lay['tp']} pp {lay['pp']} dp {lay['dp']} "
             f"zero {lay['zero']}{' sp' if lay['sp'] else ''}")
-    if "micro_batch" in lay:
+    if "batch" not in lay:
         head += (f" · micro-batch {lay['micro_batch']} seq {lay['seq_len']} "
                  f"recompute {lay['recompute']}")
     else:
