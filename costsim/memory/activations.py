@@ -46,7 +46,7 @@ RECOMPUTE_CODE: dict[Recompute, int] = {Recompute.NONE: 0, Recompute.SELECTIVE: 
 FLASH_LSE_BYTES = 4.0  # fp32 log-sum-exp per head and query token (FlashAttention-2)
 
 
-def layer_bytes_per_token(*, lp: Any, hidden: Any, q_size: Any, kv_size: Any,
+def layer_bytes_per_token(*, lp: Any, hidden: Any, q_size: Any, kv_size: Any, head_dim: Any,
                           intermediate: Any, mlp_factor: Any, heads: Any, attn_len: Any,
                           drop: Any, tp: Any, sp: Any, recompute: Any, flash: Any) -> Any:
     """Saved-for-backward bytes of one layer per token (floats or numpy arrays alike).
@@ -57,11 +57,13 @@ def layer_bytes_per_token(*, lp: Any, hidden: Any, q_size: Any, kv_size: Any,
     """
     replicated = (4.0 * lp + 2.0 * drop) * hidden
     replicated_div = np.where(sp > 0, tp, 1.0)
-    sharded = lp * (q_size + 2.0 * kv_size) + lp * q_size + lp * intermediate * mlp_factor
+    sharded = lp * 2.0 * q_size + lp * intermediate * mlp_factor
     scores_full = heads * attn_len * (lp + drop * (lp + 1.0))
     scores = np.where(flash > 0, FLASH_LSE_BYTES * heads, np.where(recompute >= 1, 0.0,
                                                                      scores_full))
-    stored = replicated / replicated_div + (sharded + scores) / tp
+    # K and V per rank: kv/t, but at least one head when TP exceeds the KV heads (replicated).
+    kv_per_rank = lp * 2.0 * np.maximum(kv_size / tp, head_dim)
+    stored = replicated / replicated_div + (sharded + scores) / tp + kv_per_rank
     layer_input = lp * hidden / replicated_div
     return np.where(recompute >= 2, layer_input, stored)
 
@@ -79,7 +81,8 @@ def layer_activation_bytes(*, seq_len: int, micro_batch: int, hidden_size: int, 
     q = hidden_size if q_size is None else q_size
     kv = hidden_size if kv_size is None else kv_size
     per_token = layer_bytes_per_token(
-        lp=activation_bytes, hidden=hidden_size, q_size=q, kv_size=kv, intermediate=inter,
+        lp=activation_bytes, hidden=hidden_size, q_size=q, kv_size=kv,
+        head_dim=q / num_heads, intermediate=inter,
         mlp_factor=experts_per_token * (3 if gated_mlp else 2), heads=num_heads,
         attn_len=seq_len, drop=1.0 if dropout else 0.0, tp=float(tp), sp=1.0 if sp else 0.0,
         recompute=RECOMPUTE_CODE[recompute], flash=1.0 if flash_attention else 0.0)

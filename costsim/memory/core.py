@@ -110,6 +110,7 @@ def training_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
     mlp_factor = c["experts_per_token"] * np.where(c["gated"] > 0, 3.0, 2.0)
     common = {
         "lp": lp, "hidden": c["hidden_size"], "q_size": c["q_size"], "kv_size": c["kv_size"],
+        "head_dim": c["head_dim"],
         "intermediate": c["intermediate_size"], "mlp_factor": mlp_factor,
         "heads": c["num_heads"], "attn_len": c["seq_len"], "drop": c["dropout"], "tp": tp,
         "sp": c["sp"], "flash": c["flash"],
@@ -226,9 +227,9 @@ def inference_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
     # QKV projections, the MLP intermediates (gate, up and product for a gated MLP).
     chunk = np.minimum(c["batch"] * c["context"], float(policy.prefill_chunk_tokens))
     mlp_factor = c["experts_per_token"] * np.where(c["gated"] > 0, 3.0, 2.0)
-    per_token = lp * (2.0 * c["hidden_size"]
-                      + (c["q_size"] + 2.0 * c["kv_size"] + c["intermediate_size"] * mlp_factor)
-                      / tp)
+    kv_per_rank = np.maximum(c["kv_size"] / tp, c["head_dim"])
+    per_token = lp * (2.0 * c["hidden_size"] + 2.0 * kv_per_rank
+                      + (c["q_size"] + c["intermediate_size"] * mlp_factor) / tp)
     scores = (1.0 - c["flash"]) * c["num_heads"] / tp * np.minimum(c["context"], chunk) * lp
     transient = chunk * (per_token + scores)
     # Logits of the last position of every sequence in fp32 for sampling (vLLM).
