@@ -68,9 +68,13 @@ def goodput_arrays(gpus: ArrayLike, params_total: ArrayLike, gpus_per_node: Arra
     checkpoint_s = assumptions.checkpoint_fixed_s + checkpoint_bytes / (
         nodes * assumptions.checkpoint_write_gb_per_s_per_node * 1e9)
     interval_s = np.sqrt(2.0 * checkpoint_s * mtbf_s)
-    checkpoint_fraction = np.where(np.isfinite(interval_s), checkpoint_s / interval_s, 0.0)
-    failure_loss = np.where(np.isfinite(mtbf_s),
-                            (assumptions.restart_s + interval_s / 2.0) / mtbf_s, 0.0)
+    finite = np.isfinite(mtbf_s)
+    # Without failures there is no interval to keep: no checkpoint or failure loss.
+    safe_interval = np.where(finite, interval_s, 1.0)
+    safe_mtbf = np.where(finite, mtbf_s, 1.0)
+    checkpoint_fraction = np.where(finite, checkpoint_s / safe_interval, 0.0)
+    failure_loss = np.where(finite, (assumptions.restart_s + safe_interval / 2.0) / safe_mtbf,
+                            0.0)
     raw = (1.0 - assumptions.evaluation_fraction) * (1.0 - failure_loss) / (
         1.0 + checkpoint_fraction)
     return GoodputArrays(

@@ -1,0 +1,171 @@
+"""Serving: roofline decode, continuous batching, latency at load, SLO capacity, cost."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from costsim.catalog.gpus import get_gpu
+from costsim.domain.performance import PerfDefaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import InferenceSetup, ParallelLayout, Quant, ServingEngine
+from costsim.errors import InfeasibleError, InputError
+from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.serving import (
+    ServingEstimate,
+    decode_step_s,
+    estimate_serving,
+    latency_at_load,
+    replica_terms,
+)
+from tests.perf.conftest import arch
+
+
+def _serve(defaults: PerfDefaults, model: str = "llama-3-8b", gpu: str = "H100",
+           **kw: object) -> ServingEstimate:
+    args: dict[str, object] = {
+        "engine": ServingEngine.VLLM, "precision": Dtype.BF16, "quant": Quant.NONE,
+        "kv_dtype": None, "prompt_tokens": 512, "output_tokens": 256, "batch": 1, "tp": None,
+        "rate_requests_per_s": None, "slo_ttft_s": None, "slo_tpot_s": None,
+        "price_usd_per_gpu_hour": 2.0, "assumptions": defaults.serving}
+    args.update(kw)
+    return estimate_serving(arch(model), get_gpu(gpu), **args)  # type: ignore[arg-type]
+
+
+def _terms(defaults: PerfDefaults, gpu: str = "H100") -> object:
+    setup = InferenceSetup(precision=Dtype.BF16, layout=ParallelLayout(), context_tokens=768)
+    return replica_terms(arch("llama-3-8b"), get_gpu(gpu), setup,
+                         defaults.serving.engine(ServingEngine.VLLM), defaults.serving,
+                         DEFAULT_POLICY)
+
+
+def test_batch1_decode_is_bandwidth_bound(defaults: PerfDefaults) -> None:
+    est = _serve(defaults)
+    weights_s = est.weights_bytes_per_gpu / (3350e9 * 0.75)
+    assert est.decode_step_s == pytest.approx(weights_s, rel=0.05)
+
+
+def test_decode_vectorized_equals_scalar(defaults: PerfDefaults) -> None:
+    terms = _terms(defaults)
+    batches = np.array([1, 8, 64, 256])
+    vector = decode_step_s(terms, batches, 600.0)  # type: ignore[arg-type]
+    assert [float(decode_step_s(terms, int(b), 600.0)) for b in batches] == pytest.approx(
+        list(vector))  # type: ignore[arg-type]
+    assert np.all(np.diff(vector) > 0)
+    assert np.all(np.diff(batches / vector) > 0)  # throughput still grows with the batch
+
+
+def test_l2_roofline_matches_vidur_h100_profile_near_the_knee() -> None:
+    """Vidur's H100 profile of Llama-2-7B linear layers (405 MB BF16 per layer): 0.156 ms at
+    1 token, 0.180 ms at 128, 0.329 ms at 512 (reference §1.3); the L2 roofline with 77 % of
+    HBM and 76 % of peak reproduces them within 6 %."""
+    mem_s = 405e6 / (3350e9 * 0.77)
+    for tokens, measured_ms in ((1, 0.156), (128, 0.180), (512, 0.329)):
+        comp_s = tokens * 2 * 202.4e6 / (989e12 * 0.76)
+        assert math.hypot(mem_s, comp_s) * 1e3 == pytest.approx(measured_ms, rel=0.06)
+
+
+def test_max_batch_limited_by_engine_or_kv_cache(defaults: PerfDefaults) -> None:
+    roomy = _serve(defaults)
+    assert roomy.max_batch == 256  # vLLM's max_num_seqs
+    tight = _serve(defaults, model="llama-2-13b", gpu="A100", precision=Dtype.FP16,
+                   prompt_tokens=2000, output_tokens=2000)
+    assert tight.max_batch == tight.kv_capacity_tokens // 4000 < 256
+
+
+def test_latency_grows_with_load_and_slo_capacity_below_max(defaults: PerfDefaults) -> None:
+    est = _serve(defaults, slo_ttft_s=0.5, slo_tpot_s=0.03)
+    assert est.max_requests_per_s_at_slo is not None
+    assert 0 < est.max_requests_per_s_at_slo <= est.max_requests_per_s
+    terms = _terms(defaults)
+    rates = np.linspace(0.1, 0.95, 8) * est.max_requests_per_s
+    lat = latency_at_load(terms, rates, 512, 256, est.max_batch,  # type: ignore[arg-type]
+                          est.max_requests_per_s, defaults.serving)
+    assert np.all(np.diff(lat.ttft_p95_s) > 0)
+    assert np.all(np.diff(lat.tpot_p95_s) > 0)
+    assert np.all(lat.ttft_p95_s >= lat.ttft_s)
+    assert np.all(lat.tpot_p95_s >= lat.tpot_s)
+
+
+def test_tight_slo_cannot_be_met(defaults: PerfDefaults) -> None:
+    est = _serve(defaults, slo_tpot_s=0.001, rate_requests_per_s=5.0)
+    assert est.max_requests_per_s_at_slo == 0
+    assert est.replicas_needed is None
+    assert any("SLO" in w for w in est.warnings)
+
+
+def test_replicas_and_cost_per_token(defaults: PerfDefaults) -> None:
+    est = _serve(defaults, rate_requests_per_s=100.0)
+    assert est.replicas_needed == math.ceil(100.0 / est.max_requests_per_s)
+    usd_per_s = est.replicas_needed * 2.0 / 3600
+    assert est.cost_per_million_output_tokens_usd == pytest.approx(usd_per_s / (100 * 256) * 1e6)
+    assert est.cost_per_million_tokens_usd == pytest.approx(usd_per_s / (100 * 768) * 1e6)
+
+
+def test_cost_without_rate_is_at_capacity(defaults: PerfDefaults) -> None:
+    est = _serve(defaults)
+    assert est.cost_per_million_output_tokens_usd == pytest.approx(
+        2.0 / 3600 / est.output_tokens_per_s * 1e6)
+
+
+def test_big_model_gets_tensor_parallel_replicas(defaults: PerfDefaults) -> None:
+    from costsim.catalog.models import load_preset
+
+    model = load_preset("llama-2-70b").architecture
+    est = estimate_serving(model, get_gpu("A100-80GB"), engine=ServingEngine.VLLM,
+                           precision=Dtype.BF16, quant=Quant.NONE, kv_dtype=None,
+                           prompt_tokens=512, output_tokens=256, batch=1, tp=None,
+                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    assert est.gpus_per_replica == 2
+    with pytest.raises(InfeasibleError, match="kv_cache"):
+        estimate_serving(model, get_gpu("A100-80GB"), engine=ServingEngine.VLLM,
+                         precision=Dtype.BF16, quant=Quant.NONE, kv_dtype=None,
+                         prompt_tokens=512, output_tokens=256, batch=1, tp=1,
+                         rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                         price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+
+
+def test_model_too_big_for_any_tp(defaults: PerfDefaults) -> None:
+    from costsim.catalog.models import load_preset
+
+    with pytest.raises(InfeasibleError, match="does not fit 8 x T4"):
+        estimate_serving(load_preset("llama-3.1-405b").architecture, get_gpu("T4"),
+                         engine=ServingEngine.VLLM, precision=Dtype.FP16, quant=Quant.NONE,
+                         kv_dtype=None, prompt_tokens=512, output_tokens=256, batch=1, tp=None,
+                         rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                         price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+
+
+def test_batch_beyond_kv_capacity_is_infeasible(defaults: PerfDefaults) -> None:
+    with pytest.raises(InfeasibleError, match="overflows the KV cache"):
+        _serve(defaults, batch=100_000)
+
+
+def test_bad_numbers_are_input_errors(defaults: PerfDefaults) -> None:
+    with pytest.raises(InputError, match="--output-tokens"):
+        _serve(defaults, output_tokens=0)
+    with pytest.raises(InputError, match="--rate"):
+        _serve(defaults, rate_requests_per_s=-1.0)
+
+
+def test_quantized_weights_decode_faster(defaults: PerfDefaults) -> None:
+    bf16 = _serve(defaults)
+    int4 = _serve(defaults, quant=Quant.INT4)
+    assert int4.weights_bytes_per_gpu < 0.4 * bf16.weights_bytes_per_gpu
+    assert int4.decode_tokens_per_s > 2 * bf16.decode_tokens_per_s
+
+
+def test_moe_reads_only_touched_experts_at_batch_1(defaults: PerfDefaults) -> None:
+    from costsim.catalog.models import load_preset
+
+    model = load_preset("mixtral-8x7b").architecture
+    est = estimate_serving(model, get_gpu("H100"), engine=ServingEngine.VLLM,
+                           precision=Dtype.BF16, quant=Quant.NONE, kv_dtype=None,
+                           prompt_tokens=512, output_tokens=256, batch=1, tp=None,
+                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    all_weights_s = est.weights_bytes_per_gpu / (3350e9 * 0.75)
+    assert est.decode_step_s < all_weights_s

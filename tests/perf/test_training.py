@@ -1,0 +1,139 @@
+"""Training step time: structure of the equations, vectorization, breakdown."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from costsim.catalog.gpus import get_gpu
+from costsim.domain.performance import PerfDefaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import ParallelLayout, Recompute, Task, TrainingSetup
+from costsim.errors import InputError
+from costsim.perf.flops import ModelTerms
+from costsim.perf.training import (
+    estimate_training_step,
+    hardware_terms,
+    layout_arrays,
+    training_step_arrays,
+)
+from tests.perf.conftest import arch
+
+BASE = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16,
+                     layout=ParallelLayout(tp=1, pp=1, dp=8, zero=1), micro_batch=1,
+                     seq_len=4096, grad_accum=16)
+
+
+def _step(setup: TrainingSetup, defaults: PerfDefaults, gpu: str = "H100",
+          model: str = "llama-2-7b") -> object:
+    g = get_gpu(gpu)
+    return estimate_training_step(ModelTerms.of(arch(model)), g, setup,
+                                  network=defaults.network_for(g.name),
+                                  assumptions=defaults.training)
+
+
+def test_scalar_equals_vectorized(defaults: PerfDefaults) -> None:
+    setups = [
+        BASE,
+        replace(BASE, layout=ParallelLayout(tp=2, pp=2, dp=16, zero=0), grad_accum=8),
+        replace(BASE, layout=ParallelLayout(tp=8, pp=4, dp=32, zero=3), micro_batch=2,
+                recompute=Recompute.FULL),
+        replace(BASE, layout=ParallelLayout(tp=4, pp=1, dp=2, zero=2),
+                recompute=Recompute.SELECTIVE, seq_len=2048),
+    ]
+    gpu = get_gpu("H100")
+    terms = ModelTerms.of(arch("llama-2-13b"))
+    hw = hardware_terms(gpu, Dtype.BF16, defaults.network_for("H100"), defaults.training)
+    arrays = training_step_arrays(terms, hw, layout_arrays(setups), defaults.training)
+    for i, setup in enumerate(setups):
+        one = estimate_training_step(terms, gpu, setup, network=defaults.network_for("H100"),
+                                     assumptions=defaults.training)
+        assert one.step_time_s == pytest.approx(float(arrays.step_time_s[i]), rel=1e-12)
+        assert one.tokens_per_s == pytest.approx(float(arrays.tokens_per_s[i]), rel=1e-12)
+
+
+def test_breakdown_adds_up_to_the_step(defaults: PerfDefaults) -> None:
+    setup = replace(BASE, layout=ParallelLayout(tp=4, pp=4, dp=8, zero=1), grad_accum=32)
+    step = _step(setup, defaults, model="llama-2-13b")
+    parts = (step.compute_s + step.communication_exposed_s  # type: ignore[attr-defined]
+             + step.pipeline_bubble_s + step.sync_s)  # type: ignore[attr-defined]
+    assert parts == pytest.approx(step.step_time_s)  # type: ignore[attr-defined]
+
+
+def test_pipeline_bubble_is_p_minus_1_over_m_plus_p_minus_1(defaults: PerfDefaults) -> None:
+    setup = replace(BASE, layout=ParallelLayout(tp=1, pp=4, dp=2, zero=0), grad_accum=12)
+    step = _step(setup, defaults)
+    busy = step.compute_s + step.tensor_parallel_s + step.pipeline_p2p_s  # type: ignore[attr-defined]
+    fraction = step.pipeline_bubble_s / (busy + step.pipeline_bubble_s)  # type: ignore[attr-defined]
+    assert fraction == pytest.approx(3 / (12 + 3))
+
+
+def test_tensor_parallel_costs_communication(defaults: PerfDefaults) -> None:
+    one = _step(replace(BASE, layout=ParallelLayout(tp=1, pp=1, dp=8, zero=1)), defaults)
+    eight = _step(replace(BASE, layout=ParallelLayout(tp=8, pp=1, dp=1, zero=0),
+                          grad_accum=128), defaults)
+    assert one.tensor_parallel_s == 0  # type: ignore[attr-defined]
+    assert eight.tensor_parallel_s > 0  # type: ignore[attr-defined]
+    assert eight.mfu < one.mfu  # type: ignore[attr-defined]
+
+
+def test_tp_across_nodes_uses_the_slow_network(defaults: PerfDefaults) -> None:
+    inside = _step(replace(BASE, layout=ParallelLayout(tp=8, pp=1, dp=2)), defaults,
+                   model="megatron-gpt-145b")
+    across = _step(replace(BASE, layout=ParallelLayout(tp=16, pp=1, dp=1), grad_accum=32),
+                   defaults, model="megatron-gpt-145b")
+    per_layer_inside = inside.tensor_parallel_s / inside.compute_s  # type: ignore[attr-defined]
+    per_layer_across = across.tensor_parallel_s / across.compute_s  # type: ignore[attr-defined]
+    assert per_layer_across > 3 * per_layer_inside
+
+
+def test_full_recompute_raises_hfu_over_mfu_by_about_a_third(defaults: PerfDefaults) -> None:
+    step = _step(replace(BASE, recompute=Recompute.FULL), defaults)
+    assert step.hfu / step.mfu == pytest.approx(4 / 3, rel=0.03)  # type: ignore[attr-defined]
+
+
+def test_h100_faster_than_a100_but_lower_mfu(defaults: PerfDefaults) -> None:
+    a100 = _step(BASE, defaults, gpu="A100-80GB")
+    h100 = _step(BASE, defaults, gpu="H100")
+    assert h100.tokens_per_s > 2 * a100.tokens_per_s  # type: ignore[attr-defined]
+    assert h100.mfu < a100.mfu  # type: ignore[attr-defined]
+
+
+def test_wider_models_run_closer_to_peak(defaults: PerfDefaults) -> None:
+    narrow = _step(BASE, defaults, model="gpt2")
+    wide = _step(BASE, defaults, model="llama-2-13b")
+    assert wide.mfu > narrow.mfu  # type: ignore[attr-defined]
+
+
+def test_dp_allreduce_hides_behind_backward_with_one_micro_batch(defaults: PerfDefaults
+                                                                 ) -> None:
+    # One micro-batch: the whole backward overlaps the gradient all-reduce.
+    one = _step(replace(BASE, grad_accum=1, micro_batch=4), defaults)
+    assert one.data_parallel_exposed_s == 0  # type: ignore[attr-defined]
+    # 64 nodes over slow Ethernet, many micro-batches: the all-reduce shows.
+    gpu = get_gpu("H100")
+    slow = estimate_training_step(
+        ModelTerms.of(arch("llama-2-13b")), gpu,
+        replace(BASE, layout=ParallelLayout(dp=512, zero=1), grad_accum=64),
+        network=defaults.networks["eth-100"], assumptions=defaults.training)
+    assert slow.data_parallel_exposed_s > 0
+
+
+def test_missing_precision_is_an_input_error(defaults: PerfDefaults) -> None:
+    with pytest.raises(InputError, match="bf16"):
+        _step(BASE, defaults, gpu="V100")
+
+
+def test_throughput_grows_with_gpus(defaults: PerfDefaults) -> None:
+    gpu = get_gpu("H100")
+    terms = ModelTerms.of(arch("llama-2-7b"))
+    hw = hardware_terms(gpu, Dtype.BF16, defaults.network_for("H100"), defaults.training)
+    dps = [8, 64, 512, 4096]
+    setups = [replace(BASE, layout=ParallelLayout(dp=dp, zero=1), grad_accum=max(1, 1024 // dp))
+              for dp in dps]
+    tokens = training_step_arrays(terms, hw, layout_arrays(setups), defaults.training).tokens_per_s
+    assert np.all(np.diff(tokens) > 0)
+    per_gpu = tokens / np.array(dps)
+    assert np.all(np.diff(per_gpu) < 0)  # but each GPU does a little less
