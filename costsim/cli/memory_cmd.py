@@ -207,7 +207,7 @@ def _grid(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.force:
         raise InputError("", "--out", f"{args.out} exists; add --force to overwrite it")
     try:
-        handle = args.grid.open(newline="", encoding="utf-8")
+        handle = args.grid.open(newline="", encoding="utf-8-sig")  # spreadsheets add a BOM
     except OSError as exc:
         raise InputError(str(args.grid), "", f"cannot read the file ({exc.strerror})") from exc
     with handle:
@@ -254,7 +254,14 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
     out: list[dict[str, Any]] = [{} for _ in rows]
     encoded: dict[bool, list[tuple[int, dict[str, float], int]]] = {False: [], True: []}
     errors = 0
+    # Identical rows (common in hand-made grids) are encoded once.
+    seen: dict[tuple[tuple[str | None, str | None], ...], tuple[bool, dict[str, float], int]] = {}
     for index, raw in enumerate(rows):
+        signature = tuple(raw.items())
+        if signature in seen:
+            infer, row, params_total = seen[signature]
+            encoded[infer].append((index, row, params_total))
+            continue
         try:
             values = dict(_DEFAULTS)
             for column, text in raw.items():
@@ -282,6 +289,7 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
             else:
                 row = encode_training(arch, gpu, build_training_setup(ns, arch, gpu, task))
             encoded[task is Task.INFER].append((index, row, params_total))
+            seen[signature] = (task is Task.INFER, row, params_total)
         except (CostsimError, ValueError) as exc:
             errors += 1
             out[index] = {"error": str(exc)}

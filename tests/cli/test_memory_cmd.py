@@ -170,3 +170,16 @@ def test_grid_rejects_unknown_columns(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 2
     assert "micro-batch" in err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_grid_duplicates_and_bom(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = tmp_path / "in.csv"
+    grid.write_text("\ufeffmodel,task,batch,context\ngpt2,infer,4,1024\ngpt2,infer,4,1024\n"
+                    "gpt2,infer,8,1024\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    code, _, err = run(capsys, "--grid", str(grid), "--out", str(out))
+    assert code == 0
+    assert err == ""
+    rows = list(csv.DictReader(out.open()))
+    assert rows[0]["total_bytes"] == rows[1]["total_bytes"]
+    assert int(rows[2]["kv_cache_bytes"]) == 2 * int(rows[0]["kv_cache_bytes"])
