@@ -239,8 +239,8 @@ def stack_rows(rows: Sequence[dict[str, float]], columns: Sequence[str]) -> dict
 # ----------------------------------------------------------------------------- estimates
 
 
-def _estimate(arrays: ComponentArrays, task: Task, arch: Architecture, trainable: int,
-              adapter: int) -> MemoryEstimate:
+def _estimate(arrays: ComponentArrays, task: Task, arch: Architecture, gpu: GpuSpec,
+              trainable: int, adapter: int) -> MemoryEstimate:
     counts = arch.params()
 
     def at(values: FloatArray) -> int:
@@ -253,7 +253,7 @@ def _estimate(arrays: ComponentArrays, task: Task, arch: Architecture, trainable
         gradients_bytes=at(arrays.gradients), optimizer_bytes=at(arrays.optimizer),
         activations_bytes=at(arrays.activations), kv_cache_bytes=at(arrays.kv_cache),
         runtime_overhead_bytes=at(arrays.runtime_overhead), total_bytes=at(arrays.total),
-        capacity_bytes=0, usable_bytes=at(arrays.usable),
+        capacity_bytes=gpu.capacity_bytes, usable_bytes=at(arrays.usable),
         verdict=VERDICT_BY_CODE[int(arrays.verdict_code[0])],
         headroom_bytes=at(arrays.usable) - at(arrays.total),
         kv_cache_bytes_per_token=at(arrays.kv_bytes_per_token),
@@ -277,8 +277,7 @@ def estimate_training(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup,
     adapters = _adapters(arch, setup)
     total = arch.params().total
     adapter = adapters.total if adapters else 0
-    estimate = _estimate(arrays, setup.task, arch, adapter if adapters else total, adapter)
-    return _with_capacity(estimate, gpu)
+    return _estimate(arrays, setup.task, arch, gpu, adapter if adapters else total, adapter)
 
 
 def estimate_inference(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
@@ -286,13 +285,7 @@ def estimate_inference(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     """Per-GPU memory of serving ``arch`` on ``gpu``: weights, KV cache, peak activations."""
     row = encode_inference(arch, gpu, setup)
     arrays = inference_components(stack_rows([row], INFER_COLUMNS), policy)
-    return _with_capacity(_estimate(arrays, Task.INFER, arch, 0, 0), gpu)
-
-
-def _with_capacity(estimate: MemoryEstimate, gpu: GpuSpec) -> MemoryEstimate:
-    from dataclasses import replace
-
-    return replace(estimate, capacity_bytes=gpu.capacity_bytes)
+    return _estimate(arrays, Task.INFER, arch, gpu, 0, 0)
 
 
 def kv_cache_bytes_per_token(arch: Architecture, setup: InferenceSetup) -> int:

@@ -7,6 +7,7 @@ is found by doubling and bisection. Layouts are enumerated and evaluated in one 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,10 +28,8 @@ from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy, Verdict
 MAX_SEARCH_BATCH = 1 << 20
 
 
-def _largest(fits: object, limit: int) -> int:
-    """Largest n in 1..limit with fits(n) true (fits monotone: true then false); 0 if none."""
-    check = fits  # typed loosely to take both closures below
-    assert callable(check)
+def _largest(check: Callable[[int], bool], limit: int) -> int:
+    """Largest n in 1..limit with check(n) true (monotone: true then false); 0 if none."""
     if not check(1):
         return 0
     lo, hi = 1, 2
