@@ -1,0 +1,182 @@
+"""``costsim estimate train`` / ``estimate serve``: DESIGN.md §7 JSON keys, errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from costsim.cli.main import main
+
+DATA_DIR = Path(__file__).parents[1] / "data"
+
+TRAIN_KEYS = {"params_total", "tokens", "gpu", "gpus", "layout", "flops_total", "step_time_s",
+              "tokens_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu",
+              "breakdown_s", "steady_wall_time_s", "goodput", "wall_time_s", "gpu_hours",
+              "price_usd_per_gpu_hour", "price_source", "cost_usd", "warnings"}
+LAYOUT_KEYS = {"tp", "pp", "dp", "zero", "micro_batch", "grad_accum", "seq_len", "recompute"}
+SERVE_KEYS = {"gpu", "gpus_per_replica", "engine", "precision", "quant", "prompt_tokens",
+              "output_tokens", "decode_tokens_per_s", "max_batch", "output_tokens_per_s",
+              "max_requests_per_s", "ttft_s", "tpot_s", "max_requests_per_s_at_slo",
+              "replicas_needed", "cost_per_million_output_tokens_usd",
+              "cost_per_million_tokens_usd"}
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the CLI in-process; return (exit code, stdout, stderr)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_json_has_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "train", "--arch",
+                          str(DATA_DIR / "architectures/llama-2-7b.json"), "--gpu", "A100-80GB",
+                          "--gpus", "1024", "--tokens", "2e12", "--price-usd-per-gpu-hour",
+                          "1.5", "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload.keys() >= TRAIN_KEYS
+    assert payload["layout"].keys() >= LAYOUT_KEYS
+    assert payload["breakdown_s"].keys() >= {"compute", "communication_exposed",
+                                             "pipeline_bubble"}
+    assert payload["gpus"] == 1024
+    assert payload["gpu"] == "A100-80GB"
+    assert payload["price_source"] == "--price-usd-per-gpu-hour"
+    assert payload["cost_usd"] == pytest.approx(1.5 * payload["gpu_hours"])
+    assert payload["wall_time_s"] == pytest.approx(payload["steady_wall_time_s"]
+                                                   / payload["goodput"])
+    breakdown = payload["breakdown_s"]
+    assert (breakdown["compute"] + breakdown["communication_exposed"]
+            + breakdown["pipeline_bubble"] + breakdown["sync"]) == pytest.approx(
+        payload["step_time_s"])
+    # Llama 2 7B model card: 184,320 GPU-hours all-in.
+    assert payload["gpu_hours"] == pytest.approx(184_320, rel=0.20)
+
+
+def test_train_price_comes_from_the_price_book(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "train", "--model", "llama-3-8b", "--gpu", "H100",
+                          "--gpus", "8", "--tokens", "1e9", "--cloud", "aws", "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["price_usd_per_gpu_hour"] > 0
+    assert "aws" in payload["price_source"]
+
+
+def test_train_keeps_given_degrees(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "train", "--model", "llama-2-13b", "--gpus", "16",
+                          "--tp", "2", "--pp", "2", "--zero", "1", "--recompute", "full",
+                          "--tokens", "1e9", "--price-usd-per-gpu-hour", "2", "--json"], capsys)
+    assert code == 0, err
+    lay = json.loads(out)["layout"]
+    assert (lay["tp"], lay["pp"], lay["dp"], lay["zero"], lay["recompute"]) == (
+        2, 2, 4, 1, "full")
+
+
+def test_train_table_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["estimate", "train", "--model", "gpt2", "--gpus", "1", "--tokens",
+                        "1e9", "--price-usd-per-gpu-hour", "2"], capsys)
+    assert code == 0
+    assert "GPU-hours" in out
+    assert "goodput" in out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--model", "llama-2-7b", "--gpus", "8"], "--tokens"),
+    (["--model", "llama-2-7b", "--tokens", "1e9"], "--gpus"),
+    (["--model", "llama-2-7b", "--gpus", "8", "--tokens", "-1"], "--tokens"),
+    (["--model", "lama-2-7b", "--gpus", "8", "--tokens", "1e9"], "did you mean"),
+    (["--model", "llama-2-7b", "--gpu", "H1000", "--gpus", "8", "--tokens", "1e9"],
+     "did you mean"),
+    (["--model", "llama-2-7b", "--gpus", "8", "--tp", "3", "--tokens", "1e9"], "--tp"),
+    (["--model", "llama-2-7b", "--gpus", "8", "--tp", "2", "--pp", "2", "--dp", "4",
+      "--tokens", "1e9"], "--gpus"),
+    (["--model", "llama-2-7b", "--gpu", "V100", "--precision", "bf16", "--gpus", "8",
+      "--tokens", "1e9"], "bf16"),
+    (["--model", "llama-2-7b", "--gpus", "8", "--network", "infiniband", "--tokens", "1e9"],
+     "network"),
+])
+def test_train_bad_input_exits_2_with_one_line(argv: list[str], message: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "train", *argv], capsys)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_train_given_layout_that_does_not_fit_names_the_component(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["estimate", "train", "--model", "llama-2-70b", "--gpus", "8",
+                        "--tp", "1", "--pp", "1", "--dp", "8", "--zero", "0",
+                        "--micro-batch", "1", "--grad-accum", "1", "--recompute", "none",
+                        "--tokens", "1e9", "--price-usd-per-gpu-hour", "1"], capsys)
+    assert code == 2
+    assert "does not fit" in err
+    assert "largest component" in err
+
+
+def test_train_no_layout_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["estimate", "train", "--model", "llama-2-70b", "--gpu", "T4",
+                        "--gpus", "2", "--tokens", "1e9", "--price-usd-per-gpu-hour", "1"],
+                       capsys)
+    assert code == 2
+    assert "no layout of 2 x T4 fits" in err
+
+
+def test_serve_json_has_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "serve", "--model", "llama-3-8b", "--gpu", "H100",
+                          "--prompt-tokens", "1000", "--output-tokens", "1000", "--rate", "20",
+                          "--slo-ttft-s", "1", "--slo-tpot-s", "0.05",
+                          "--price-usd-per-gpu-hour", "3", "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload.keys() >= SERVE_KEYS
+    assert payload["engine"] == "vllm"
+    assert payload["quant"] == "none"
+    assert payload["precision"] == "bf16"
+    assert payload["replicas_needed"] >= 1
+    assert 0 < payload["max_requests_per_s_at_slo"] <= payload["max_requests_per_s"]
+    assert payload["cost_per_million_output_tokens_usd"] == pytest.approx(
+        2 * payload["cost_per_million_tokens_usd"])
+
+
+def test_serve_price_lookup_and_engines(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "serve", "--model", "llama-2-7b", "--gpu", "L4",
+                          "--engine", "llama.cpp", "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["price_usd_per_gpu_hour"] > 0
+    assert payload["price_source"]
+    assert payload["max_batch"] == 1
+    assert payload["replicas_needed"] is None
+    assert payload["max_requests_per_s_at_slo"] is None
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--model", "llama-3-8b", "--engine", "vlm"], "did you mean 'vllm'"),
+    (["--model", "llama-3-8b", "--rate", "0"], "--rate"),
+    (["--model", "llama-3-8b", "--slo-tpot-s", "x"], "--slo-tpot-s"),
+    (["--model", "llama-3-8b", "--batch", "1000000"], "KV cache"),
+    (["--model", "llama-3.1-405b", "--gpu", "T4"], "does not fit"),
+    (["--model", "llama-3-8b", "--pp", "2"], "--pp"),
+])
+def test_serve_bad_input_exits_2(argv: list[str], message: str,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["estimate", "serve", *argv], capsys)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_serve_table_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["estimate", "serve", "--model", "llama-3-8b", "--rate", "10",
+                        "--price-usd-per-gpu-hour", "2"], capsys)
+    assert code == 0
+    assert "replicas needed" in out
+    assert "$ per M tokens" in out
