@@ -28,9 +28,11 @@ from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
 from costsim.perf.flops import ModelTerms
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.training import (
+    StepArrays,
     TrainingStep,
     hardware_terms,
     layout_arrays,
+    stack_hardware,
     step_from_arrays,
     training_step_arrays,
 )
@@ -282,6 +284,27 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
         fitting=choice.fitting,
         warnings=tuple(warnings),
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetOption:
+    """One (GPU model, network, layout) option for the optimizer."""
+
+    gpu: GpuSpec
+    network: Interconnect
+    setup: TrainingSetup
+
+
+def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
+                        defaults: PerfDefaults) -> StepArrays:
+    """Step time, tokens/s, MFU, ... of many (GPU, count, layout) options of one model in one
+    vectorized call (no memory check: pair it with the memory engine's verdict arrays)."""
+    if not options:
+        raise InputError("", "options", "need at least one option to score")
+    hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training)
+                         for o in options])
+    return training_step_arrays(ModelTerms.of(arch), hw, layout_arrays([o.setup for o in options]),
+                                defaults.training)
 
 
 def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSetup], *,

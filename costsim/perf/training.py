@@ -19,6 +19,7 @@ Every formula works on numpy arrays, so one call scores many (GPU, count, layout
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,7 +124,24 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
     )
 
 
-def layout_arrays(setups: list[TrainingSetup]) -> LayoutArrays:
+def stack_hardware(terms: Sequence[HardwareTerms]) -> HardwareTerms:
+    """One :class:`HardwareTerms` whose arrays hold option i's hardware at index i, so that
+    options on different GPU models (and networks) are scored in one call."""
+    def col(name: str) -> FloatArray:
+        return np.asarray([float(getattr(t, name)) for t in terms], dtype=np.float64)
+
+    return HardwareTerms(
+        peak_flops=col("peak_flops"),
+        compute_efficiency=col("compute_efficiency"),
+        intra_node_bytes_per_s=col("intra_node_bytes_per_s"),
+        network_bytes_per_s_per_gpu=col("network_bytes_per_s_per_gpu"),
+        gpus_per_node=col("gpus_per_node"),
+        activation_bytes=col("activation_bytes"),
+        gradient_bytes=col("gradient_bytes"),
+    )
+
+
+def layout_arrays(setups: Sequence[TrainingSetup]) -> LayoutArrays:
     """Stack training setups into :class:`LayoutArrays`."""
     def col(values: list[int]) -> NDArray[np.int64]:
         return np.asarray(values, dtype=np.int64)

@@ -137,3 +137,22 @@ def test_throughput_grows_with_gpus(defaults: PerfDefaults) -> None:
     assert np.all(np.diff(tokens) > 0)
     per_gpu = tokens / np.array(dps)
     assert np.all(np.diff(per_gpu) < 0)  # but each GPU does a little less
+
+
+def test_options_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
+    from costsim.perf.train_estimate import FleetOption, score_fleet_options
+
+    model = arch("llama-2-7b")
+    options = [
+        FleetOption(gpu=get_gpu(name), network=defaults.network_for(name),
+                    setup=replace(BASE, precision=get_gpu(name).default_precision,
+                                  layout=ParallelLayout(tp=tp, dp=dp, zero=zero)))
+        for name, tp, dp, zero in (("A100-80GB", 1, 64, 3), ("H100", 2, 32, 1),
+                                   ("V100-32GB", 4, 16, 1), ("L40S", 1, 8, 3))
+    ]
+    arrays = score_fleet_options(model, options, defaults=defaults)
+    for i, option in enumerate(options):
+        one = estimate_training_step(ModelTerms.of(model), option.gpu, option.setup,
+                                     network=option.network, assumptions=defaults.training)
+        assert one.step_time_s == pytest.approx(float(arrays.step_time_s[i]), rel=1e-12)
+        assert one.mfu == pytest.approx(float(arrays.mfu[i]), rel=1e-12)

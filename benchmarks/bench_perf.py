@@ -1,0 +1,88 @@
+"""Throughput of the performance model: option evaluations per second.
+
+Run: ``.venv/bin/python benchmarks/bench_perf.py`` (prints one line per benchmark).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.models import load_preset
+from costsim.catalog.perf_defaults import perf_defaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import InferenceSetup, ParallelLayout, Recompute, Task, TrainingSetup
+from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.flops import ModelTerms
+from costsim.perf.goodput import goodput_arrays
+from costsim.perf.serving import decode_step_s, replica_terms
+from costsim.perf.train_estimate import LayoutConstraints, choose_layout
+from costsim.perf.training import (
+    LayoutArrays,
+    estimate_training_step,
+    hardware_terms,
+    training_step_arrays,
+)
+
+
+def _rate(label: str, count: int, run: Callable[[], object], repeat: int = 5) -> None:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    print(f"{label:<58} {count:>9,} evaluations in {best * 1e3:8.2f} ms = "
+          f"{count / best:>14,.0f} /s")
+
+
+def main() -> None:
+    defaults = perf_defaults()
+    arch = load_preset("llama-2-70b").architecture
+    terms = ModelTerms.of(arch)
+    gpu = get_gpu("H100")
+    network = defaults.network_for(gpu.name)
+    hw = hardware_terms(gpu, Dtype.BF16, network, defaults.training)
+    rng = np.random.default_rng(0)
+    n = 200_000
+    layouts = LayoutArrays(
+        tp=rng.choice([1, 2, 4, 8], n), pp=rng.choice([1, 2, 4, 8, 16], n),
+        dp=rng.choice([1, 8, 64, 512], n), zero=rng.integers(0, 4, n),
+        micro_batch=rng.choice([1, 2, 4], n), grad_accum=rng.choice([1, 8, 64], n),
+        seq_len=rng.choice([2048, 4096, 8192], n), recompute=rng.integers(0, 3, n))
+    _rate("training step time, vectorized (numpy arrays)", n,
+          lambda: training_step_arrays(terms, hw, layouts, defaults.training))
+
+    setup = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16,
+                          layout=ParallelLayout(tp=8, pp=4, dp=32, zero=1), seq_len=4096,
+                          grad_accum=8, recompute=Recompute.SELECTIVE)
+    k = 2_000
+    _rate("training step time, one call per option (scalar API)", k,
+          lambda: [estimate_training_step(terms, gpu, setup, network=network,
+                                          assumptions=defaults.training) for _ in range(k)])
+
+    _rate("goodput, vectorized", n,
+          lambda: goodput_arrays(rng.integers(8, 65536, n), 7e10, 8, defaults.goodput))
+
+    serve_setup = InferenceSetup(precision=Dtype.BF16, layout=ParallelLayout(tp=4),
+                                 context_tokens=2048)
+    r = replica_terms(arch, gpu, serve_setup, defaults.serving.engines[next(
+        iter(defaults.serving.engines))], defaults.serving, DEFAULT_POLICY)
+    batches = rng.integers(1, 256, n)
+    contexts = rng.integers(128, 4096, n)
+    _rate("serving decode step, vectorized", n, lambda: decode_step_s(r, batches, contexts))
+
+    base = replace(setup, layout=ParallelLayout())
+    choice = choose_layout(arch, gpu, 512, base, LayoutConstraints(), network=network,
+                           defaults=defaults)
+    _rate(f"layout search incl. memory verdicts (512 GPUs, {choice.candidates} layouts)",
+          choice.candidates,
+          lambda: choose_layout(arch, gpu, 512, base, LayoutConstraints(), network=network,
+                                defaults=defaults), repeat=3)
+
+
+if __name__ == "__main__":
+    main()
