@@ -247,6 +247,14 @@ def training_payload(est: Any, model: str, price_source: str,
     }
 
 
+def _duration(seconds: float) -> str:
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:.2f} days"
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.2f} hours"
+    return f"{seconds / 60:.1f} minutes"
+
+
 def _print_train(p: dict[str, Any]) -> None:
     lay = p["layout"]
     b = p["breakdown_s"]
@@ -261,10 +269,11 @@ def _print_train(p: dict[str, Any]) -> None:
                       f"sync {b['sync']:.3f})"),
         ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
                        f"model TFLOPS/GPU; MFU {p['mfu']:.1%}, HFU {p['hfu']:.1%}"),
-        ("steady wall time", f"{p['steady_wall_time_s'] / 86400:.2f} days"),
+        ("steady wall time", _duration(p["steady_wall_time_s"])),
         ("goodput", f"{p['goodput']:.1%}"),
-        ("all-in wall time", f"{p['wall_time_s'] / 86400:.2f} days"),
-        ("GPU-hours", f"{p['gpu_hours']:,.0f}"),
+        ("all-in wall time", _duration(p["wall_time_s"])),
+        ("GPU-hours", f"{p['gpu_hours']:,.0f}" if p["gpu_hours"] >= 100
+         else f"{p['gpu_hours']:.2f}"),
         ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
         ("cost", f"${p['cost_usd']:,.0f}"),
     ]

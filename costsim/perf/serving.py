@@ -55,20 +55,47 @@ BISECTION_STEPS = 60
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaTerms:
-    """What the roofline needs about one replica (scalars, base units)."""
+    """What the roofline needs about replicas of one model (base units).
+
+    Numeric fields are numpy arrays (0-d for one replica); :func:`stack_replicas` joins replicas
+    on different GPUs, TP degrees or engines so that every formula scores them in one call.
+    """
 
     model: ModelTerms
-    tp: int
-    weight_bytes_per_gpu: float
-    expert_weight_bytes_per_gpu: float
-    kv_bytes_per_token_per_gpu: float
-    kv_capacity_tokens: int
-    peak_flops: float
-    hbm_bytes_per_s: float
-    intra_node_bytes_per_s: float
-    activation_bytes: float
-    engine: EngineProfile
+    tp: FloatArray
+    weight_bytes_per_gpu: FloatArray
+    expert_weight_bytes_per_gpu: FloatArray
+    kv_bytes_per_token_per_gpu: FloatArray
+    kv_capacity_tokens: FloatArray
+    peak_flops: FloatArray
+    hbm_bytes_per_s: FloatArray
+    intra_node_bytes_per_s: FloatArray
+    activation_bytes: FloatArray
+    hbm_efficiency: FloatArray
+    compute_efficiency: FloatArray
+    step_overhead_s: FloatArray
+    engine_max_batch: FloatArray
     allreduce_latency_s: float
+
+
+REPLICA_ARRAY_FIELDS = ("tp", "weight_bytes_per_gpu", "expert_weight_bytes_per_gpu",
+                        "kv_bytes_per_token_per_gpu", "kv_capacity_tokens", "peak_flops",
+                        "hbm_bytes_per_s", "intra_node_bytes_per_s", "activation_bytes",
+                        "hbm_efficiency", "compute_efficiency", "step_overhead_s",
+                        "engine_max_batch")
+
+
+def stack_replicas(replicas: list[ReplicaTerms]) -> ReplicaTerms:
+    """Replicas of one model as arrays (element i = replica i)."""
+    if not replicas:
+        raise InputError("", "replicas", "need at least one replica to stack")
+    first = replicas[0]
+    if any(r.model != first.model for r in replicas):
+        raise InputError("", "replicas", "stacked replicas must serve the same model")
+    columns = {name: np.asarray([float(getattr(r, name)) for r in replicas])
+               for name in REPLICA_ARRAY_FIELDS}
+    return ReplicaTerms(model=first.model, allreduce_latency_s=first.allreduce_latency_s,
+                        **columns)
 
 
 def decode_step_s(r: ReplicaTerms, batch: ArrayLike, context_tokens: ArrayLike) -> FloatArray:
@@ -80,19 +107,17 @@ def decode_step_s(r: ReplicaTerms, batch: ArrayLike, context_tokens: ArrayLike) 
         touched = 1.0 - (1.0 - m.experts_per_token / m.num_experts) ** b
         weights = r.weight_bytes_per_gpu - r.expert_weight_bytes_per_gpu * (1.0 - touched)
     else:
-        weights = np.full_like(b, r.weight_bytes_per_gpu)
+        weights = r.weight_bytes_per_gpu + 0.0 * b
     mem_s = (weights + b * c * r.kv_bytes_per_token_per_gpu) / (
-        r.hbm_bytes_per_s * r.engine.hbm_efficiency)
-    comp_s = b * forward_flops_per_token(m, c) / r.tp / (
-        r.peak_flops * r.engine.compute_efficiency)
-    return np.sqrt(mem_s**2 + comp_s**2) + _tp_comm_s(r, b) + r.engine.step_overhead_s
+        r.hbm_bytes_per_s * r.hbm_efficiency)
+    comp_s = b * forward_flops_per_token(m, c) / r.tp / (r.peak_flops * r.compute_efficiency)
+    return np.sqrt(mem_s**2 + comp_s**2) + _tp_comm_s(r, b) + r.step_overhead_s
 
 
 def _tp_comm_s(r: ReplicaTerms, tokens: FloatArray) -> FloatArray:
-    if r.tp == 1:
-        return np.zeros_like(tokens)
-    volume = 2.0 * (r.tp - 1) / r.tp * tokens * r.model.hidden_size * r.activation_bytes
-    return 2.0 * r.model.num_layers * (r.allreduce_latency_s + volume / r.intra_node_bytes_per_s)
+    volume = 2.0 * (r.tp - 1.0) / r.tp * tokens * r.model.hidden_size * r.activation_bytes
+    comm = 2.0 * r.model.num_layers * (r.allreduce_latency_s + volume / r.intra_node_bytes_per_s)
+    return np.where(r.tp > 1, comm, 0.0)
 
 
 def prefill_flops(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
@@ -104,16 +129,16 @@ def prefill_flops(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
 def prefill_work_s(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
     """GPU time a prompt adds to a running batch (compute only; weights are read anyway)."""
     p = np.asarray(prompt_tokens, dtype=np.float64)
-    comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.engine.compute_efficiency)
+    comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.compute_efficiency)
     return comp_s + _tp_comm_s(r, p)
 
 
 def prefill_latency_s(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
     """Time to first token of a prompt on an idle replica (roofline of one forward pass)."""
     p = np.asarray(prompt_tokens, dtype=np.float64)
-    comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.engine.compute_efficiency)
-    mem_s = r.weight_bytes_per_gpu / (r.hbm_bytes_per_s * r.engine.hbm_efficiency)
-    return np.sqrt(comp_s**2 + mem_s**2) + _tp_comm_s(r, p) + r.engine.step_overhead_s
+    comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.compute_efficiency)
+    mem_s = r.weight_bytes_per_gpu / (r.hbm_bytes_per_s * r.hbm_efficiency)
+    return np.sqrt(comp_s**2 + mem_s**2) + _tp_comm_s(r, p) + r.step_overhead_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,20 +245,44 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         intra = gpu.nvlink_gb_per_s_per_direction * 1e9 * 0.8
     else:
         intra = PCIE_GB_PER_S_PER_DIRECTION.get(gpu.pcie_generation, 31.5) * 1e9 * 0.88
+    def arr(value: float) -> FloatArray:
+        return np.asarray(float(value))
+
     return ReplicaTerms(
         model=terms,
-        tp=setup.layout.tp,
-        weight_bytes_per_gpu=float(memory.weights_bytes),
-        expert_weight_bytes_per_gpu=float(memory.weights_bytes) * expert_share,
-        kv_bytes_per_token_per_gpu=float(kv_per_token),
-        kv_capacity_tokens=int(capacity),
-        peak_flops=tflops * 1e12,
-        hbm_bytes_per_s=gpu.memory_bandwidth_gb_per_s * 1e9,
-        intra_node_bytes_per_s=intra,
-        activation_bytes=2.0 if setup.precision is not Dtype.FP32 else 4.0,
-        engine=engine,
+        tp=arr(setup.layout.tp),
+        weight_bytes_per_gpu=arr(memory.weights_bytes),
+        expert_weight_bytes_per_gpu=arr(memory.weights_bytes * expert_share),
+        kv_bytes_per_token_per_gpu=arr(kv_per_token),
+        kv_capacity_tokens=arr(capacity),
+        peak_flops=arr(tflops * 1e12),
+        hbm_bytes_per_s=arr(gpu.memory_bandwidth_gb_per_s * 1e9),
+        intra_node_bytes_per_s=arr(intra),
+        activation_bytes=arr(2.0 if setup.precision is not Dtype.FP32 else 4.0),
+        hbm_efficiency=arr(engine.hbm_efficiency),
+        compute_efficiency=arr(engine.compute_efficiency),
+        step_overhead_s=arr(engine.step_overhead_s),
+        engine_max_batch=arr(engine.max_batch),
         allreduce_latency_s=assumptions.allreduce_latency_s,
     )
+
+
+def max_batch_arrays(r: ReplicaTerms, context_tokens: ArrayLike) -> FloatArray:
+    """Continuous-batching cap: min(engine cap, whole sequences the KV cache holds)."""
+    c = np.asarray(context_tokens, dtype=np.float64)
+    return np.minimum(r.engine_max_batch, np.floor(r.kv_capacity_tokens / c))
+
+
+def max_throughput_arrays(r: ReplicaTerms, prompt_tokens: ArrayLike,
+                          output_tokens: ArrayLike) -> FloatArray:
+    """Maximum requests per second of each replica (no SLO), vectorized:
+    1 / (t_prefill + output · t_step(B*) / B*), 0 where not one sequence fits."""
+    p = np.asarray(prompt_tokens, dtype=np.float64)
+    o = np.asarray(output_tokens, dtype=np.float64)
+    batch = max_batch_arrays(r, p + o)
+    safe = np.maximum(batch, 1.0)
+    work_s = prefill_work_s(r, p) + o * decode_step_s(r, safe, p + o / 2.0) / safe
+    return np.where(batch >= 1, 1.0 / work_s, 0.0)
 
 
 def _valid_tp(arch: Architecture, tp: int) -> bool:
@@ -326,11 +375,12 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
         tp = smallest_tp(arch, gpu, setup, engine_policy)
         setup = replace(setup, layout=ParallelLayout(tp=tp))
     r = replica_terms(arch, gpu, setup, profile, assumptions, engine_policy)
-    kv_seqs = r.kv_capacity_tokens // context
+    kv_seqs = int(r.kv_capacity_tokens) // context
     if kv_seqs < 1:
+        weights_gib = float(r.weight_bytes_per_gpu) / 2**30
         raise InfeasibleError(f"{arch.name} with tp={tp} on {gpu.name}: weights "
-                              f"{r.weight_bytes_per_gpu / 2**30:.1f} GiB per GPU leave no KV "
-                              f"cache for one {context}-token sequence (kv_cache overflows)")
+                              f"{weights_gib:.1f} GiB per GPU leave no KV cache for one "
+                              f"{context}-token sequence (kv_cache overflows)")
     if batch > kv_seqs:
         raise InfeasibleError(f"--batch {batch} overflows the KV cache of {tp} x {gpu.name}: "
                               f"room for {kv_seqs} sequences of {context} tokens")
@@ -378,7 +428,7 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
         per_token = usd_per_s / (requests_per_s * (prompt_tokens + output_tokens)) * 1e6
     else:
         per_output = per_token = math.inf
-    use = (r.weight_bytes_per_gpu + max_batch * context * r.kv_bytes_per_token_per_gpu) / (
+    use = float(r.weight_bytes_per_gpu + max_batch * context * r.kv_bytes_per_token_per_gpu) / (
         gpu.capacity_bytes * profile.memory_utilization)
     if max_batch == profile.max_batch and use < 0.3:
         warnings.append(f"GPU larger than the job needs: weights and a full batch use {use:.0%} "
@@ -392,7 +442,7 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
         prompt_tokens=prompt_tokens, output_tokens=output_tokens, batch=batch,
         weights_bytes_per_gpu=int(r.weight_bytes_per_gpu),
         kv_bytes_per_token_per_gpu=int(r.kv_bytes_per_token_per_gpu),
-        kv_capacity_tokens=r.kv_capacity_tokens, max_batch=max_batch,
+        kv_capacity_tokens=int(r.kv_capacity_tokens), max_batch=max_batch,
         decode_step_s=step_at_batch, decode_tokens_per_s=1.0 / step_at_batch,
         prefill_s=prefill_s, output_tokens_per_s=max_rps * output_tokens,
         max_requests_per_s=max_rps, ttft_s=ttft, tpot_s=tpot, ttft_p95_s=ttft95,

@@ -198,7 +198,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
     fitting = [setups[i] for i in fit_index]
     terms = ModelTerms.of(arch)
     hw = hardware_terms(gpu, base.precision, network, defaults.training)
-    arrays = training_step_arrays(terms, hw, layout_arrays(fitting), defaults.training)
+    arrays = training_step_arrays(terms, hw, layout_arrays(fitting, arch), defaults.training)
     # Fastest first; among equals, the lowest memory (more headroom).
     order = np.lexsort((memory.total[fit_index], -arrays.tokens_per_s))
     pick = int(order[0])
@@ -303,7 +303,8 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
         raise InputError("", "options", "need at least one option to score")
     hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training)
                          for o in options])
-    return training_step_arrays(ModelTerms.of(arch), hw, layout_arrays([o.setup for o in options]),
+    return training_step_arrays(ModelTerms.of(arch), hw,
+                                layout_arrays([o.setup for o in options], arch),
                                 defaults.training)
 
 
@@ -312,6 +313,6 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     """Tokens per second of many setups of one model on one GPU type, in one vectorized call
     (no memory check): the optimizer's fast path."""
     hw = hardware_terms(gpu, setups[0].precision, network, defaults.training)
-    arrays = training_step_arrays(ModelTerms.of(arch), hw, layout_arrays(list(setups)),
+    arrays = training_step_arrays(ModelTerms.of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)

@@ -25,11 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import Interconnect, TrainingAssumptions
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import Recompute, TrainingSetup
 from costsim.errors import InputError
+from costsim.memory.lora import adapter_counts
 from costsim.perf.flops import (
     RECOMPUTE_CODES,
     FloatArray,
@@ -67,6 +69,9 @@ class LayoutArrays:
     grad_accum: NDArray[np.int64]
     seq_len: NDArray[np.int64]
     recompute: NDArray[np.int64]  # RECOMPUTE_CODES
+    # LoRA / QLoRA: only the adapters are trained (None = full training of every parameter).
+    trainable_params: FloatArray | None = None
+    frozen_base: NDArray[np.bool_] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,12 +146,25 @@ def stack_hardware(terms: Sequence[HardwareTerms]) -> HardwareTerms:
     )
 
 
-def layout_arrays(setups: Sequence[TrainingSetup]) -> LayoutArrays:
-    """Stack training setups into :class:`LayoutArrays`."""
+def layout_arrays(setups: Sequence[TrainingSetup],
+                  arch: Architecture | None = None) -> LayoutArrays:
+    """Stack training setups into :class:`LayoutArrays` (``arch`` counts LoRA adapters)."""
     def col(values: list[int]) -> NDArray[np.int64]:
         return np.asarray(values, dtype=np.int64)
 
+    trainable: FloatArray | None = None
+    frozen: NDArray[np.bool_] | None = None
+    if any(s.lora is not None for s in setups):
+        if arch is None:
+            raise InputError("", "--lora-rank", "LoRA setups need the architecture to count "
+                                                "their adapters")
+        total = float(arch.params().total)
+        trainable = np.asarray([float(adapter_counts(arch, s.lora).total) if s.lora else total
+                                for s in setups])
+        frozen = np.asarray([s.lora is not None for s in setups])
     return LayoutArrays(
+        trainable_params=trainable,
+        frozen_base=frozen,
         tp=col([s.layout.tp for s in setups]),
         pp=col([s.layout.pp for s in setups]),
         dp=col([s.layout.dp for s in setups]),
@@ -183,6 +201,12 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
 
     model_fpt = model_flops_per_token(terms, seq)
     hw_fpt = hardware_flops_per_token(terms, seq, code)
+    if layout.frozen_base is not None:
+        # LoRA: frozen weights need no weight gradients, the 2·N of the backward's 4·N
+        # (activation gradients still flow through them). Adapter FLOPs are negligible.
+        hw_fpt = hw_fpt - np.where(layout.frozen_base, 2.0 * terms.layer_params_active, 0.0)
+    trainable = (layout.trainable_params if layout.trainable_params is not None
+                 else float(terms.params_total))
     tokens_per_rank = mb * seq * ga
     eta = hw.compute_efficiency * h / (h + assumptions.width_half_point)
     compute_s = hw_fpt * tokens_per_rank / (tp * pp) / (hw.peak_flops * eta)
@@ -206,7 +230,7 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
     # Data parallel. DP ranks sit next to each other after the TP group (Megatron rank order).
     dp_per_node = np.maximum(1.0, np.floor(per_node / np.minimum(tp, per_node)))
     shard_params = terms.params_total / (tp * pp)
-    grad_allreduce_s = _allreduce_s(shard_params * hw.gradient_bytes, dp, dp_per_node,
+    grad_allreduce_s = _allreduce_s(trainable / (tp * pp) * hw.gradient_bytes, dp, dp_per_node,
                                     hw.intra_node_bytes_per_s, hw.network_bytes_per_s_per_gpu)
     weight_allreduce_s = _allreduce_s(shard_params * hw.activation_bytes, dp, dp_per_node,
                                       hw.intra_node_bytes_per_s,
@@ -299,15 +323,15 @@ def step_from_arrays(arrays: StepArrays, index: int, setup: TrainingSetup,
 
 
 def estimate_training_step(terms: ModelTerms, gpu: GpuSpec, setup: TrainingSetup, *,
-                           network: Interconnect,
-                           assumptions: TrainingAssumptions) -> TrainingStep:
-    """Step time of one fully specified training configuration.
+                           network: Interconnect, assumptions: TrainingAssumptions,
+                           arch: Architecture | None = None) -> TrainingStep:
+    """Step time of one fully specified training configuration (``arch`` is needed for LoRA).
 
     Raises:
         InputError: the GPU lacks the precision.
     """
     hw = hardware_terms(gpu, setup.precision, network, assumptions)
-    arrays = training_step_arrays(terms, hw, layout_arrays([setup]), assumptions)
+    arrays = training_step_arrays(terms, hw, layout_arrays([setup], arch), assumptions)
     return step_from_arrays(arrays, 0, setup, float(hw.peak_flops))
 
 

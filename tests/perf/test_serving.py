@@ -169,3 +169,21 @@ def test_moe_reads_only_touched_experts_at_batch_1(defaults: PerfDefaults) -> No
                            price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
     all_weights_s = est.weights_bytes_per_gpu / (3350e9 * 0.75)
     assert est.decode_step_s < all_weights_s
+
+
+def test_replicas_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
+    from costsim.perf.serving import max_throughput_arrays, stack_replicas
+
+    engine = defaults.serving.engine(ServingEngine.VLLM)
+    names = ("H100", "A100-80GB", "L40S", "L4")
+    replicas = []
+    for name in names:
+        setup = InferenceSetup(precision=Dtype.BF16, layout=ParallelLayout(),
+                               context_tokens=768)
+        replicas.append(replica_terms(arch("llama-3-8b"), get_gpu(name), setup, engine,
+                                      defaults.serving, DEFAULT_POLICY))
+    stacked = stack_replicas(replicas)
+    vector = max_throughput_arrays(stacked, 512, 256)
+    scalar = [_serve(defaults, gpu=name).max_requests_per_s for name in names]
+    assert list(vector) == pytest.approx(scalar, rel=1e-9)
+    assert vector[0] > vector[1] > vector[3]  # H100 > A100 > L4

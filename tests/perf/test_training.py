@@ -156,3 +156,24 @@ def test_options_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
                                      network=option.network, assumptions=defaults.training)
         assert one.step_time_s == pytest.approx(float(arrays.step_time_s[i]), rel=1e-12)
         assert one.mfu == pytest.approx(float(arrays.mfu[i]), rel=1e-12)
+
+
+def test_lora_skips_weight_gradients_and_their_allreduce(defaults: PerfDefaults) -> None:
+    from costsim.domain.workload import LoraConfig
+
+    model = arch("llama-2-7b")
+    gpu = get_gpu("A100-80GB")
+    full = replace(BASE, layout=ParallelLayout(dp=64, zero=1), grad_accum=2)
+    lora = replace(full, task=Task.FINETUNE,
+                   lora=LoraConfig(rank=16, targets=("q_proj", "v_proj")))
+    net = defaults.networks["eth-100"]  # slow network: the full gradient all-reduce shows
+    one = estimate_training_step(ModelTerms.of(model), gpu, full, network=net,
+                                 assumptions=defaults.training, arch=model)
+    two = estimate_training_step(ModelTerms.of(model), gpu, lora, network=net,
+                                 assumptions=defaults.training, arch=model)
+    assert two.step_time_s < one.step_time_s
+    assert two.hardware_flops_per_token == pytest.approx(
+        one.hardware_flops_per_token - 2 * ModelTerms.of(model).layer_params_active)
+    assert two.data_parallel_exposed_s < 0.01 * one.data_parallel_exposed_s
+    with pytest.raises(InputError, match="architecture"):
+        layout_arrays([lora])
