@@ -309,22 +309,23 @@ def _serve(args: argparse.Namespace) -> int:
     if tp is None and args.gpus is not None:
         tp = args.gpus
     defaults = perf_defaults()
-    est = estimate_serving(
-        arch, gpu, engine=ServingEngine(args.engine), precision=precision,
-        quant=Quant(args.quant or "none"), kv_dtype=Dtype(args.kv_dtype) if args.kv_dtype
-        else None, prompt_tokens=prompt, output_tokens=output, batch=args.batch or 1, tp=tp,
-        rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s,
-        price_usd_per_gpu_hour=0.0, assumptions=defaults.serving)
+    kv_dtype = Dtype(args.kv_dtype) if args.kv_dtype else None
+
+    def run(price_usd_per_gpu_hour: float, replica_tp: int | None) -> Any:
+        return estimate_serving(
+            arch, gpu, engine=ServingEngine(args.engine), precision=precision,
+            quant=Quant(args.quant or "none"), kv_dtype=kv_dtype, prompt_tokens=prompt,
+            output_tokens=output, batch=args.batch or 1, tp=replica_tp,
+            rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s,
+            slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=price_usd_per_gpu_hour,
+            assumptions=defaults.serving, context_tokens=args.context)
+
+    # The replica size decides how many GPUs the price lookup asks for.
+    est = run(0.0, tp)
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
     if price:
-        est = estimate_serving(
-            arch, gpu, engine=ServingEngine(args.engine), precision=precision,
-            quant=Quant(args.quant or "none"), kv_dtype=Dtype(args.kv_dtype) if args.kv_dtype
-            else None, prompt_tokens=prompt, output_tokens=output, batch=args.batch or 1,
-            tp=est.gpus_per_replica, rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s,
-            slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=price,
-            assumptions=defaults.serving)
+        est = run(price, est.gpus_per_replica)
     payload = serving_payload(est, name, source, price_warnings)
     if args.json:
         print_json(payload)

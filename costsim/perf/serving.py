@@ -348,8 +348,12 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                      rate_requests_per_s: float | None, slo_ttft_s: float | None,
                      slo_tpot_s: float | None, price_usd_per_gpu_hour: float,
                      assumptions: ServingAssumptions,
-                     policy: HeadroomPolicy = DEFAULT_POLICY) -> ServingEstimate:
+                     policy: HeadroomPolicy = DEFAULT_POLICY,
+                     context_tokens: int | None = None) -> ServingEstimate:
     """Throughput, latency, SLO capacity, replicas and cost per token of serving ``arch``.
+
+    ``context_tokens`` is the KV-cache room reserved per sequence (default prompt + output,
+    capped at the model's maximum positions).
 
     Raises:
         InputError: non-positive token counts, rate or SLO; an invalid tp.
@@ -368,7 +372,9 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                          f"must be >= 0 (got {price_usd_per_gpu_hour:g})")
     profile = assumptions.engine(engine)
     engine_policy = replace(policy, infer_utilization=profile.memory_utilization)
-    context = min(prompt_tokens + output_tokens, arch.max_position_embeddings)
+    if context_tokens is not None and context_tokens < 1:
+        raise InputError("", "--context", f"must be >= 1 (got {context_tokens})")
+    context = context_tokens or min(prompt_tokens + output_tokens, arch.max_position_embeddings)
     setup = InferenceSetup(precision=precision, layout=ParallelLayout(tp=tp or 1), batch=1,
                            context_tokens=context, kv_dtype=kv_dtype, quant=quant)
     if tp is None:

@@ -180,3 +180,13 @@ def test_serve_table_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "replicas needed" in out
     assert "$ per M tokens" in out
+
+
+def test_serve_context_reserves_kv_per_sequence(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["estimate", "serve", "--model", "llama-3-8b", "--price-usd-per-gpu-hour", "2",
+            "--json"]
+    _, out_short, _ = run(base, capsys)
+    _, out_long, _ = run([*base, "--context", "8192"], capsys)
+    short, long = json.loads(out_short), json.loads(out_long)
+    assert short["max_batch"] == 256
+    assert long["max_batch"] == long["kv_capacity_tokens"] // 8192
