@@ -312,6 +312,8 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
                   network: Interconnect, defaults: PerfDefaults) -> np.ndarray:
     """Tokens per second of many setups of one model on one GPU type, in one vectorized call
     (no memory check): the optimizer's fast path."""
+    if not setups:
+        raise InputError("", "setups", "need at least one setup to score")
     hw = hardware_terms(gpu, setups[0].precision, network, defaults.training)
     arrays = training_step_arrays(ModelTerms.of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
