@@ -39,6 +39,9 @@ def perf_defaults() -> PerfDefaults:
         # Generations without a published training table (turing, ada): the Ampere/Hopper
         # midpoint discounted for their low bandwidth-to-compute ratio; documented as assumed.
         default_compute_efficiency=0.50,
+        tp_overlap_by_generation={
+            row["generation"]: float(row["tp_comm_overlap"]) for row in efficiency_rows
+        },
         width_half_point=train["width_half_point"][0],
         sync_overhead_per_node_doubling=train["sync_overhead_per_node_doubling"][0],
         nvlink_efficiency=train["nvlink_efficiency"][0],
@@ -47,6 +50,8 @@ def perf_defaults() -> PerfDefaults:
         sources={
             **{key: source for key, (_, source) in train.items()},
             **{f"efficiency.{row['generation']}": row["source"] for row in efficiency_rows},
+            **{f"tp_overlap.{row['generation']}": row["tp_overlap_source"]
+               for row in efficiency_rows},
         },
     )
     goodput = GoodputAssumptions(

@@ -49,16 +49,23 @@ class TrainingAssumptions:
     a training step for very wide layers, per GPU generation (``GpuSpec.generation``).
     ``width_half_point``: hidden size at which layer efficiency halves, η(h) = η∞ · h/(h + h½).
     ``sync_overhead_per_node_doubling``: straggler / synchronisation loss per doubling of nodes.
+    ``tp_overlap_by_generation``: share of TP collectives hidden behind GEMMs.
     """
 
     compute_efficiency_by_generation: Mapping[str, float]
     default_compute_efficiency: float
+    tp_overlap_by_generation: Mapping[str, float]
     width_half_point: float
     sync_overhead_per_node_doubling: float
     nvlink_efficiency: float
     pcie_efficiency: float
     backward_share_of_compute: float = 2.0 / 3.0
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def tp_overlap(self, generation: str) -> float:
+        """Share of tensor-parallel collectives hidden behind GEMMs by that generation's
+        frameworks (0 when unknown)."""
+        return self.tp_overlap_by_generation.get(generation, 0.0)
 
     def compute_efficiency(self, generation: str) -> float:
         """η∞ for a GPU generation, or the documented default for generations without data."""

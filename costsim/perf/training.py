@@ -3,11 +3,12 @@
 One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequences. Per GPU:
 
     t_compute  = hardware FLOPs of its share / (dense peak · η∞(generation) · h/(h + h½))
-    t_tp       = grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · (b·s·h·bytes) / B_tp
+    t_tp       = (1 − overlap) · grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
     t_p2p      = grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                    (pp > 1)
     bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / grad_accum   (= (p−1)/(m+p−1) of a step)
     t_dp       = hierarchical all-reduce of the gradient shard (ZeRO 0-2, once per step), exposed
-                 beyond the backward pass of the last micro-batch; ZeRO-3 all-gathers the weights
+                 beyond the last micro-batch's backward (ZeRO 0) or one micro-batch (ZeRO 1-2:
+                 the parameter all-gather overlaps the next forward); ZeRO-3 all-gathers the weights
                  twice and reduce-scatters the gradients per micro-batch, exposed beyond t_compute
     t_sync     = σ · log2(nodes) · (t_compute + t_tp)                       (stragglers, barriers)
     step       = t_compute + t_tp + t_p2p + bubble + exposed DP + t_sync
@@ -50,6 +51,7 @@ class HardwareTerms:
 
     peak_flops: FloatArray
     compute_efficiency: FloatArray  # η∞ of the GPU generation
+    tp_overlap: FloatArray  # share of TP collectives hidden behind GEMMs
     intra_node_bytes_per_s: FloatArray  # achieved, one direction
     network_bytes_per_s_per_gpu: FloatArray  # achieved, one direction
     gpus_per_node: FloatArray
@@ -121,6 +123,7 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
     return HardwareTerms(
         peak_flops=_as_float(tflops * 1e12),
         compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)),
+        tp_overlap=_as_float(assumptions.tp_overlap(gpu.generation)),
         intra_node_bytes_per_s=_as_float(intra),
         network_bytes_per_s_per_gpu=_as_float(network.bytes_per_s_per_gpu),
         gpus_per_node=_as_float(network.gpus_per_node),
@@ -138,6 +141,7 @@ def stack_hardware(terms: Sequence[HardwareTerms]) -> HardwareTerms:
     return HardwareTerms(
         peak_flops=col("peak_flops"),
         compute_efficiency=col("compute_efficiency"),
+        tp_overlap=col("tp_overlap"),
         intra_node_bytes_per_s=col("intra_node_bytes_per_s"),
         network_bytes_per_s_per_gpu=col("network_bytes_per_s_per_gpu"),
         gpus_per_node=col("gpus_per_node"),
@@ -218,7 +222,7 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
                             hw.network_bytes_per_s_per_gpu)
     n_allreduce = 4.0 + 2.0 * (code == 2)
     message = mb * seq * h * hw.activation_bytes
-    tp_s = np.where(tp > 1, ga * (terms.num_layers / pp) * n_allreduce
+    tp_s = np.where(tp > 1, (1.0 - hw.tp_overlap) * ga * (terms.num_layers / pp) * n_allreduce
                     * 2.0 * (tp - 1.0) / tp * message / tp_bandwidth, 0.0)
     # Pipeline: activations forward and gradients backward at each stage boundary, split
     # over the TP ranks (Megatron's scatter-gather optimisation).
@@ -238,9 +242,13 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
     # ZeRO-3 per micro-batch: all-gather forward + all-gather backward (half an all-reduce
     # each) + reduce-scatter of gradients (half an all-reduce), prefetched under the compute.
     zero3_s = ga * (weight_allreduce_s + 0.5 * grad_allreduce_s)
-    window_last_backward = assumptions.backward_share_of_compute * compute_s / ga
+    # ZeRO 0 (DDP): the all-reduce overlaps the last micro-batch's backward. ZeRO 1-2: its
+    # reduce-scatter half overlaps that backward and the parameter all-gather half the next
+    # step's first forward (Megatron distributed optimizer, DeepSpeed), one micro-batch in all.
+    micro_s = compute_s / ga
+    window_s = np.where(zero == 0, assumptions.backward_share_of_compute * micro_s, micro_s)
     dp_exposed_s = np.where(zero == 3, np.maximum(0.0, zero3_s - compute_s),
-                            np.maximum(0.0, grad_allreduce_s - window_last_backward))
+                            np.maximum(0.0, grad_allreduce_s - window_s))
 
     gpus = tp * pp * dp
     nodes = np.maximum(1.0, np.ceil(gpus / per_node))

@@ -177,3 +177,32 @@ def test_lora_skips_weight_gradients_and_their_allreduce(defaults: PerfDefaults)
     assert two.data_parallel_exposed_s < 0.01 * one.data_parallel_exposed_s
     with pytest.raises(InputError, match="architecture"):
         layout_arrays([lora])
+
+
+def test_tp_overlap_follows_the_generation(defaults: PerfDefaults) -> None:
+    """Hopper-era frameworks hide part of the TP collectives (Transformer Engine); the A100
+    tables (Megatron-LM 2021) ran them on the critical path."""
+    assert defaults.training.tp_overlap("ampere") == 0.0
+    assert 0.0 < defaults.training.tp_overlap("hopper") < 1.0
+    setup = replace(BASE, layout=ParallelLayout(tp=8, pp=1, dp=1), grad_accum=64)
+    terms = ModelTerms.of(arch("llama-2-13b"))
+    net = defaults.network_for("H100")
+    gpu = get_gpu("H100")
+    exposed = replace(defaults.training, tp_overlap_by_generation={})
+    full = estimate_training_step(terms, gpu, setup, network=net, assumptions=exposed)
+    hidden = estimate_training_step(terms, gpu, setup, network=net,
+                                    assumptions=defaults.training)
+    assert hidden.tensor_parallel_s == pytest.approx(
+        (1 - defaults.training.tp_overlap("hopper")) * full.tensor_parallel_s)
+
+
+def test_zero1_hides_more_of_the_dp_collective_than_ddp(defaults: PerfDefaults) -> None:
+    gpu = get_gpu("A100-80GB")
+    terms = ModelTerms.of(arch("llama-2-7b"))
+    net = defaults.networks["eth-100"]
+    ddp = estimate_training_step(terms, gpu, replace(BASE, layout=ParallelLayout(dp=64)),
+                                 network=net, assumptions=defaults.training)
+    zero1 = estimate_training_step(terms, gpu,
+                                   replace(BASE, layout=ParallelLayout(dp=64, zero=1)),
+                                   network=net, assumptions=defaults.training)
+    assert zero1.data_parallel_exposed_s < ddp.data_parallel_exposed_s

@@ -188,3 +188,20 @@ def test_s4_llama2_13b_weights_share_of_a100_40gb(defaults: PerfDefaults) -> Non
     share = est.weights_bytes_per_gpu / get_gpu("A100").capacity_bytes  # type: ignore[attr-defined]
     assert 0.55 <= share <= 0.70
     assert est.max_batch >= 1  # type: ignore[attr-defined]
+
+
+def test_megatron_core_70b_h100_mfu_within_20_percent(defaults: PerfDefaults) -> None:
+    """An extra published run (tests/data/training_runs_extra.csv, Megatron-Core's H100
+    table): TP 8 × PP 2 on 768 H100s, where TP overlap and pipeline bubbles matter."""
+    from costsim.catalog.models import load_preset
+
+    row = _rows("training_runs_extra.csv")["X1"]
+    model = load_preset("llama-3-70b").architecture
+    base = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16, layout=ParallelLayout(),
+                         seq_len=int(row["seq_len"]))
+    fixed = LayoutConstraints(tp=int(row["tp"]), pp=int(row["pp"]),
+                              global_batch_seqs=int(row["global_batch_seqs"]))
+    est = estimate_training_run(model, get_gpu(row["gpu"]), int(row["gpus"]), 1e9, base, fixed,
+                                defaults=defaults, price_usd_per_gpu_hour=1.0)
+    reported = _reported(r"MFU ([\d.]+)%", row["reported"]) / 100
+    assert est.step.mfu == pytest.approx(reported, rel=TOLERANCE)
