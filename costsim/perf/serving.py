@@ -175,7 +175,7 @@ def latency_at_load(r: ReplicaTerms, rate_per_s: ArrayLike, prompt_tokens: int,
     first = float(prefill_latency_s(r, prompt_tokens))
     step = decode_step_s(r, np.maximum(n, 1.0), context)
     wait = rho / (2.0 * (1.0 - rho)) * first
-    overloaded = lam >= max_rps
+    overloaded = lam > max_rps * (1.0 + 1e-9)  # at exactly the capacity the queue still drains
     inf = np.full_like(lam, np.inf)
     return LoadLatency(
         rate_per_s=lam,

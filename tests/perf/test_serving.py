@@ -187,3 +187,11 @@ def test_replicas_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
     scalar = [_serve(defaults, gpu=name).max_requests_per_s for name in names]
     assert list(vector) == pytest.approx(scalar, rel=1e-9)
     assert vector[0] > vector[1] > vector[3]  # H100 > A100 > L4
+
+
+def test_rate_at_exact_capacity_is_not_overloaded(defaults: PerfDefaults) -> None:
+    capacity = _serve(defaults).max_requests_per_s
+    est = _serve(defaults, rate_requests_per_s=capacity)
+    assert est.replicas_needed == 1
+    assert math.isfinite(est.ttft_s)
+    assert math.isfinite(est.tpot_p95_s)
