@@ -190,3 +190,16 @@ def test_serve_context_reserves_kv_per_sequence(capsys: pytest.CaptureFixture[st
     short, long = json.loads(out_short), json.loads(out_long)
     assert short["max_batch"] == 256
     assert long["max_batch"] == long["kv_capacity_tokens"] // 8192
+
+
+def test_multi_gpu_jobs_are_priced_on_whole_multi_gpu_instances() -> None:
+    """A 64-GPU run is priced on 8-GPU instances, not on 64 single-GPU machines."""
+    from costsim.catalog.prices import find_offering
+    from costsim.cli.estimate_cmd import lookup_price
+
+    _, source, warnings = lookup_price("H100", 64, None, None)
+    cloud, region, instance_type = source.split(" on-demand")[0].split(" ", 2)
+    assert find_offering(cloud, region, instance_type).gpus_per_instance == 8
+    assert warnings == []
+    _, single_source, _ = lookup_price("H100", 1, None, None)
+    assert single_source != source
