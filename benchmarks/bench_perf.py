@@ -17,7 +17,7 @@ from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import InferenceSetup, ParallelLayout, Recompute, Task, TrainingSetup
 from costsim.memory.runtime import DEFAULT_POLICY
-from costsim.perf.flops import ModelTerms
+from costsim.memory.shape import model_shape
 from costsim.perf.goodput import goodput_arrays
 from costsim.perf.serving import decode_step_s, replica_terms
 from costsim.perf.train_estimate import LayoutConstraints, choose_layout
@@ -42,7 +42,7 @@ def _rate(label: str, count: int, run: Callable[[], object], repeat: int = 5) ->
 def main() -> None:
     defaults = perf_defaults()
     arch = load_preset("llama-2-70b").architecture
-    terms = ModelTerms.of(arch)
+    shape = model_shape(arch)
     gpu = get_gpu("H100")
     network = defaults.network_for(gpu.name)
     hw = hardware_terms(gpu, Dtype.BF16, network, defaults.training)
@@ -54,14 +54,14 @@ def main() -> None:
         micro_batch=rng.choice([1, 2, 4], n), grad_accum=rng.choice([1, 8, 64], n),
         seq_len=rng.choice([2048, 4096, 8192], n), recompute=rng.integers(0, 3, n))
     _rate("training step time, vectorized (numpy arrays)", n,
-          lambda: training_step_arrays(terms, hw, layouts, defaults.training))
+          lambda: training_step_arrays(shape, hw, layouts, defaults.training))
 
     setup = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16,
                           layout=ParallelLayout(tp=8, pp=4, dp=32, zero=1), seq_len=4096,
                           grad_accum=8, recompute=Recompute.SELECTIVE)
     k = 2_000
     _rate("training step time, one call per option (scalar API)", k,
-          lambda: [estimate_training_step(terms, gpu, setup, network=network,
+          lambda: [estimate_training_step(shape, gpu, setup, network=network,
                                           assumptions=defaults.training) for _ in range(k)])
 
     _rate("goodput, vectorized", n,

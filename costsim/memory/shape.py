@@ -54,6 +54,7 @@ class ModelShape:
     intermediate_size: int
     vocab_size: int
     max_position_embeddings: int
+    num_experts: int  # 0 for a dense model
     experts_per_token: int  # 1 for a dense model: MLP activations are per routed expert
     gated_mlp: bool
     dropout: bool
@@ -61,12 +62,13 @@ class ModelShape:
     sliding_window: int  # 0 = full attention
     embedding_params: int
     layer_params: int
-    layer_params_active: int
+    layer_params_active: int  # one block, as one token sees it (k of E experts for MoE)
     layer_linear_params: int
     largest_linear_params: int
     final_norm_params: int
     lm_head_params: int
     pooler_params: int
+    expert_layer_params: int  # all experts of one block (0 for a dense model)
     tied_embeddings: bool
     # Quantization constants of one block's linear layers, in bytes, per format.
     quant_constant_bytes_int8: float
@@ -79,10 +81,29 @@ class ModelShape:
     adafactor_head_elements: int
 
     @property
+    def _outside_blocks_params(self) -> int:
+        return (self.embedding_params + self.final_norm_params + self.lm_head_params
+                + self.pooler_params)
+
+    @property
     def params_total(self) -> int:
         """All base-model parameters."""
-        return (self.embedding_params + self.num_layers * self.layer_params
-                + self.final_norm_params + self.lm_head_params + self.pooler_params)
+        return self._outside_blocks_params + self.num_layers * self.layer_params
+
+    @property
+    def all_layers_params_active(self) -> int:
+        """Parameters of all transformer blocks as one token sees them (no embedding, head)."""
+        return self.num_layers * self.layer_params_active
+
+    @property
+    def params_active(self) -> int:
+        """Parameters one token passes through (``params_total`` for a dense model)."""
+        return self._outside_blocks_params + self.all_layers_params_active
+
+    @property
+    def expert_params(self) -> int:
+        """All experts of all blocks (0 for a dense model)."""
+        return self.num_layers * self.expert_layer_params
 
     def quant_constant_bytes(self, quant: Quant) -> float:
         """Bytes of quantization constants per block for ``quant`` (0 for none)."""
@@ -124,6 +145,7 @@ def model_shape(arch: Architecture) -> ModelShape:
         intermediate_size=arch.intermediate_size,
         vocab_size=arch.vocab_size,
         max_position_embeddings=arch.max_position_embeddings,
+        num_experts=arch.num_experts,
         experts_per_token=arch.experts_per_token if arch.is_moe else 1,
         gated_mlp=arch.gated_mlp,
         dropout=arch.family in DROPOUT_FAMILIES,
@@ -137,6 +159,7 @@ def model_shape(arch: Architecture) -> ModelShape:
         final_norm_params=counts.final_norm,
         lm_head_params=counts.lm_head,
         pooler_params=counts.pooler,
+        expert_layer_params=sum(layer.params for layer in linears if layer.expert),
         tied_embeddings=arch.tie_word_embeddings,
         quant_constant_bytes_int8=int8,
         quant_constant_bytes_int4=int4_bytes,

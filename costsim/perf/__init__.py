@@ -13,7 +13,7 @@ Public API (engines take everything as arguments; defaults come from
   :func:`decode_step_s`, :func:`latency_at_load`, :func:`burst_throughput` — serving formulas.
 """
 
-from costsim.perf.flops import ModelTerms, hardware_flops_per_token, model_flops_per_token
+from costsim.perf.flops import hardware_flops_per_token, model_flops_per_token
 from costsim.perf.goodput import Goodput, estimate_goodput, goodput_arrays
 from costsim.perf.serving import (
     ReplicaTerms,
@@ -42,7 +42,7 @@ from costsim.perf.training import (
 )
 
 __all__ = [
-    "FleetOption", "Goodput", "LayoutConstraints", "ModelTerms", "ReplicaTerms",
+    "FleetOption", "Goodput", "LayoutConstraints", "ReplicaTerms",
     "ServingEstimate", "StepArrays", "TrainingEstimate", "TrainingStep", "burst_throughput",
     "choose_layout", "decode_step_s", "estimate_goodput", "estimate_serving",
     "estimate_training_run", "estimate_training_step", "goodput_arrays",

@@ -43,9 +43,11 @@ from costsim.memory.estimate import (
     estimate_inference,
     kv_cache_bytes_per_token,
     max_kv_tokens,
+    shape_of,
 )
 from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
-from costsim.perf.flops import FloatArray, ModelTerms, forward_flops_per_token
+from costsim.memory.shape import ModelShape
+from costsim.perf.flops import FloatArray, forward_flops_per_token
 from costsim.perf.training import PCIE_GB_PER_S_PER_DIRECTION
 from costsim.units import SECONDS_PER_HOUR
 
@@ -61,7 +63,7 @@ class ReplicaTerms:
     on different GPUs, TP degrees or engines so that every formula scores them in one call.
     """
 
-    model: ModelTerms
+    model: ModelShape
     tp: FloatArray
     weight_bytes_per_gpu: FloatArray
     expert_weight_bytes_per_gpu: FloatArray
@@ -239,8 +241,8 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     memory = estimate_inference(arch, gpu, setup, policy)
     kv_per_token = kv_cache_bytes_per_token(arch, setup)
     capacity = max_kv_tokens(arch, gpu, setup, policy)
-    terms = ModelTerms.of(arch)
-    expert_share = terms.expert_params / terms.params_total if terms.params_total else 0.0
+    shape = shape_of(arch)
+    expert_share = shape.expert_params / shape.params_total if shape.params_total else 0.0
     if gpu.nvlink_gb_per_s_per_direction:
         intra = gpu.nvlink_gb_per_s_per_direction * 1e9 * 0.8
     else:
@@ -249,7 +251,7 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         return np.asarray(float(value))
 
     return ReplicaTerms(
-        model=terms,
+        model=shape,
         tp=arr(setup.layout.tp),
         weight_bytes_per_gpu=arr(memory.weights_bytes),
         expert_weight_bytes_per_gpu=arr(memory.weights_bytes * expert_share),

@@ -23,9 +23,9 @@ from costsim.memory.estimate import (
     component_arrays_for,
     encode_training,
     estimate_training,
+    shape_of,
 )
 from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
-from costsim.perf.flops import ModelTerms
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.training import (
     StepArrays,
@@ -196,9 +196,9 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
         raise InfeasibleError(f"no layout of {gpus} x {gpu.name} fits {arch.name}; the "
                               f"closest: {overflow_message(arch, gpu, setups[best], policy)}")
     fitting = [setups[i] for i in fit_index]
-    terms = ModelTerms.of(arch)
+    shape = shape_of(arch)
     hw = hardware_terms(gpu, base.precision, network, defaults.training)
-    arrays = training_step_arrays(terms, hw, layout_arrays(fitting, arch), defaults.training)
+    arrays = training_step_arrays(shape, hw, layout_arrays(fitting, arch), defaults.training)
     # Fastest first; among equals, the lowest memory (more headroom).
     order = np.lexsort((memory.total[fit_index], -arrays.tokens_per_s))
     pick = int(order[0])
@@ -303,7 +303,7 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
         raise InputError("", "options", "need at least one option to score")
     hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training)
                          for o in options])
-    return training_step_arrays(ModelTerms.of(arch), hw,
+    return training_step_arrays(shape_of(arch), hw,
                                 layout_arrays([o.setup for o in options], arch),
                                 defaults.training)
 
@@ -315,6 +315,6 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     if not setups:
         raise InputError("", "setups", "need at least one setup to score")
     hw = hardware_terms(gpu, setups[0].precision, network, defaults.training)
-    arrays = training_step_arrays(ModelTerms.of(arch), hw, layout_arrays(list(setups), arch),
+    arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)

@@ -33,10 +33,10 @@ from costsim.domain.precision import Dtype
 from costsim.domain.workload import Recompute, TrainingSetup
 from costsim.errors import InputError
 from costsim.memory.lora import adapter_counts
+from costsim.memory.shape import ModelShape
 from costsim.perf.flops import (
     RECOMPUTE_CODES,
     FloatArray,
-    ModelTerms,
     hardware_flops_per_token,
     model_flops_per_token,
 )
@@ -190,7 +190,7 @@ def _allreduce_s(size_bytes: FloatArray, ranks: FloatArray, ranks_per_node: Floa
     return np.where(ranks > 1, intra_s + inter_s, 0.0)
 
 
-def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArrays,
+def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArrays,
                          assumptions: TrainingAssumptions) -> StepArrays:
     """Step time and its breakdown for every option (see the module docstring)."""
     tp = _as_float(layout.tp)
@@ -201,16 +201,16 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
     ga = _as_float(layout.grad_accum)
     seq = _as_float(layout.seq_len)
     code = np.asarray(layout.recompute)
-    h = float(terms.hidden_size)
+    h = float(shape.hidden_size)
 
-    model_fpt = model_flops_per_token(terms, seq)
-    hw_fpt = hardware_flops_per_token(terms, seq, code)
+    model_fpt = model_flops_per_token(shape, seq)
+    hw_fpt = hardware_flops_per_token(shape, seq, code)
     if layout.frozen_base is not None:
         # LoRA: frozen weights need no weight gradients, the 2·N of the backward's 4·N
         # (activation gradients still flow through them). Adapter FLOPs are negligible.
-        hw_fpt = hw_fpt - np.where(layout.frozen_base, 2.0 * terms.layer_params_active, 0.0)
+        hw_fpt = hw_fpt - np.where(layout.frozen_base, 2.0 * shape.all_layers_params_active, 0.0)
     trainable = (layout.trainable_params if layout.trainable_params is not None
-                 else float(terms.params_total))
+                 else float(shape.params_total))
     tokens_per_rank = mb * seq * ga
     eta = hw.compute_efficiency * h / (h + assumptions.width_half_point)
     compute_s = hw_fpt * tokens_per_rank / (tp * pp) / (hw.peak_flops * eta)
@@ -222,7 +222,7 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
                             hw.network_bytes_per_s_per_gpu)
     n_allreduce = 4.0 + 2.0 * (code == 2)
     message = mb * seq * h * hw.activation_bytes
-    tp_s = np.where(tp > 1, (1.0 - hw.tp_overlap) * ga * (terms.num_layers / pp) * n_allreduce
+    tp_s = np.where(tp > 1, (1.0 - hw.tp_overlap) * ga * (shape.num_layers / pp) * n_allreduce
                     * 2.0 * (tp - 1.0) / tp * message / tp_bandwidth, 0.0)
     # Pipeline: activations forward and gradients backward at each stage boundary, split
     # over the TP ranks (Megatron's scatter-gather optimisation).
@@ -233,7 +233,7 @@ def training_step_arrays(terms: ModelTerms, hw: HardwareTerms, layout: LayoutArr
 
     # Data parallel. DP ranks sit next to each other after the TP group (Megatron rank order).
     dp_per_node = np.maximum(1.0, np.floor(per_node / np.minimum(tp, per_node)))
-    shard_params = terms.params_total / (tp * pp)
+    shard_params = shape.params_total / (tp * pp)
     grad_allreduce_s = _allreduce_s(trainable / (tp * pp) * hw.gradient_bytes, dp, dp_per_node,
                                     hw.intra_node_bytes_per_s, hw.network_bytes_per_s_per_gpu)
     weight_allreduce_s = _allreduce_s(shard_params * hw.activation_bytes, dp, dp_per_node,
@@ -330,7 +330,7 @@ def step_from_arrays(arrays: StepArrays, index: int, setup: TrainingSetup,
     )
 
 
-def estimate_training_step(terms: ModelTerms, gpu: GpuSpec, setup: TrainingSetup, *,
+def estimate_training_step(shape: ModelShape, gpu: GpuSpec, setup: TrainingSetup, *,
                            network: Interconnect, assumptions: TrainingAssumptions,
                            arch: Architecture | None = None) -> TrainingStep:
     """Step time of one fully specified training configuration (``arch`` is needed for LoRA).
@@ -339,7 +339,7 @@ def estimate_training_step(terms: ModelTerms, gpu: GpuSpec, setup: TrainingSetup
         InputError: the GPU lacks the precision.
     """
     hw = hardware_terms(gpu, setup.precision, network, assumptions)
-    arrays = training_step_arrays(terms, hw, layout_arrays([setup], arch), assumptions)
+    arrays = training_step_arrays(shape, hw, layout_arrays([setup], arch), assumptions)
     return step_from_arrays(arrays, 0, setup, float(hw.peak_flops))
 
 

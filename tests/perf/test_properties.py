@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.precision import Dtype
-from costsim.perf.flops import ModelTerms
+from costsim.memory.shape import model_shape
 from costsim.perf.goodput import goodput_arrays
 from costsim.perf.training import LayoutArrays, hardware_terms, training_step_arrays
 from tests.perf.conftest import arch
 
 DEFAULTS = perf_defaults()
-TERMS = ModelTerms.of(arch("llama-2-13b"))
+SHAPE = model_shape(arch("llama-2-13b"))
 HW = hardware_terms(get_gpu("H100"), Dtype.BF16, DEFAULTS.network_for("H100"),
                     DEFAULTS.training)
 
@@ -38,7 +38,7 @@ layouts = st.tuples(st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([1, 2, 4,
 @settings(max_examples=200, deadline=None)
 @given(layouts)
 def test_step_is_positive_and_adds_up(layout: tuple[int, ...]) -> None:
-    arrays = training_step_arrays(TERMS, HW, _layout(*layout), DEFAULTS.training)
+    arrays = training_step_arrays(SHAPE, HW, _layout(*layout), DEFAULTS.training)
     step = float(arrays.step_time_s[0])
     parts = float(arrays.compute_s[0] + arrays.communication_exposed_s[0]
                   + arrays.pipeline_bubble_s[0] + arrays.sync_s[0])
@@ -53,8 +53,8 @@ def test_step_is_positive_and_adds_up(layout: tuple[int, ...]) -> None:
 def test_more_micro_batches_never_lower_throughput_per_rank(layout: tuple[int, ...],
                                                             factor: int) -> None:
     tp, pp, dp, zero, mb, ga, seq, rc = layout
-    base = training_step_arrays(TERMS, HW, _layout(*layout), DEFAULTS.training)
-    more = training_step_arrays(TERMS, HW, _layout(tp, pp, dp, zero, mb, ga * factor, seq, rc),
+    base = training_step_arrays(SHAPE, HW, _layout(*layout), DEFAULTS.training)
+    more = training_step_arrays(SHAPE, HW, _layout(tp, pp, dp, zero, mb, ga * factor, seq, rc),
                                 DEFAULTS.training)
     # More micro-batches per step shrink the bubble and amortize the DP collective; only
     # ZeRO-3's per-micro-batch gathers scale with them, and those stay hidden or proportional.

@@ -12,7 +12,7 @@ from costsim.domain.performance import PerfDefaults
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import ParallelLayout, Recompute, Task, TrainingSetup
 from costsim.errors import InputError
-from costsim.perf.flops import ModelTerms
+from costsim.memory.shape import model_shape
 from costsim.perf.training import (
     estimate_training_step,
     hardware_terms,
@@ -29,7 +29,7 @@ BASE = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16,
 def _step(setup: TrainingSetup, defaults: PerfDefaults, gpu: str = "H100",
           model: str = "llama-2-7b") -> object:
     g = get_gpu(gpu)
-    return estimate_training_step(ModelTerms.of(arch(model)), g, setup,
+    return estimate_training_step(model_shape(arch(model)), g, setup,
                                   network=defaults.network_for(g.name),
                                   assumptions=defaults.training)
 
@@ -44,11 +44,11 @@ def test_scalar_equals_vectorized(defaults: PerfDefaults) -> None:
                 recompute=Recompute.SELECTIVE, seq_len=2048),
     ]
     gpu = get_gpu("H100")
-    terms = ModelTerms.of(arch("llama-2-13b"))
+    shape = model_shape(arch("llama-2-13b"))
     hw = hardware_terms(gpu, Dtype.BF16, defaults.network_for("H100"), defaults.training)
-    arrays = training_step_arrays(terms, hw, layout_arrays(setups), defaults.training)
+    arrays = training_step_arrays(shape, hw, layout_arrays(setups), defaults.training)
     for i, setup in enumerate(setups):
-        one = estimate_training_step(terms, gpu, setup, network=defaults.network_for("H100"),
+        one = estimate_training_step(shape, gpu, setup, network=defaults.network_for("H100"),
                                      assumptions=defaults.training)
         assert one.step_time_s == pytest.approx(float(arrays.step_time_s[i]), rel=1e-12)
         assert one.tokens_per_s == pytest.approx(float(arrays.tokens_per_s[i]), rel=1e-12)
@@ -115,7 +115,7 @@ def test_dp_allreduce_hides_behind_backward_with_one_micro_batch(defaults: PerfD
     # 64 nodes over slow Ethernet, many micro-batches: the all-reduce shows.
     gpu = get_gpu("H100")
     slow = estimate_training_step(
-        ModelTerms.of(arch("llama-2-13b")), gpu,
+        model_shape(arch("llama-2-13b")), gpu,
         replace(BASE, layout=ParallelLayout(dp=512, zero=1), grad_accum=64),
         network=defaults.networks["eth-100"], assumptions=defaults.training)
     assert slow.data_parallel_exposed_s > 0
@@ -128,12 +128,12 @@ def test_missing_precision_is_an_input_error(defaults: PerfDefaults) -> None:
 
 def test_throughput_grows_with_gpus(defaults: PerfDefaults) -> None:
     gpu = get_gpu("H100")
-    terms = ModelTerms.of(arch("llama-2-7b"))
+    shape = model_shape(arch("llama-2-7b"))
     hw = hardware_terms(gpu, Dtype.BF16, defaults.network_for("H100"), defaults.training)
     dps = [8, 64, 512, 4096]
     setups = [replace(BASE, layout=ParallelLayout(dp=dp, zero=1), grad_accum=max(1, 1024 // dp))
               for dp in dps]
-    tokens = training_step_arrays(terms, hw, layout_arrays(setups), defaults.training).tokens_per_s
+    tokens = training_step_arrays(shape, hw, layout_arrays(setups), defaults.training).tokens_per_s
     assert np.all(np.diff(tokens) > 0)
     per_gpu = tokens / np.array(dps)
     assert np.all(np.diff(per_gpu) < 0)  # but each GPU does a little less
@@ -152,7 +152,7 @@ def test_options_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
     ]
     arrays = score_fleet_options(model, options, defaults=defaults)
     for i, option in enumerate(options):
-        one = estimate_training_step(ModelTerms.of(model), option.gpu, option.setup,
+        one = estimate_training_step(model_shape(model), option.gpu, option.setup,
                                      network=option.network, assumptions=defaults.training)
         assert one.step_time_s == pytest.approx(float(arrays.step_time_s[i]), rel=1e-12)
         assert one.mfu == pytest.approx(float(arrays.mfu[i]), rel=1e-12)
@@ -167,13 +167,13 @@ def test_lora_skips_weight_gradients_and_their_allreduce(defaults: PerfDefaults)
     lora = replace(full, task=Task.FINETUNE,
                    lora=LoraConfig(rank=16, targets=("q_proj", "v_proj")))
     net = defaults.networks["eth-100"]  # slow network: the full gradient all-reduce shows
-    one = estimate_training_step(ModelTerms.of(model), gpu, full, network=net,
+    one = estimate_training_step(model_shape(model), gpu, full, network=net,
                                  assumptions=defaults.training, arch=model)
-    two = estimate_training_step(ModelTerms.of(model), gpu, lora, network=net,
+    two = estimate_training_step(model_shape(model), gpu, lora, network=net,
                                  assumptions=defaults.training, arch=model)
     assert two.step_time_s < one.step_time_s
     assert two.hardware_flops_per_token == pytest.approx(
-        one.hardware_flops_per_token - 2 * ModelTerms.of(model).layer_params_active)
+        one.hardware_flops_per_token - 2 * model_shape(model).all_layers_params_active)
     assert two.data_parallel_exposed_s < 0.01 * one.data_parallel_exposed_s
     with pytest.raises(InputError, match="architecture"):
         layout_arrays([lora])
@@ -185,12 +185,12 @@ def test_tp_overlap_follows_the_generation(defaults: PerfDefaults) -> None:
     assert defaults.training.tp_overlap("ampere") == 0.0
     assert 0.0 < defaults.training.tp_overlap("hopper") < 1.0
     setup = replace(BASE, layout=ParallelLayout(tp=8, pp=1, dp=1), grad_accum=64)
-    terms = ModelTerms.of(arch("llama-2-13b"))
+    shape = model_shape(arch("llama-2-13b"))
     net = defaults.network_for("H100")
     gpu = get_gpu("H100")
     exposed = replace(defaults.training, tp_overlap_by_generation={})
-    full = estimate_training_step(terms, gpu, setup, network=net, assumptions=exposed)
-    hidden = estimate_training_step(terms, gpu, setup, network=net,
+    full = estimate_training_step(shape, gpu, setup, network=net, assumptions=exposed)
+    hidden = estimate_training_step(shape, gpu, setup, network=net,
                                     assumptions=defaults.training)
     assert hidden.tensor_parallel_s == pytest.approx(
         (1 - defaults.training.tp_overlap("hopper")) * full.tensor_parallel_s)
@@ -198,11 +198,11 @@ def test_tp_overlap_follows_the_generation(defaults: PerfDefaults) -> None:
 
 def test_zero1_hides_more_of_the_dp_collective_than_ddp(defaults: PerfDefaults) -> None:
     gpu = get_gpu("A100-80GB")
-    terms = ModelTerms.of(arch("llama-2-7b"))
+    shape = model_shape(arch("llama-2-7b"))
     net = defaults.networks["eth-100"]
-    ddp = estimate_training_step(terms, gpu, replace(BASE, layout=ParallelLayout(dp=64)),
+    ddp = estimate_training_step(shape, gpu, replace(BASE, layout=ParallelLayout(dp=64)),
                                  network=net, assumptions=defaults.training)
-    zero1 = estimate_training_step(terms, gpu,
+    zero1 = estimate_training_step(shape, gpu,
                                    replace(BASE, layout=ParallelLayout(dp=64, zero=1)),
                                    network=net, assumptions=defaults.training)
     assert zero1.data_parallel_exposed_s < ddp.data_parallel_exposed_s
