@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
-from costsim.catalog.prices import billing_rules
+from costsim.catalog.price_tables import billing_rules
 from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides
 from costsim.errors import CatalogError, InputError, suggest
 

@@ -1,10 +1,9 @@
-"""The price book: shipped offerings, every purchase option's rule, selection and overrides.
+"""The price book: every purchase option's rule over the shipped offerings, with overrides.
 
-Shipped data (``costsim/data``): ``price_book.csv`` (built by ``pricing/build.py`` from
-``pricing/raw``), ``price_clouds.csv`` (billing minimum, spot notice, marketplaces),
-``price_reserved_discounts.csv`` and ``price_payment_adjustments.csv`` (1y/3y commitments),
-``spot_hazard.csv`` (interruption hazard per GPU class). Owned servers come from
-:mod:`costsim.catalog.servers`. Everything here is pure: no printing, no environment reads.
+:class:`PriceBook` turns offerings into quotes (on-demand with billing minimums, spot with its
+hazard, 1y/3y reservations from the discount tables, owned servers from their BOMs) and picks the
+cheapest unflagged one (DESIGN.md §8). The tables come from :mod:`costsim.catalog.price_tables`,
+owned servers from :mod:`costsim.catalog.servers`. Pure: no printing, no environment reads.
 """
 
 from __future__ import annotations
@@ -14,124 +13,30 @@ from collections.abc import Iterable
 from functools import cache
 
 from costsim.catalog.gpus import get_gpu
-from costsim.catalog.resources import read_data_csv
+from costsim.catalog.price_tables import (
+    billing_rules,
+    discount_rule,
+    payment_rule,
+    reserved_sold,
+    shipped_offerings,
+    spot_hazard,
+)
+from costsim.catalog.resources import csv_bool
 from costsim.catalog.servers import OWNED_CLOUD, owned_offerings, server_bom
 from costsim.domain.pricing import (
     RENTAL_OPTIONS,
     BillingRule,
     Offering,
-    Payment,
     PriceFlag,
     PriceOverrides,
     PurchaseOption,
     Quote,
-    ReservationTerms,
     Selection,
-    SpotHazard,
-    spot_expected_hours,
 )
+from costsim.domain.reservation import ReservationTerms
+from costsim.domain.spot import spot_expected_hours
 from costsim.errors import CatalogError, InfeasibleError, InputError
 from costsim.units import HOURS_PER_YEAR
-
-ANY = "*"
-
-
-def _true(text: str) -> bool:
-    return text.strip().lower() == "true"
-
-
-def _optional_float(text: str) -> float | None:
-    return float(text) if text.strip() else None
-
-
-def _offering_from_row(row: dict[str, str]) -> Offering:
-    return Offering(
-        cloud=row["cloud"], region=row["region"], instance_type=row["instance_type"],
-        gpu=row["gpu"], provider_gpu_name=row["provider_gpu_name"],
-        gpus_per_instance=int(row["gpus_per_instance"]), vcpus=int(row["vcpus"]),
-        host_ram_gib=float(row["host_ram_gib"]), gpu_memory_gib=float(row["gpu_memory_gib"]),
-        on_demand_usd_per_hour=_optional_float(row["on_demand_usd_per_hour"]),
-        spot_usd_per_hour=_optional_float(row["spot_usd_per_hour"]),
-        marketplace=_true(row["marketplace"]),
-        flags=tuple(PriceFlag(flag) for flag in row["flags"].split(";") if flag),
-        source=row["source"], effective_date=row["effective_date"], date_note=row["date_note"],
-    )
-
-
-@cache
-def shipped_offerings() -> tuple[Offering, ...]:
-    """Every row of the shipped price book (rentals only), in file order."""
-    return tuple(_offering_from_row(row) for row in read_data_csv("price_book.csv"))
-
-
-@cache
-def billing_rules() -> dict[str, BillingRule]:
-    """Per-cloud billing increment and minimum, spot notice and marketplace status."""
-    return {
-        row["cloud"]: BillingRule(
-            cloud=row["cloud"], increment_s=float(row["billing_increment_s"]),
-            minimum_s=float(row["billing_minimum_s"]), spot_notice_s=float(row["spot_notice_s"]),
-            marketplace=_true(row["marketplace"]), source=row["source"],
-            effective_date=row["effective_date"], note=row["note"],
-        )
-        for row in read_data_csv("price_clouds.csv")
-    }
-
-
-@cache
-def _reserved_sold() -> dict[str, bool]:
-    return {row["cloud"]: _true(row["reserved_sold"]) for row in read_data_csv("price_clouds.csv")}
-
-
-@cache
-def _discount_rows() -> tuple[dict[str, str], ...]:
-    return tuple(read_data_csv("price_reserved_discounts.csv"))
-
-
-@cache
-def _payment_rows() -> tuple[dict[str, str], ...]:
-    return tuple(read_data_csv("price_payment_adjustments.csv"))
-
-
-@cache
-def _spot_hazards() -> dict[str, SpotHazard]:
-    by_gpu: dict[str, SpotHazard] = {}
-    for row in read_data_csv("spot_hazard.csv"):
-        hazard = SpotHazard(
-            gpu_class=row["gpu_class"], bucket=row["bucket"],
-            monthly_interruption_probability=float(row["monthly_interruption_probability"]),
-            source=row["source"], effective_date=row["effective_date"],
-            estimate=_true(row["estimate"]),
-        )
-        for gpu in row["gpus"].split(";"):
-            by_gpu[gpu] = hazard
-    return by_gpu
-
-
-def spot_hazard(gpu: str) -> SpotHazard:
-    """The spot interruption model of ``gpu``'s class (the 'inference' class if unlisted)."""
-    name = get_gpu(gpu).name
-    hazards = _spot_hazards()
-    return hazards.get(name, hazards["T4"])
-
-
-def _discount_rule(offering: Offering, term_years: int) -> dict[str, str]:
-    for row in _discount_rows():
-        if (int(row["term_years"]) == term_years
-                and row["cloud"] in (ANY, offering.cloud)
-                and offering.instance_type.startswith(row["instance_prefix"])
-                and row["gpu"] in ("", offering.gpu)):
-            return row
-    raise AssertionError(f"price_reserved_discounts.csv has no fallback for {offering.key}")
-
-
-def _payment_rule(cloud: str, term_years: int, payment: Payment) -> dict[str, str]:
-    for wanted in (cloud, ANY):
-        for row in _payment_rows():
-            if (row["cloud"] == wanted and int(row["term_years"]) == term_years
-                    and row["payment"] == payment.value):
-                return row
-    raise AssertionError(f"price_payment_adjustments.csv lacks {term_years}y {payment}")
 
 
 class PriceBook:
@@ -229,12 +134,12 @@ class PriceBook:
         term, payment = option.term_years, option.payment
         if term is None or payment is None or offering.on_demand_usd_per_hour is None:
             return None
-        if offering.marketplace or not _reserved_sold().get(offering.cloud, True):
+        if offering.marketplace or not reserved_sold().get(offering.cloud, True):
             return None
-        pay = _payment_rule(offering.cloud, term, payment)
-        if not _true(pay["offered"]):
+        pay = payment_rule(offering.cloud, term, payment)
+        if not csv_bool(pay["offered"]):
             return None
-        rule = _discount_rule(offering, term)
+        rule = discount_rule(offering, term)
         discount = (float(rule["discount_pct"]) + float(pay["extra_discount_pct_points"])) / 100
         on_demand = offering.on_demand_usd_per_hour * self._user_factor(offering)
         term_hours = term * HOURS_PER_YEAR
@@ -249,7 +154,7 @@ class PriceBook:
             source=rule["source"] + ("" if pay["source"] == "default" else
                                      f"; payment: {pay['source']}"),
             effective_date=rule["effective_date"],
-            estimate=_true(rule["estimate"]) or _true(pay["estimate"]),
+            estimate=csv_bool(rule["estimate"]) or csv_bool(pay["estimate"]),
         )
 
     def quote(self, offering: Offering, option: PurchaseOption) -> Quote | None:
@@ -332,7 +237,7 @@ class PriceBook:
                                hazard_per_hour: float | None = None) -> float:
         """Expected spot charge of one instance doing ``work_hours`` of work under the hazard.
 
-        Uses :func:`costsim.domain.pricing.spot_expected_hours`; the hazard defaults to the
+        Uses :func:`costsim.domain.spot.spot_expected_hours`; the hazard defaults to the
         GPU class's.
         """
         quote = self.quote(offering, PurchaseOption.SPOT)

@@ -18,3 +18,8 @@ def read_data_text(*parts: str) -> str:
 def read_data_csv(*parts: str) -> list[dict[str, str]]:
     """Return the rows of a shipped CSV file as dictionaries keyed by the header."""
     return list(csv.DictReader(io.StringIO(read_data_text(*parts))))
+
+
+def csv_bool(text: str) -> bool:
+    """A ``true``/``false`` cell of a shipped CSV (anything but ``true`` reads as False)."""
+    return text.strip().lower() == "true"

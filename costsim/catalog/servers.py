@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-from costsim.catalog.resources import read_data_csv
-from costsim.domain.pricing import BomLine, Offering, OwnedServer, PriceFlag
+from costsim.catalog.resources import csv_bool, read_data_csv
+from costsim.domain.owned import BomLine, OwnedServer
+from costsim.domain.pricing import Offering, PriceFlag
 from costsim.errors import CatalogError, InputError
 
 OWNED_CLOUD = "owned"
 OWNED_REGION = "on-prem"
-
-
-def _flag(text: str) -> bool:
-    return text.strip().lower() == "true"
 
 
 @cache
@@ -46,7 +43,7 @@ def _line(component: str, quantity: float) -> BomLine:
     row = _components()[component]
     return BomLine(component=component, kind=row["kind"], quantity=quantity, unit=row["unit"],
                    unit_price_usd=float(row["unit_price_usd"]), source=row["source"],
-                   effective_date=row["effective_date"], estimate=_flag(row["estimate"]))
+                   effective_date=row["effective_date"], estimate=csv_bool(row["estimate"]))
 
 
 def server_bom(name: str, gpu_count: int | None = None, ram_gib: int | None = None,

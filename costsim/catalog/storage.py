@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from costsim.catalog.resources import read_data_csv
-from costsim.domain.pricing import StoragePrice
+from costsim.catalog.resources import csv_bool, read_data_csv
+from costsim.domain.storage import StoragePrice
 
 FALLBACK_CLOUD = "*"
 
@@ -19,7 +19,7 @@ def _storage_prices() -> dict[str, StoragePrice]:
             egress_usd_per_gb=float(row["egress_usd_per_gb"]),
             egress_free_gb_per_month=float(row["egress_free_gb_per_month"]),
             tier=row["tier"], source=row["source"], effective_date=row["effective_date"],
-            estimate=row["estimate"].strip().lower() == "true",
+            estimate=csv_bool(row["estimate"]),
         )
         for row in read_data_csv("storage_prices.csv")
     }

@@ -1,4 +1,4 @@
-"""The pricing rule of each purchase option (pure arithmetic in costsim.domain.pricing)."""
+"""The pricing rule of each purchase option (pure arithmetic in costsim.domain)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from costsim.domain.pricing import (
-    BillingRule,
-    Payment,
-    PurchaseOption,
-    ReservationTerms,
-    monthly_probability_to_hazard_per_hour,
-    spot_expected_hours,
-)
+from costsim.domain.pricing import BillingRule, Payment, PurchaseOption
+from costsim.domain.reservation import ReservationTerms
+from costsim.domain.spot import monthly_probability_to_hazard_per_hour, spot_expected_hours
 from costsim.errors import CatalogError
 
 
