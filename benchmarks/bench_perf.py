@@ -19,7 +19,7 @@ from costsim.domain.workload import InferenceSetup, ParallelLayout, Recompute, T
 from costsim.memory.runtime import DEFAULT_POLICY
 from costsim.memory.shape import model_shape
 from costsim.perf.goodput import goodput_arrays
-from costsim.perf.serving import decode_step_s, replica_terms
+from costsim.perf.roofline import decode_step_s, replica_terms
 from costsim.perf.train_estimate import LayoutConstraints, choose_layout
 from costsim.perf.training import (
     LayoutArrays,

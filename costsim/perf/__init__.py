@@ -10,22 +10,24 @@ Public API (engines take everything as arguments; defaults come from
 * :func:`estimate_goodput` / :func:`goodput_arrays` — failures, checkpoints, restarts.
 * :func:`estimate_serving` — throughput, p95 latency, SLO capacity, replicas, $/token.
 * :func:`replica_terms`, :func:`stack_replicas`, :func:`max_throughput_arrays`,
-  :func:`decode_step_s`, :func:`latency_at_load`, :func:`burst_throughput` — serving formulas.
+  :func:`decode_step_s` — the serving roofline (:mod:`costsim.perf.roofline`).
+* :func:`latency_at_load`, :func:`max_rate_at_slo` — latency at a load
+  (:mod:`costsim.perf.latency`).
+* :func:`burst_throughput` — finite benchmark replay (:mod:`costsim.perf.burst`).
 """
 
+from costsim.perf.burst import BurstResult, burst_throughput
 from costsim.perf.flops import hardware_flops_per_token, model_flops_per_token
 from costsim.perf.goodput import Goodput, estimate_goodput, goodput_arrays
-from costsim.perf.serving import (
+from costsim.perf.latency import LoadLatency, latency_at_load, max_rate_at_slo
+from costsim.perf.roofline import (
     ReplicaTerms,
-    ServingEstimate,
-    burst_throughput,
     decode_step_s,
-    estimate_serving,
-    latency_at_load,
     max_throughput_arrays,
     replica_terms,
     stack_replicas,
 )
+from costsim.perf.serving import ServingEstimate, estimate_serving
 from costsim.perf.train_estimate import (
     FleetOption,
     LayoutConstraints,
@@ -42,11 +44,11 @@ from costsim.perf.training import (
 )
 
 __all__ = [
-    "FleetOption", "Goodput", "LayoutConstraints", "ReplicaTerms",
+    "BurstResult", "FleetOption", "Goodput", "LayoutConstraints", "LoadLatency", "ReplicaTerms",
     "ServingEstimate", "StepArrays", "TrainingEstimate", "TrainingStep", "burst_throughput",
     "choose_layout", "decode_step_s", "estimate_goodput", "estimate_serving",
     "estimate_training_run", "estimate_training_step", "goodput_arrays",
-    "hardware_flops_per_token", "latency_at_load", "max_throughput_arrays",
+    "hardware_flops_per_token", "latency_at_load", "max_rate_at_slo", "max_throughput_arrays",
     "model_flops_per_token", "replica_terms", "score_fleet_options", "stack_replicas",
     "training_step_arrays",
 ]

@@ -13,13 +13,9 @@ from costsim.domain.precision import Dtype
 from costsim.domain.workload import InferenceSetup, ParallelLayout, Quant, ServingEngine
 from costsim.errors import InfeasibleError, InputError
 from costsim.memory.runtime import DEFAULT_POLICY
-from costsim.perf.serving import (
-    ServingEstimate,
-    decode_step_s,
-    estimate_serving,
-    latency_at_load,
-    replica_terms,
-)
+from costsim.perf.latency import latency_at_load
+from costsim.perf.roofline import decode_step_s, replica_terms
+from costsim.perf.serving import ServingEstimate, estimate_serving
 from tests.perf.conftest import arch
 
 
@@ -172,7 +168,7 @@ def test_moe_reads_only_touched_experts_at_batch_1(defaults: PerfDefaults) -> No
 
 
 def test_replicas_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
-    from costsim.perf.serving import max_throughput_arrays, stack_replicas
+    from costsim.perf.roofline import max_throughput_arrays, stack_replicas
 
     engine = defaults.serving.engine(ServingEngine.VLLM)
     names = ("H100", "A100-80GB", "L40S", "L4")

@@ -30,7 +30,9 @@ from costsim.domain.workload import (
     TrainingSetup,
 )
 from costsim.memory.runtime import DEFAULT_POLICY
-from costsim.perf.serving import burst_throughput, estimate_serving, replica_terms
+from costsim.perf.burst import burst_throughput
+from costsim.perf.roofline import replica_terms
+from costsim.perf.serving import estimate_serving
 from costsim.perf.train_estimate import LayoutConstraints, TrainingEstimate, estimate_training_run
 from tests.perf.conftest import arch
 
