@@ -9,24 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
+from tests.cli.conftest import Cli
 
 DATA_DIR = Path(__file__).parents[1] / "data"
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse usage errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_models_json_lists_presets_with_exact_counts(capsys: pytest.CaptureFixture[str]) -> None:
+def test_models_json_lists_presets_with_exact_counts(cli: Cli) -> None:
     """The JSON catalog carries params_total/active and a source for each preset."""
-    code, out, _ = run(["models", "--json"], capsys)
+    code, out, _ = cli("models", "--json")
     assert code == 0
     rows = {row["name"]: row for row in json.loads(out)["models"]}
     assert rows["llama-2-7b"]["params_total"] == 6738415616
@@ -34,16 +24,16 @@ def test_models_json_lists_presets_with_exact_counts(capsys: pytest.CaptureFixtu
     assert all(row["source"] for row in rows.values())
 
 
-def test_models_table_counts_a_user_config(capsys: pytest.CaptureFixture[str]) -> None:
+def test_models_table_counts_a_user_config(cli: Cli) -> None:
     """--arch counts any Hugging Face config.json."""
-    code, out, _ = run(["models", "--arch", str(DATA_DIR / "architectures/gpt2.json")], capsys)
+    code, out, _ = cli("models", "--arch", str(DATA_DIR / "architectures/gpt2.json"))
     assert code == 0
     assert "124,439,808" in out
 
 
-def test_gpus_json_and_alias_lookup(capsys: pytest.CaptureFixture[str]) -> None:
+def test_gpus_json_and_alias_lookup(cli: Cli) -> None:
     """--gpu accepts aliases; JSON carries capacity, its basis and the source."""
-    code, out, _ = run(["gpus", "--gpu", "a100 sxm4 80gb", "--json"], capsys)
+    code, out, _ = cli("gpus", "--gpu", "a100 sxm4 80gb", "--json")
     assert code == 0
     (row,) = json.loads(out)["gpus"]
     assert row["name"] == "A100-80GB"
@@ -52,9 +42,9 @@ def test_gpus_json_and_alias_lookup(capsys: pytest.CaptureFixture[str]) -> None:
     assert row["source"]
 
 
-def test_gpus_table_lists_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+def test_gpus_table_lists_every_gpu(cli: Cli) -> None:
     """The table view has one line per GPU and labels dense TFLOPS."""
-    code, out, _ = run(["gpus"], capsys)
+    code, out, _ = cli("gpus")
     assert code == 0
     assert "H100" in out
     assert "MI300X" in out
@@ -71,10 +61,10 @@ def test_gpus_table_lists_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
-    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+    argv: list[str], expected: str, cli: Cli
 ) -> None:
     """Bad input: one clear line on stderr, exit code 2, no traceback."""
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(*argv)
     assert code == 2
     assert expected in err
     assert len(err.strip().splitlines()) == 1
@@ -82,16 +72,16 @@ def test_bad_input_is_one_line_and_exit_2(
     assert out == ""
 
 
-def test_bad_config_values_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_config_values_exit_2(tmp_path: Path, cli: Cli) -> None:
     """Heads not dividing hidden, zero sizes: named key, exit 2."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "gpt2", "n_embd": 100, "n_head": 7}))
-    code, _, err = run(["models", "--arch", str(path)], capsys)
+    code, _, err = cli("models", "--arch", str(path))
     assert code == 2
     assert "n_head" in err
     assert "must divide the hidden size" in err
     path.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 0}))
-    code, _, err = run(["models", "--arch", str(path)], capsys)
+    code, _, err = cli("models", "--arch", str(path))
     assert code == 2
     assert "num_hidden_layers: must be >= 1 (got 0)" in err
 

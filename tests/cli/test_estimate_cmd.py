@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
+from tests.cli.conftest import Cli
 
 DATA_DIR = Path(__file__).parents[1] / "data"
 
@@ -23,21 +23,11 @@ SERVE_KEYS = {"gpu", "gpus_per_replica", "engine", "precision", "quant", "prompt
               "cost_per_million_tokens_usd"}
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse usage errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_train_json_has_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "train", "--arch",
-                          str(DATA_DIR / "architectures/llama-2-7b.json"), "--gpu", "A100-80GB",
-                          "--gpus", "1024", "--tokens", "2e12", "--price-usd-per-gpu-hour",
-                          "1.5", "--json"], capsys)
+def test_train_json_has_design_keys(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--arch",
+                         str(DATA_DIR / "architectures/llama-2-7b.json"), "--gpu", "A100-80GB",
+                         "--gpus", "1024", "--tokens", "2e12", "--price-usd-per-gpu-hour",
+                         "1.5", "--json")
     assert code == 0, err
     payload = json.loads(out)
     assert payload.keys() >= TRAIN_KEYS
@@ -58,28 +48,28 @@ def test_train_json_has_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["gpu_hours"] == pytest.approx(184_320, rel=0.20)
 
 
-def test_train_price_comes_from_the_price_book(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "train", "--model", "llama-3-8b", "--gpu", "H100",
-                          "--gpus", "8", "--tokens", "1e9", "--cloud", "aws", "--json"], capsys)
+def test_train_price_comes_from_the_price_book(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--model", "llama-3-8b", "--gpu", "H100",
+                         "--gpus", "8", "--tokens", "1e9", "--cloud", "aws", "--json")
     assert code == 0, err
     payload = json.loads(out)
     assert payload["price_usd_per_gpu_hour"] > 0
     assert "aws" in payload["price_source"]
 
 
-def test_train_keeps_given_degrees(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "train", "--model", "llama-2-13b", "--gpus", "16",
-                          "--tp", "2", "--pp", "2", "--zero", "1", "--recompute", "full",
-                          "--tokens", "1e9", "--price-usd-per-gpu-hour", "2", "--json"], capsys)
+def test_train_keeps_given_degrees(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--model", "llama-2-13b", "--gpus", "16",
+                         "--tp", "2", "--pp", "2", "--zero", "1", "--recompute", "full",
+                         "--tokens", "1e9", "--price-usd-per-gpu-hour", "2", "--json")
     assert code == 0, err
     lay = json.loads(out)["layout"]
     assert (lay["tp"], lay["pp"], lay["dp"], lay["zero"], lay["recompute"]) == (
         2, 2, 4, 1, "full")
 
 
-def test_train_table_output(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["estimate", "train", "--model", "gpt2", "--gpus", "1", "--tokens",
-                        "1e9", "--price-usd-per-gpu-hour", "2"], capsys)
+def test_train_table_output(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "train", "--model", "gpt2", "--gpus", "1", "--tokens",
+                       "1e9", "--price-usd-per-gpu-hour", "2")
     assert code == 0
     assert "GPU-hours" in out
     assert "goodput" in out
@@ -101,8 +91,8 @@ def test_train_table_output(capsys: pytest.CaptureFixture[str]) -> None:
      "network"),
 ])
 def test_train_bad_input_exits_2_with_one_line(argv: list[str], message: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "train", *argv], capsys)
+                                               cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", *argv)
     assert code == 2
     assert out == ""
     assert message in err
@@ -110,29 +100,28 @@ def test_train_bad_input_exits_2_with_one_line(argv: list[str], message: str,
 
 
 def test_train_given_layout_that_does_not_fit_names_the_component(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["estimate", "train", "--model", "llama-2-70b", "--gpus", "8",
-                        "--tp", "1", "--pp", "1", "--dp", "8", "--zero", "0",
-                        "--micro-batch", "1", "--grad-accum", "1", "--recompute", "none",
-                        "--tokens", "1e9", "--price-usd-per-gpu-hour", "1"], capsys)
+        cli: Cli) -> None:
+    code, _, err = cli("estimate", "train", "--model", "llama-2-70b", "--gpus", "8",
+                       "--tp", "1", "--pp", "1", "--dp", "8", "--zero", "0",
+                       "--micro-batch", "1", "--grad-accum", "1", "--recompute", "none",
+                       "--tokens", "1e9", "--price-usd-per-gpu-hour", "1")
     assert code == 2
     assert "does not fit" in err
     assert "largest component" in err
 
 
-def test_train_no_layout_fits(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["estimate", "train", "--model", "llama-2-70b", "--gpu", "T4",
-                        "--gpus", "2", "--tokens", "1e9", "--price-usd-per-gpu-hour", "1"],
-                       capsys)
+def test_train_no_layout_fits(cli: Cli) -> None:
+    code, _, err = cli("estimate", "train", "--model", "llama-2-70b", "--gpu", "T4",
+                       "--gpus", "2", "--tokens", "1e9", "--price-usd-per-gpu-hour", "1")
     assert code == 2
     assert "no layout of 2 x T4 fits" in err
 
 
-def test_serve_json_has_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "serve", "--model", "llama-3-8b", "--gpu", "H100",
-                          "--prompt-tokens", "1000", "--output-tokens", "1000", "--rate", "20",
-                          "--slo-ttft-s", "1", "--slo-tpot-s", "0.05",
-                          "--price-usd-per-gpu-hour", "3", "--json"], capsys)
+def test_serve_json_has_design_keys(cli: Cli) -> None:
+    code, out, err = cli("estimate", "serve", "--model", "llama-3-8b", "--gpu", "H100",
+                         "--prompt-tokens", "1000", "--output-tokens", "1000", "--rate", "20",
+                         "--slo-ttft-s", "1", "--slo-tpot-s", "0.05",
+                         "--price-usd-per-gpu-hour", "3", "--json")
     assert code == 0, err
     payload = json.loads(out)
     assert payload.keys() >= SERVE_KEYS
@@ -145,9 +134,9 @@ def test_serve_json_has_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
         2 * payload["cost_per_million_tokens_usd"])
 
 
-def test_serve_price_lookup_and_engines(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "serve", "--model", "llama-2-7b", "--gpu", "L4",
-                          "--engine", "llama.cpp", "--json"], capsys)
+def test_serve_price_lookup_and_engines(cli: Cli) -> None:
+    code, out, err = cli("estimate", "serve", "--model", "llama-2-7b", "--gpu", "L4",
+                         "--engine", "llama.cpp", "--json")
     assert code == 0, err
     payload = json.loads(out)
     assert payload["price_usd_per_gpu_hour"] > 0
@@ -166,27 +155,27 @@ def test_serve_price_lookup_and_engines(capsys: pytest.CaptureFixture[str]) -> N
     (["--model", "llama-3-8b", "--pp", "2"], "--pp"),
 ])
 def test_serve_bad_input_exits_2(argv: list[str], message: str,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["estimate", "serve", *argv], capsys)
+                                 cli: Cli) -> None:
+    code, out, err = cli("estimate", "serve", *argv)
     assert code == 2
     assert out == ""
     assert message in err
     assert err.count("\n") == 1
 
 
-def test_serve_table_output(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["estimate", "serve", "--model", "llama-3-8b", "--rate", "10",
-                        "--price-usd-per-gpu-hour", "2"], capsys)
+def test_serve_table_output(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "serve", "--model", "llama-3-8b", "--rate", "10",
+                       "--price-usd-per-gpu-hour", "2")
     assert code == 0
     assert "replicas needed" in out
     assert "$ per M tokens" in out
 
 
-def test_serve_context_reserves_kv_per_sequence(capsys: pytest.CaptureFixture[str]) -> None:
+def test_serve_context_reserves_kv_per_sequence(cli: Cli) -> None:
     base = ["estimate", "serve", "--model", "llama-3-8b", "--price-usd-per-gpu-hour", "2",
             "--json"]
-    _, out_short, _ = run(base, capsys)
-    _, out_long, _ = run([*base, "--context", "8192"], capsys)
+    _, out_short, _ = cli(*base)
+    _, out_long, _ = cli(*base, "--context", "8192")
     short, long = json.loads(out_short), json.loads(out_long)
     assert short["max_batch"] == 256
     assert long["max_batch"] == long["kv_capacity_tokens"] // 8192

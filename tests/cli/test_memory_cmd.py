@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
+from tests.cli.conftest import Cli
 
 ARCH = Path(__file__).resolve().parents[1] / "data" / "architectures"
 TOP_KEYS = {"model", "task", "params_total", "params_active", "params_trainable",
@@ -19,14 +19,8 @@ COMPONENTS = {"weights", "master_weights", "gradients", "optimizer", "activation
               "runtime_overhead", "total"}
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["memory", *argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_json_has_the_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--model", "llama-2-7b", "--gpus", "8", "--zero", "3",
+def test_json_has_the_design_keys(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--model", "llama-2-7b", "--gpus", "8", "--zero", "3",
                        "--recompute", "full", "--json")
     assert code == 0
     payload = json.loads(out)
@@ -47,8 +41,8 @@ def test_json_has_the_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["params_trainable"] == payload["params_total"] == 6738415616
 
 
-def test_table_shows_gib_and_gb(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--model", "tiny-llama", "--task", "infer")
+def test_table_shows_gib_and_gb(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--model", "tiny-llama", "--task", "infer")
     assert code == 0
     assert "GiB" in out
     assert "GB" in out
@@ -58,8 +52,8 @@ def test_table_shows_gib_and_gb(capsys: pytest.CaptureFixture[str]) -> None:
         assert label in out
 
 
-def test_oom_is_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--model", "llama-2-70b", "--gpu", "T4", "--json")
+def test_oom_is_not_an_error(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--model", "llama-2-70b", "--gpu", "T4", "--json")
     assert code == 0
     payload = json.loads(out)
     assert payload["verdict"] == "oom"
@@ -83,9 +77,8 @@ def test_oom_is_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     (["--model", "llama-2-7b", "--pp", "64"], "--pp"),
     ([], "--model"),
 ])
-def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str],
-                                      needle: str) -> None:
-    code, out, err = run(capsys, *argv)
+def test_bad_input_is_one_line_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
+    code, out, err = cli("memory", *argv)
     assert code == 2
     assert out == ""
     assert err.count("\n") == 1
@@ -99,16 +92,14 @@ def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: 
     ["--model", "llama-2-7b", "--recompute", "half"],
     ["--model", "llama-2-7b", "--task", "infer", "--batch", "x"],
 ])
-def test_bad_values_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["memory", *argv])
-    assert info.value.code == 2
-    err = capsys.readouterr().err
+def test_bad_values_exit_2(cli: Cli, argv: list[str]) -> None:
+    code, _, err = cli("memory", *argv)
+    assert code == 2
     assert err.count("\n") == 1
 
 
-def test_qlora_bookkeeping(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--model", "llama-2-7b", "--task", "finetune", "--lora-rank",
+def test_qlora_bookkeeping(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--model", "llama-2-7b", "--task", "finetune", "--lora-rank",
                        "16", "--quant", "nf4", "--json")
     assert code == 0
     payload = json.loads(out)
@@ -128,7 +119,7 @@ def write_grid(path: Path, rows: list[dict[str, str]]) -> None:
         writer.writerows(rows)
 
 
-def test_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grid(tmp_path: Path, cli: Cli) -> None:
     grid = tmp_path / "in.csv"
     out = tmp_path / "out.csv"
     write_grid(grid, [
@@ -137,7 +128,7 @@ def test_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         {"model": "llama-2-7b", "task": "train", "micro_batch": "1", "tp": "3", "gpu": "H100"},
         {"model": "lama-2-7b", "task": "train", "micro_batch": "1", "tp": "1", "gpu": "H100"},
     ])
-    code, _, err = run(capsys, "--grid", str(grid), "--out", str(out))
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
     assert code == 0
     assert "2 of 4" in err
     rows = list(csv.DictReader(out.open()))
@@ -150,34 +141,34 @@ def test_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert rows[2]["total_bytes"] == ""
     assert "did you mean" in rows[3]["error"]
     # The grid agrees with the single-configuration command.
-    code, single, _ = run(capsys, "--model", "llama-2-7b", "--micro-batch", "2", "--tp", "2",
+    code, single, _ = cli("memory", "--model", "llama-2-7b", "--micro-batch", "2", "--tp", "2",
                           "--gpu", "A100", "--json")
     assert json.loads(single)["per_gpu_bytes"]["total"] == int(rows[0]["total_bytes"])
     # Never overwrite without --force.
     before = out.read_text()
-    code, _, err = run(capsys, "--grid", str(grid), "--out", str(out))
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
     assert code == 2
     assert "--force" in err
     assert out.read_text() == before
-    code, _, _ = run(capsys, "--grid", str(grid), "--out", str(out), "--force")
+    code, _, _ = cli("memory", "--grid", str(grid), "--out", str(out), "--force")
     assert code == 0
 
 
-def test_grid_rejects_unknown_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grid_rejects_unknown_columns(tmp_path: Path, cli: Cli) -> None:
     grid = tmp_path / "in.csv"
     write_grid(grid, [{"model": "gpt2", "microbatch": "2"}])
-    code, _, err = run(capsys, "--grid", str(grid), "--out", str(tmp_path / "o.csv"))
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(tmp_path / "o.csv"))
     assert code == 2
     assert "micro-batch" in err
     assert not (tmp_path / "o.csv").exists()
 
 
-def test_grid_duplicates_and_bom(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grid_duplicates_and_bom(tmp_path: Path, cli: Cli) -> None:
     grid = tmp_path / "in.csv"
     grid.write_text("\ufeffmodel,task,batch,context\ngpt2,infer,4,1024\ngpt2,infer,4,1024\n"
                     "gpt2,infer,8,1024\n", encoding="utf-8")
     out = tmp_path / "out.csv"
-    code, _, err = run(capsys, "--grid", str(grid), "--out", str(out))
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
     assert code == 0
     assert err == ""
     rows = list(csv.DictReader(out.open()))
