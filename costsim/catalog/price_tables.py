@@ -57,11 +57,16 @@ def billing_rules() -> dict[str, BillingRule]:
     }
 
 
+# How a cloud sells 1y/3y commitments (``reserved_terms`` in price_clouds.csv).
+RESERVED_PUBLISHED = "published"  # a public discount table (AWS, GCP, Azure)
+RESERVED_BY_CONTRACT = "contract"  # negotiated, prices unpublished (pricing/raw/SOURCE.md §6)
+RESERVED_NONE = "none"  # marketplaces and the owned pseudo-cloud
+
+
 @cache
-def reserved_sold() -> dict[str, bool]:
-    """Per cloud: whether it sells 1y/3y reservations at all (marketplaces do not)."""
-    return {row["cloud"]: csv_bool(row["reserved_sold"])
-            for row in read_data_csv("price_clouds.csv")}
+def reserved_terms() -> dict[str, str]:
+    """Per cloud: ``published``, ``contract`` or ``none`` (see the constants above)."""
+    return {row["cloud"]: row["reserved_terms"] for row in read_data_csv("price_clouds.csv")}
 
 
 @cache

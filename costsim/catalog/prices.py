@@ -14,10 +14,12 @@ from functools import cache
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import (
+    RESERVED_BY_CONTRACT,
+    RESERVED_NONE,
     billing_rules,
     discount_rule,
     payment_rule,
-    reserved_sold,
+    reserved_terms,
     shipped_offerings,
     spot_hazard,
 )
@@ -125,6 +127,12 @@ class PriceBook:
             return 1.0
         return 1.0 - self.overrides.discount_fraction(offering.cloud)
 
+    @staticmethod
+    def _reserved_terms(cloud: str) -> str:
+        # a custom cloud from a price file publishes nothing costsim knows: treat its
+        # reservations like a tier-2 cloud's (negotiated, generic fallback discount)
+        return reserved_terms().get(cloud, RESERVED_BY_CONTRACT)
+
     def reservation(self, offering: Offering, option: PurchaseOption) -> ReservationTerms | None:
         """The 1y/3y commitment terms of one instance, or None where not sold.
 
@@ -134,7 +142,7 @@ class PriceBook:
         term, payment = option.term_years, option.payment
         if term is None or payment is None or offering.on_demand_usd_per_hour is None:
             return None
-        if offering.marketplace or not reserved_sold().get(offering.cloud, True):
+        if offering.marketplace or self._reserved_terms(offering.cloud) == RESERVED_NONE:
             return None
         pay = payment_rule(offering.cloud, term, payment)
         if not csv_bool(pay["offered"]):
@@ -201,6 +209,8 @@ class PriceBook:
             source = f"{offering.source}; discount: {reservation.source}"
             if reservation.estimate:
                 flags.append(PriceFlag.RESERVED_DISCOUNT_ESTIMATE)
+            if self._reserved_terms(offering.cloud) == RESERVED_BY_CONTRACT:
+                flags.append(PriceFlag.RESERVED_BY_CONTRACT)
         return Quote(offering=offering, option=option, price_usd_per_hour=rate,
                      upfront_usd=upfront, flags=tuple(flags), source=source,
                      effective_date=offering.effective_date, reservation=reservation,

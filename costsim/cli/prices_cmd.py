@@ -108,7 +108,7 @@ def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
         "source": quote.source, "effective_date": quote.effective_date,
         "flags": [flag.value for flag in quote.flags],
         "date_note": offering.date_note, "marketplace": offering.marketplace,
-        "blocked_from_selection": quote.blocked,
+        "blocked_from_selection": quote.blocked, "estimate": quote.estimate,
     }
     if quote.option is PurchaseOption.ON_DEMAND:
         rule = book.billing_rule(offering.cloud)
@@ -150,12 +150,13 @@ def _sort_key(quotes: dict[PurchaseOption, Quote], wanted: PurchaseOption | None
     return float("inf"), offering.key
 
 
-def _cell(quote: Quote) -> str:
-    from costsim.domain.pricing import PriceFlag
+def _mark(quote: Quote) -> str:
+    """'!' blocked from selection, '~' rests on an estimate (both tables use these marks)."""
+    return "!" if quote.blocked else "~" if quote.estimate else ""
 
-    estimates = {PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.OWNED_COST_ESTIMATE}
-    mark = "!" if quote.blocked else "~" if estimates & set(quote.flags) else ""
-    return f"{quote.price_usd_per_gpu_hour:.3f}{mark}"
+
+def _cell(quote: Quote) -> str:
+    return f"{quote.price_usd_per_gpu_hour:.3f}{_mark(quote)}"
 
 
 def _prices(args: argparse.Namespace) -> int:
@@ -196,7 +197,8 @@ def _prices(args: argparse.Namespace) -> int:
     print(f"\n{len(rows)} offerings. Prices are $/GPU-hour: reserved = upfront spread over the "
           "term + recurring; owned = yearly cost at 100 % utilization / 8760. '!' = blocked by "
           "a data-quality flag (never auto-selected); '~' = rests on an estimate (fallback "
-          "discount, default spot hazard, owned-cost assumptions). Sources: --json.")
+          "reservation discount, reservations sold only by contract, owned-cost assumptions). "
+          "Sources: --json.")
     return EXIT_OK
 
 
@@ -225,7 +227,8 @@ def _breakeven(args: argparse.Namespace, book: PriceBook) -> int:
                                                 min_gpus_per_instance=server.gpu_count)
             except InfeasibleError:
                 continue
-            rate = chosen.quote.price_usd_per_gpu_hour
+            quote = chosen.quote
+            rate = quote.price_usd_per_gpu_hour
             u_star = server.break_even_utilization(rate)
             rentals.append({"option": option.value, "cloud": chosen.offering.cloud,
                             "region": chosen.offering.region,
@@ -233,13 +236,17 @@ def _breakeven(args: argparse.Namespace, book: PriceBook) -> int:
                             "instances": chosen.instances,
                             "price_usd_per_gpu_hour": round(rate, 4),
                             "break_even_utilization": None if u_star is None else round(u_star, 4),
-                            "source": chosen.quote.source,
-                            "effective_date": chosen.quote.effective_date})
+                            "estimate": quote.estimate,
+                            "flags": [flag.value for flag in quote.flags],
+                            "source": quote.source,
+                            "effective_date": quote.effective_date})
         results.append({
             "server": server.name, "gpu": server.gpu, "gpu_count": server.gpu_count,
             "capex_usd": server.capex_usd, "residual_value_usd": server.residual_value_usd,
             "useful_life_years": server.useful_life_years, "power_kw": round(server.power_kw, 3),
             "cost_usd_per_year_at_full_use": round(server.cost_usd_per_year(1.0), 2),
+            # BOM prices and operating costs are editable assumptions (servers.csv etc.)
+            "owned_cost_estimate": True,
             "lead_time_weeks": server.lead_time_weeks,
             "owned_cost_curve": curve, "rentals": rentals,
         })
@@ -257,7 +264,8 @@ def _breakeven(args: argparse.Namespace, book: PriceBook) -> int:
         print()
         print(format_table(
             [(r["option"], f"{r['cloud']} {r['region']} {r['instance_type']}",
-              f"{r['price_usd_per_gpu_hour']:.3f}",
+              # the chosen rental is never blocked, so '~' is its only possible mark
+              f"{r['price_usd_per_gpu_hour']:.3f}{'~' if r['estimate'] else ''}",
               "never" if r["break_even_utilization"] is None
               else f"{r['break_even_utilization']:.1%}") for r in result["rentals"]],
             ("rental option", "cheapest unflagged offering", "$/GPU-h",
@@ -265,5 +273,36 @@ def _breakeven(args: argparse.Namespace, book: PriceBook) -> int:
         if not result["rentals"]:
             print("no unflagged rental offering with as many GPUs per instance "
                   "(marketplaces count only when named with --cloud)")
+        for note in _breakeven_notes(result["rentals"]):
+            print(note)
         print()
     return EXIT_OK
+
+
+def _breakeven_notes(rentals: list[dict[str, Any]]) -> list[str]:
+    """Footnotes saying which rental rates rest on estimates, so that a "never" is read rightly."""
+    import textwrap
+
+    from costsim.domain.pricing import PriceFlag
+
+    def clouds_with(flag: PriceFlag) -> list[str]:
+        return sorted({r["cloud"] for r in rentals if flag.value in r["flags"]})
+
+    contract = clouds_with(PriceFlag.RESERVED_BY_CONTRACT)
+    fallback = [c for c in clouds_with(PriceFlag.RESERVED_DISCOUNT_ESTIMATE) if c not in contract]
+    notes = []
+    if contract:
+        one = len(contract) == 1
+        notes.append(f"~ estimate: {', '.join(contract)} {'sells' if one else 'sell'} "
+                     "reservations only by negotiated contract and "
+                     f"{'publishes' if one else 'publish'} no reserved price; the reserved rates "
+                     "here are "
+                     "costsim's generic fallback discount on the on-demand price "
+                     "(price_reserved_discounts.csv), not a quote. Ask for one before deciding "
+                     "on these rows.")
+    if fallback:
+        notes.append(f"~ estimate: no published discount for this {', '.join(fallback)} "
+                     "instance family; its reserved rates use the cloud's fallback discount "
+                     "(price_reserved_discounts.csv).")
+    notes.append("Owned costs are editable estimates (BOM and operating costs, docs/pricing.md).")
+    return [textwrap.fill(note, width=100, subsequent_indent="  ") for note in notes]

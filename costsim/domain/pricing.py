@@ -96,9 +96,17 @@ class PriceFlag(StrEnum):
     LISTED_EVERYWHERE = "listed-in-every-region"
     GPU_VARIANT_ASSUMED = "gpu-variant-assumed"
     RESERVED_DISCOUNT_ESTIMATE = "reserved-discount-estimate"
+    # the cloud sells commitments only by negotiated contract: its reserved rate is costsim's
+    # generic discount on the list price, not a price anyone published
+    RESERVED_BY_CONTRACT = "reserved-by-contract"
     SPOT_HAZARD_ESTIMATE = "spot-hazard-estimate"
     OWNED_COST_ESTIMATE = "owned-cost-estimate"
     USER_OVERRIDE = "user-override"
+
+    @property
+    def is_estimate(self) -> bool:
+        """True when the flagged price rests on costsim's assumption rather than a list price."""
+        return self in _ESTIMATES
 
     def blocks(self, option: PurchaseOption) -> bool:
         """True when this flag keeps an offering's ``option`` out of automatic selection."""
@@ -114,6 +122,10 @@ class PriceFlag(StrEnum):
 _BLOCKS_EVERYTHING = frozenset({PriceFlag.PLACEHOLDER_PRICE, PriceFlag.ANOMALOUS_LOW_REGION,
                                 PriceFlag.ANOMALOUS_LOW_PRICE})
 _BLOCKS_SPOT = frozenset({PriceFlag.SPOT_ABOVE_ON_DEMAND, PriceFlag.SPOT_SUSPICIOUSLY_LOW})
+# Flags that change the quoted rate itself. The spot hazard is left out: the spot rate shown is
+# the catalog's list price, and the hazard only enters expected-hours costing.
+_ESTIMATES = frozenset({PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.RESERVED_BY_CONTRACT,
+                        PriceFlag.OWNED_COST_ESTIMATE})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,6 +251,11 @@ class Quote:
     def blocked(self) -> bool:
         """True when a flag keeps this quote out of automatic selection."""
         return any(flag.blocks(self.option) for flag in self.flags)
+
+    @property
+    def estimate(self) -> bool:
+        """True when the rate rests on an assumption (fallback discount, owned-cost model)."""
+        return any(flag.is_estimate for flag in self.flags)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -239,3 +239,31 @@ def test_every_catalog_gpu_has_a_spot_hazard_class() -> None:
 
     listed = {gpu for row in read_data_csv("spot_hazard.csv") for gpu in row["gpus"].split(";")}
     assert set(gpu_names()) <= listed
+
+
+def test_contract_only_reservations_are_flagged_as_estimates() -> None:
+    """Tier-2 clouds publish no reserved prices: their reserved quotes say so; AWS's do not."""
+    book = price_book()
+    hyperstack = find_offering("hyperstack", "CANADA-1", "n3-H100-SXM5x8")
+    quote = book.quote(hyperstack, R1)
+    assert quote is not None
+    assert PriceFlag.RESERVED_BY_CONTRACT in quote.flags
+    assert PriceFlag.RESERVED_DISCOUNT_ESTIMATE in quote.flags
+    assert quote.estimate
+    assert not quote.blocked  # shown and selectable, but never unmarked
+    on_demand = book.quote(hyperstack, OD)
+    assert on_demand is not None
+    assert not on_demand.estimate
+    p4d = book.quote(find_offering("aws", "us-east-1", "p4d.24xlarge"), R1)
+    assert p4d is not None
+    assert PriceFlag.RESERVED_BY_CONTRACT not in p4d.flags
+    assert not p4d.estimate  # a published discount
+    custom = Offering(cloud="coreweave", region="us-east-04", instance_type="h100-8x",
+                      gpu="H100", provider_gpu_name="H100", gpus_per_instance=8, vcpus=128,
+                      host_ram_gib=2048, gpu_memory_gib=80, on_demand_usd_per_hour=8.0,
+                      spot_usd_per_hour=None, marketplace=False,
+                      flags=(PriceFlag.USER_OVERRIDE,), source="quote",
+                      effective_date="2026-06-01")
+    custom_quote = PriceBook(PriceOverrides(custom_offerings=(custom,))).quote(custom, R1)
+    assert custom_quote is not None
+    assert PriceFlag.RESERVED_BY_CONTRACT in custom_quote.flags

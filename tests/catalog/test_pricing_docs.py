@@ -59,3 +59,16 @@ def test_buy_vs_rent_example() -> None:
     assert _money(server.capex_usd) == "$301,520.32"  # pins the BOM the doc describes
     assert server.break_even_utilization(1.56) is None
     assert pytest.approx(6.88) == aws.quote.price_usd_per_gpu_hour
+
+
+def test_contract_reservation_threshold_in_the_doc() -> None:
+    """The discount below which owning beats a tier-2 reservation at full use."""
+    server = server_bom("hgx-h100-8")
+    anywhere = cheapest_offering("H100", 8, PurchaseOption.ON_DEMAND, min_gpus_per_instance=8)
+    full_use = server.cost_usd_per_delivered_gpu_hour(1.0)
+    threshold = 1 - full_use / anywhere.quote.price_usd_per_gpu_hour
+    assert f"below **{_pct(threshold, 1)}**" in DOC
+    assert server.break_even_utilization(anywhere.quote.price_usd_per_gpu_hour
+                                         * (1 - threshold + 1e-6)) is not None
+    assert server.break_even_utilization(anywhere.quote.price_usd_per_gpu_hour
+                                         * (1 - threshold - 1e-3)) is None
