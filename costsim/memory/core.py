@@ -225,7 +225,12 @@ def inference_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
     single = (pp == 1).astype(np.float64)
     # Peak transient of one layer in a prefill chunk: residual stream and norm output, the
     # QKV projections, the MLP intermediates (gate, up and product for a gated MLP).
-    chunk = np.minimum(c["batch"] * c["context"], float(policy.prefill_chunk_tokens))
+    # An encoder-only model (BERT) runs the whole batch in one forward pass: no chunked
+    # prefill, and no KV cache, since nothing is decoded afterwards (K and V are transient).
+    decoder = c["decoder"] > 0
+    tokens_in_flight = c["batch"] * c["context"]
+    chunk = np.where(decoder, np.minimum(tokens_in_flight, float(policy.prefill_chunk_tokens)),
+                     tokens_in_flight)
     mlp_factor = c["experts_per_token"] * np.where(c["gated"] > 0, 3.0, 2.0)
     kv_per_rank = np.maximum(c["kv_size"] / tp, c["head_dim"])
     per_token = lp * (2.0 * c["hidden_size"] + 2.0 * kv_per_rank
@@ -241,7 +246,7 @@ def inference_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
         layers = layers_last if last else layers_first
         params = _base_params(c, layers, single, last)
         weights = _base_weight_bytes(c, params, layers) / tp
-        per_tok = kv_bytes_per_token(c, layers)
+        per_tok = np.where(decoder, kv_bytes_per_token(c, layers), 0.0)
         kv = per_tok * c["batch"] * cached_tokens(c)
         acts = transient + (logits if last else single * logits)
         frag = policy.fragmentation_fraction * acts

@@ -290,8 +290,11 @@ def estimate_inference(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
 
 def kv_cache_bytes_per_token(arch: Architecture, setup: InferenceSetup) -> int:
     """KV-cache bytes one cached token takes on the most-loaded GPU (first pipeline stage):
-    2 · ⌈layers/pp⌉ · max(1, kv_heads/tp) · head_dim · bytes of the KV dtype."""
+    2 · ⌈layers/pp⌉ · max(1, kv_heads/tp) · head_dim · bytes of the KV dtype; 0 for an
+    encoder-only model, which decodes nothing and so caches no keys and values."""
     check_layout(arch, setup.layout)
+    if not arch.is_decoder:
+        return 0
     layers = -(-arch.num_layers // setup.layout.pp)
     kv_heads = max(1.0, arch.num_kv_heads / setup.layout.tp)
     return round(2 * layers * kv_heads * arch.head_dim * setup.kv_cache_dtype.bytes_per_element)
@@ -302,10 +305,13 @@ def max_kv_tokens(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     """Cached tokens that fit on one GPU beside the weights, vLLM style:
     ⌊(capacity · utilization − weights − activations − overhead) / KV bytes per token⌋
     (0 when not even the weights fit). ``setup.batch`` and ``context_tokens`` size the
-    activation peak; the KV cache of ``setup`` itself is not subtracted."""
+    activation peak; the KV cache of ``setup`` itself is not subtracted. 0 for an encoder-only
+    model (no KV cache)."""
     estimate = estimate_inference(arch, gpu, setup, policy)
     free = estimate.usable_bytes - (estimate.total_bytes - estimate.kv_cache_bytes)
     per_token = kv_cache_bytes_per_token(arch, setup)
+    if per_token == 0:
+        return 0  # an encoder-only model has no KV cache to fill
     return max(0, free // per_token)
 
 

@@ -191,3 +191,19 @@ def test_n_plus_one() -> None:
     assert jobs_sharing_node(12 * gib, 80 * gib) == 5
     assert n_plus_one_fits(12 * gib, 3, 80 * gib)
     assert not n_plus_one_fits(30 * gib, 2, 80 * gib)
+
+
+def test_encoder_inference_caches_nothing_and_runs_the_batch_at_once() -> None:
+    """An encoder (BERT) decodes nothing: no KV cache; its forward pass is not chunked, so
+    activations keep growing with the batch past the decoder's prefill chunk."""
+    bert = load_preset("bert-base-uncased").architecture
+    gpu = get_gpu("H100")
+    small = InferenceSetup(precision=Dtype.BF16, layout=ParallelLayout(), batch=16,
+                           context_tokens=512)
+    large = replace(small, batch=64)  # 32768 tokens, beyond the 8192-token prefill chunk
+    assert kv_cache_bytes_per_token(bert, small) == 0
+    assert max_kv_tokens(bert, gpu, small) == 0
+    est_small = estimate_inference(bert, gpu, small)
+    est_large = estimate_inference(bert, gpu, large)
+    assert est_small.kv_cache_bytes == est_large.kv_cache_bytes == 0
+    assert est_large.activations_bytes > 3 * est_small.activations_bytes
