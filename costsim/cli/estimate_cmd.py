@@ -14,36 +14,38 @@ from costsim.cli.layout_args import (
     add_layout_args,
     add_model_args,
     add_precision_args,
+    int_argtype,
 )
 from costsim.errors import InputError
 
 ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
 
 
-def _positive_float(flag: str) -> Any:
+def _float_at_least(flag: str, minimum: float, *, inclusive: bool) -> Any:
+    """An argparse type: a finite number > ``minimum`` (>= when ``inclusive``).
+
+    Messages leave the flag out: argparse prefixes "argument --flag: " itself.
+    """
+    rule = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
+
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag}: must be a number (got {text!r})") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"{flag}: must be > 0 (got {text})")
+            raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+        if not math.isfinite(value) or value < minimum or (value == minimum and not inclusive):
+            raise argparse.ArgumentTypeError(f"must be {rule} (got {text})")
         return value
     parse.__name__ = flag
     return parse
+
+
+def _positive_float(flag: str) -> Any:
+    return _float_at_least(flag, 0.0, inclusive=False)
 
 
 def _nonnegative_float(flag: str) -> Any:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag}: must be a number (got {text!r})") from None
-        if not math.isfinite(value) or value < 0:
-            raise argparse.ArgumentTypeError(f"{flag}: must be >= 0 (got {text})")
-        return value
-    parse.__name__ = flag
-    return parse
+    return _float_at_least(flag, 0.0, inclusive=True)
 
 
 def _engine(text: str) -> str:
@@ -53,7 +55,7 @@ def _engine(text: str) -> str:
 
         hint = suggest(value, ENGINES)
         extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
-        raise argparse.ArgumentTypeError(f"--engine: unknown engine {text!r}{extra}")
+        raise argparse.ArgumentTypeError(f"unknown engine {text!r}{extra}")
     return value
 
 
@@ -83,8 +85,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_gpu_arg(train)
     train.add_argument("--tokens", type=_positive_float("--tokens"), required=True,
                        help="training tokens (e.g. 2e12)")
-    train.add_argument("--global-batch", type=int, default=None, metavar="SEQS",
-                       help="sequences per optimizer step")
+    train.add_argument("--global-batch", type=int_argtype("--global-batch", 1), default=None,
+                       metavar="SEQS", help="sequences per optimizer step")
     train.add_argument("--global-batch-tokens", type=_positive_float("--global-batch-tokens"),
                        default=None, help="tokens per optimizer step (default ~4M)")
     train.add_argument("--network", default=None,
@@ -306,15 +308,14 @@ def _print_train(p: dict[str, Any]) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from costsim.catalog.perf_defaults import perf_defaults
     from costsim.cli.layout_args import (
-        DEFAULT_OUTPUT_TOKENS,
-        DEFAULT_PROMPT_TOKENS,
         resolve_architecture,
         resolve_gpu,
         resolve_precision,
+        resolve_request_tokens,
     )
     from costsim.domain.precision import Dtype
     from costsim.domain.workload import Quant, ServingEngine
-    from costsim.perf.serving import estimate_serving
+    from costsim.perf.serving import check_generative, estimate_serving
 
     name, arch = resolve_architecture(args)
     gpu = resolve_gpu(args)
@@ -324,8 +325,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError("", "--pp", f"serving replicas use tensor parallelism only "
                                      f"(got {args.pp})")
     precision = resolve_precision(args, gpu)
-    prompt = DEFAULT_PROMPT_TOKENS if args.prompt_tokens is None else args.prompt_tokens
-    output = DEFAULT_OUTPUT_TOKENS if args.output_tokens is None else args.output_tokens
+    check_generative(arch)
+    prompt, output = resolve_request_tokens(args, arch)
     tp = args.tp
     if tp is None and args.gpus is not None:
         tp = args.gpus

@@ -112,15 +112,28 @@ CONVERTERS: dict[str, Callable[[str], Any]] = {
 }
 
 
-def _argtype(name: str) -> Callable[[str], Any]:
-    convert = CONVERTERS[name]
+def _argparse_type(convert: Callable[[str], Any], flag: str) -> Callable[[str], Any]:
+    flag_prefix = f"{flag}: "
 
     def parse(text: str) -> Any:
         try:
             return convert(text)
         except (InputError, CatalogError) as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    parse.__name__ = name
+            # argparse already starts the line with "argument --flag: "; the converters name
+            # the flag too because ``memory --grid`` calls them without argparse.
+            message = str(exc).removeprefix(flag_prefix)
+            raise argparse.ArgumentTypeError(message) from None
+    parse.__name__ = flag.lstrip("-")
+    return parse
+
+
+def _argtype(name: str) -> Callable[[str], Any]:
+    return _argparse_type(CONVERTERS[name], f"--{name}")
+
+
+def int_argtype(flag: str, minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number >= ``minimum`` (one-line error naming ``flag``)."""
+    parse: Callable[[str], int] = _argparse_type(_int(flag, minimum), flag)
     return parse
 
 
@@ -366,15 +379,46 @@ def build_training_setup(args: argparse.Namespace, arch: Architecture, gpu: GpuS
     )
 
 
+def resolve_request_tokens(args: argparse.Namespace, arch: Architecture) -> tuple[int, int]:
+    """(prompt, output) tokens of one request: the flags, else 512 and 256 (DESIGN.md §6).
+
+    Raises:
+        InputError: prompt + output exceed the model's maximum positions (a request the model
+            cannot hold; the message says which numbers were defaults).
+    """
+    prompt_flag = getattr(args, "prompt_tokens", None)
+    output_flag = getattr(args, "output_tokens", None)
+    prompt = DEFAULT_PROMPT_TOKENS if prompt_flag is None else int(prompt_flag)
+    output = DEFAULT_OUTPUT_TOKENS if output_flag is None else int(output_flag)
+    total = prompt + output
+    if total > arch.max_position_embeddings:
+        defaults = [f"--{name} defaults to {value}" for name, value, given in (
+            ("prompt-tokens", prompt, prompt_flag), ("output-tokens", output, output_flag))
+            if given is None]
+        note = f"; {', '.join(defaults)}" if defaults else ""
+        raise InputError("", "--prompt-tokens + --output-tokens",
+                         f"must be at most the {arch.max_position_embeddings} positions of "
+                         f"{arch.name} (got {prompt} + {output} = {total}{note})")
+    return prompt, output
+
+
 def resolve_context(args: argparse.Namespace, arch: Architecture) -> int:
-    """``--context``, else prompt + output tokens capped at the model's maximum positions."""
+    """``--context``, else prompt + output tokens capped at the model's maximum positions.
+
+    The cap is the memory view (a sequence never caches more tokens than the model has
+    positions; tests pin it); ``estimate serve`` instead rejects a request that long, since
+    its prefill and decode times would be meaningless (:func:`resolve_request_tokens`).
+    """
     context = getattr(args, "context", None)
-    if context is not None:
-        return int(context)
     prompt = getattr(args, "prompt_tokens", None)
     output = getattr(args, "output_tokens", None)
     total = (DEFAULT_PROMPT_TOKENS if prompt is None else prompt) + (
         DEFAULT_OUTPUT_TOKENS if output is None else output)
+    if context is not None:
+        if (prompt is not None or output is not None) and total > context:
+            raise InputError("", "--context", f"must hold prompt + output = {total} tokens "
+                                              f"(got {context})")
+        return int(context)
     return max(1, min(total, arch.max_position_embeddings))
 
 

@@ -93,6 +93,25 @@ def smallest_tp(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
                           f"cache > {est.usable_bytes / 2**30:.1f} GiB usable")
 
 
+def check_generative(arch: Architecture) -> None:
+    """Raise :class:`InputError` for an encoder-only model: it has no causal decoder, so it
+    generates no tokens and there is no decode loop or KV cache to model."""
+    if not arch.is_decoder:
+        raise InputError("", "--model", f"{arch.name} is an encoder-only model and cannot "
+                                        "generate tokens; estimate serve models text "
+                                        "generation (use memory --task infer for one encoder "
+                                        "forward pass)")
+
+
+def check_request_tokens(arch: Architecture, prompt_tokens: int, output_tokens: int) -> None:
+    """Raise :class:`InputError` when prompt + output tokens exceed the model's positions."""
+    total = prompt_tokens + output_tokens
+    if total > arch.max_position_embeddings:
+        raise InputError("", "--prompt-tokens + --output-tokens",
+                         f"must be at most the {arch.max_position_embeddings} positions of "
+                         f"{arch.name} (got {prompt_tokens} + {output_tokens} = {total})")
+
+
 def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                      precision: Dtype, quant: Quant, kv_dtype: Dtype | None,
                      prompt_tokens: int, output_tokens: int, batch: int, tp: int | None,
@@ -107,7 +126,9 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     capped at the model's maximum positions).
 
     Raises:
-        InputError: non-positive token counts, rate or SLO; an invalid tp.
+        InputError: an encoder-only model (it generates no tokens); non-positive token counts,
+            rate or SLO; prompt + output beyond the model's positions or ``context_tokens``;
+            an invalid tp.
         InfeasibleError: the model does not fit, or ``batch`` sequences overflow the KV cache.
     """
     for flag, value in (("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens),
@@ -121,11 +142,15 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     if price_usd_per_gpu_hour < 0:
         raise InputError("", "--price-usd-per-gpu-hour",
                          f"must be >= 0 (got {price_usd_per_gpu_hour:g})")
+    check_generative(arch)
+    check_request_tokens(arch, prompt_tokens, output_tokens)
+    sequence = prompt_tokens + output_tokens
+    if context_tokens is not None and context_tokens < sequence:
+        raise InputError("", "--context", f"must hold prompt + output = {sequence} tokens "
+                                          f"(got {context_tokens})")
     profile = assumptions.engine(engine)
     engine_policy = replace(policy, infer_utilization=profile.memory_utilization)
-    if context_tokens is not None and context_tokens < 1:
-        raise InputError("", "--context", f"must be >= 1 (got {context_tokens})")
-    context = context_tokens or min(prompt_tokens + output_tokens, arch.max_position_embeddings)
+    context = context_tokens or sequence
     setup = InferenceSetup(precision=precision, layout=ParallelLayout(tp=tp or 1), batch=1,
                            context_tokens=context, kv_dtype=kv_dtype, quant=quant)
     if tp is None:

@@ -192,3 +192,47 @@ def test_multi_gpu_jobs_are_priced_on_whole_multi_gpu_instances() -> None:
     assert warnings == []
     _, single_source, _ = lookup_price("H100", 1, None, None)
     assert single_source != source
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["serve", "--model", "llama-3-8b", "--rate", "0"], "argument --rate: must be > 0 (got 0)"),
+    (["serve", "--model", "llama-3-8b", "--engine", "vlm"],
+     "argument --engine: unknown engine 'vlm'; did you mean 'vllm'?"),
+    (["train", "--model", "gpt2", "--tokens", "-1"], "argument --tokens: must be > 0 (got -1)"),
+    (["train", "--model", "gpt2", "--tokens", "1e9", "--global-batch", "x"],
+     "argument --global-batch: must be a whole number (got 'x')"),
+    (["train", "--model", "gpt2", "--tokens", "1e9", "--price-usd-per-gpu-hour", "-1"],
+     "argument --price-usd-per-gpu-hour: must be >= 0 (got -1)"),
+    (["serve", "--model", "llama-3-8b", "--micro-batch", "0"],
+     "argument --micro-batch: must be >= 1 (got 0)"),
+])
+def test_type_errors_name_the_flag_once(cli: Cli, argv: list[str], message: str) -> None:
+    code, out, err = cli("estimate", *argv)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert err.count("--") == message.count("--")  # the flag is not repeated
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    # 100000 + 256 tokens exceed Llama-3-8B's 8192 positions.
+    (["--model", "llama-3-8b", "--prompt-tokens", "100000"],
+     "--prompt-tokens + --output-tokens: must be at most the 8192 positions of llama-3-8b "
+     "(got 100000 + 256 = 100256; --output-tokens defaults to 256)"),
+    (["--model", "llama-3-8b", "--prompt-tokens", "8000", "--output-tokens", "500"],
+     "(got 8000 + 500 = 8500)"),
+    # An encoder cannot generate: no decode loop to serve.
+    (["--model", "bert-base-uncased"], "bert-base-uncased is an encoder-only model"),
+    # The KV room per sequence must hold the request it serves.
+    (["--model", "llama-3-8b", "--context", "100"],
+     "--context: must hold prompt + output = 768 tokens (got 100)"),
+])
+def test_serve_rejects_requests_the_model_cannot_run(cli: Cli, argv: list[str],
+                                                     needle: str) -> None:
+    code, out, err = cli("estimate", "serve", *argv)
+    assert code == 2
+    assert out == ""
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err

@@ -174,3 +174,35 @@ def test_grid_duplicates_and_bom(tmp_path: Path, cli: Cli) -> None:
     rows = list(csv.DictReader(out.open()))
     assert rows[0]["total_bytes"] == rows[1]["total_bytes"]
     assert int(rows[2]["kv_cache_bytes"]) == 2 * int(rows[0]["kv_cache_bytes"])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--micro-batch", "0"], "argument --micro-batch: must be >= 1 (got 0)"),
+    (["--task", "trian"], "argument --task: unknown task 'trian'; did you mean 'train'?"),
+    (["--tp", "x"], "argument --tp: must be a whole number (got 'x')"),
+])
+def test_type_errors_name_the_flag_once(cli: Cli, argv: list[str], message: str) -> None:
+    code, _, err = cli("memory", "--model", "gpt2", *argv)
+    assert code == 2
+    assert message in err
+    assert err.count("--") == message.count("--")
+
+
+def test_context_must_hold_the_given_request(cli: Cli) -> None:
+    code, _, err = cli("memory", "--model", "llama-3-8b", "--task", "infer",
+                       "--prompt-tokens", "100", "--context", "50")
+    assert code == 2
+    assert "--context: must hold prompt + output = 356 tokens (got 50)" in err
+
+
+def test_encoder_inference_has_no_kv_cache(cli: Cli) -> None:
+    """BERT inference is one encoder forward pass: nothing is decoded, so no KV cache."""
+    code, out, _ = cli("memory", "--model", "bert-base-uncased", "--task", "infer",
+                       "--batch", "8", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["per_gpu_bytes"]["kv_cache"] == 0
+    assert payload["kv_cache_bytes_per_token"] == 0
+    assert payload["max_kv_tokens"] == 0
+    assert payload["per_gpu_bytes"]["activations"] > 0
+    assert 1 <= payload["max_batch"] < 1_000_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -191,3 +192,15 @@ def test_rate_at_exact_capacity_is_not_overloaded(defaults: PerfDefaults) -> Non
     assert est.replicas_needed == 1
     assert math.isfinite(est.ttft_s)
     assert math.isfinite(est.tpot_p95_s)
+
+
+@pytest.mark.parametrize(("kw", "needle"), [
+    ({"model": "bert-base-uncased"}, "encoder-only"),
+    ({"prompt_tokens": 8000, "output_tokens": 256}, "8192 positions"),
+    ({"context_tokens": 700}, "--context: must hold prompt + output = 768"),
+])
+def test_requests_the_model_cannot_run_are_input_errors(defaults: PerfDefaults,
+                                                        kw: dict[str, object],
+                                                        needle: str) -> None:
+    with pytest.raises(InputError, match=re.escape(needle)):
+        _serve(defaults, **kw)
