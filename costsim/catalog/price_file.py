@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
+from costsim.catalog.servers import OWNED_CLOUD
 from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides
 from costsim.errors import CatalogError, InputError, suggest
 
 MAX_PRICE_FILE_BYTES = 20_000_000
+# The largest NVLink domain sold as one unit (GB200 NVL72); more is a typo, e.g. GiB in the
+# wrong column.
+MAX_GPUS_PER_INSTANCE = 72
 
 _ALIASES = {
     "accelerator": "gpu",
@@ -33,10 +39,14 @@ _ALIASES = {
 _REQUIRED = ("cloud", "region", "instance_type", "gpu", "gpus_per_instance", "effective_date")
 _OPTIONAL = ("on_demand_usd_per_hour", "spot_usd_per_hour", "vcpus", "host_ram_gib",
              "gpu_memory_gib", "provider_gpu_name", "source")
+_PRICES = ("on_demand_usd_per_hour", "spot_usd_per_hour")
+# Plain decimal numbers only: float() would also take "1_000", "nan" and "infinity".
+_NUMBER = re.compile(r"[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class _Row:
-    """One data line of the file, with positions for error messages."""
+    """One data record of the file, with positions for error messages."""
 
     def __init__(self, name: str, line_number: int, cells: list[str],
                  columns: dict[str, int]) -> None:
@@ -48,24 +58,129 @@ class _Row:
     def where(self, column: str) -> str:
         return f"{self.name}:{self.line_number}:{self.columns[column] + 1}"
 
-    def number(self, column: str, required: bool = False,
-               integer: bool = False) -> float | None:
+    def fail(self, column: str, problem: str) -> InputError:
+        return InputError(self.where(column), column, problem)
+
+    def number(self, column: str, required: bool = False, integer: bool = False,
+               positive: bool = False, most: float = math.inf) -> float | None:
         text = self.cell(column)
         if not text:
             if required:
-                raise InputError(self.where(column), column, "a value is required")
+                raise self.fail(column, "a value is required")
             return None
+        if not _NUMBER.fullmatch(text) and not text.startswith("-"):
+            raise self.fail(column, f"expected a number, got {text!r}")
         try:
             value = float(text)
         except ValueError:
-            raise InputError(self.where(column), column,
-                             f"expected a number, got {text!r}") from None
-        if not math.isfinite(value) or value < 0:
-            raise InputError(self.where(column), column, f"must be a number >= 0, got {text!r}")
-        if integer and (value != int(value) or value < 1):
-            raise InputError(self.where(column), column,
-                             f"must be a whole number >= 1, got {text!r}")
+            raise self.fail(column, f"expected a number, got {text!r}") from None
+        if not math.isfinite(value):
+            raise self.fail(column, f"must be a finite number, got {text!r}")
+        if value < 0:
+            raise self.fail(column, f"must be a number >= 0, got {text!r}")
+        if integer and (value != int(value) or not 1 <= value <= most):
+            raise self.fail(column, f"must be a whole number from 1 to {most:g}, got {text!r}")
+        if positive and value == 0:
+            raise self.fail(column, f"a price must be > 0 (leave the cell empty where the "
+                                    f"option is not sold), got {text!r}")
         return value
+
+
+def _read_text(path: Path) -> str:
+    """The file's text (UTF-8, a byte-order mark allowed); errors name the file and position."""
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_PRICE_FILE_BYTES:
+            raise InputError(name, "", f"file is {size} bytes; the limit is "
+                                       f"{MAX_PRICE_FILE_BYTES}")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(name, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        # spreadsheet exports often start with a BOM; it is not part of the first column name
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(f"{name}:{line}:{column}", "",
+                         f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as "
+                         "UTF-8") from None
+
+
+def _columns(name: str, header: list[str]) -> dict[str, int]:
+    """Canonical column name → index; unknown, empty, duplicate or missing columns fail."""
+    if not any(cell.strip() for cell in header):
+        raise InputError(f"{name}:1:1", "", "line 1 is empty; expected the CSV header")
+    columns: dict[str, int] = {}
+    known = (*_REQUIRED, *_OPTIONAL, *_ALIASES)
+    for index, raw_name in enumerate(header):
+        where = f"{name}:1:{index + 1}"
+        column = raw_name.strip().lower()
+        if not column:
+            raise InputError(where, "", "empty column name (a trailing comma?)")
+        canonical = _ALIASES.get(column, column)
+        if canonical not in (*_REQUIRED, *_OPTIONAL):
+            hint = suggest(column, known)
+            extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+            raise InputError(where, raw_name,
+                             f"unknown column{extra} (known: {', '.join(_REQUIRED + _OPTIONAL)})")
+        if canonical in columns:
+            raise InputError(where, raw_name,
+                             f"duplicate column (same as column {columns[canonical] + 1})")
+        columns[canonical] = index
+    for required in _REQUIRED:
+        if required not in columns:
+            raise InputError(f"{name}:1:1", required, "missing required column")
+    if not any(price in columns for price in _PRICES):
+        raise InputError(f"{name}:1:1", "on_demand_usd_per_hour",
+                         "need an on-demand or a spot price column")
+    return columns
+
+
+def _offering(row: _Row, path: Path) -> Offering:
+    """One validated data record as a user-override offering."""
+    cell = row.cell
+    for column in ("cloud", "region", "instance_type"):
+        if not cell(column):
+            raise row.fail(column, "a value is required")
+    cloud = cell("cloud").lower()
+    if cloud == OWNED_CLOUD:
+        raise row.fail("cloud", f"'{OWNED_CLOUD}' is costsim's name for your own servers "
+                                "(costsim/data/servers.csv), not a cloud a price file can price")
+    try:
+        gpu = get_gpu(cell("gpu"), source=row.where("gpu")).name
+    except CatalogError as exc:
+        raise row.fail("gpu", str(exc).split(": ", 1)[-1]) from None
+    gpus = row.number("gpus_per_instance", required=True, integer=True,
+                      most=MAX_GPUS_PER_INSTANCE)
+    on_demand, spot = (row.number(column, positive=True) for column in _PRICES)
+    if on_demand is None and spot is None:
+        column = next(c for c in _PRICES if c in row.columns)
+        raise row.fail(column, "a row needs an on-demand or a spot price")
+    date = cell("effective_date")
+    try:
+        if not _DATE.fullmatch(date):
+            raise ValueError(date)
+        dt.date.fromisoformat(date)
+    except ValueError:
+        raise row.fail("effective_date", f"expected a date YYYY-MM-DD, got {date!r}") from None
+    vcpus = row.number("vcpus")
+    if vcpus is not None and vcpus != int(vcpus):
+        raise row.fail("vcpus", f"must be a whole number, got {cell('vcpus')!r}")
+    rules = billing_rules()
+    return Offering(
+        cloud=cloud, region=cell("region"), instance_type=cell("instance_type"), gpu=gpu,
+        provider_gpu_name=cell("provider_gpu_name") or cell("gpu"),
+        gpus_per_instance=int(gpus or 1), vcpus=int(vcpus or 0),
+        host_ram_gib=row.number("host_ram_gib") or 0.0,
+        gpu_memory_gib=row.number("gpu_memory_gib") or 0.0,
+        on_demand_usd_per_hour=on_demand, spot_usd_per_hour=spot,
+        marketplace=rules[cloud].marketplace if cloud in rules else False,
+        flags=(PriceFlag.USER_OVERRIDE,),
+        source=cell("source") or f"user price file {path.name} line {row.line_number}",
+        effective_date=date,
+    )
 
 
 def load_price_file(path: Path) -> tuple[Offering, ...]:
@@ -75,89 +190,34 @@ def load_price_file(path: Path) -> tuple[Offering, ...]:
         InputError: with source ``FILE:LINE:COLUMN`` (1-based) and the column name.
     """
     name = str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_PRICE_FILE_BYTES:
-            raise InputError(name, "", f"file is {size} bytes; the limit is "
-                                       f"{MAX_PRICE_FILE_BYTES}")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(name, "", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(name, "", "not UTF-8 text") from None
-    reader = csv.reader(text.splitlines())
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InputError(f"{name}:1:1", "", "empty file; expected a CSV header") from None
-    columns: dict[str, int] = {}
-    known = (*_REQUIRED, *_OPTIONAL, *_ALIASES)
-    for index, raw_name in enumerate(header):
-        column = raw_name.strip().lower()
-        canonical = _ALIASES.get(column, column)
-        if canonical not in (*_REQUIRED, *_OPTIONAL):
-            hint = suggest(column, known)
-            extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
-            raise InputError(f"{name}:1:{index + 1}", raw_name,
-                             f"unknown column{extra} (known: {', '.join(_REQUIRED + _OPTIONAL)})")
-        columns[canonical] = index
-    for required in _REQUIRED:
-        if required not in columns:
-            raise InputError(f"{name}:1:1", required, "missing required column")
-    if "on_demand_usd_per_hour" not in columns and "spot_usd_per_hour" not in columns:
-        raise InputError(f"{name}:1:1", "on_demand_usd_per_hour",
-                         "need an on-demand or a spot price column")
+    # newline="" keeps quoted multi-line cells whole, so line numbers stay the file's own
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     offerings: list[Offering] = []
     seen: dict[str, int] = {}
-    for line_number, cells in enumerate(reader, start=2):
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) != len(header):
-            raise InputError(f"{name}:{line_number}:{min(len(cells), len(header)) + 1}", "",
-                             f"expected {len(header)} fields, found {len(cells)}")
-
-        row = _Row(name, line_number, cells, columns)
-        cell, where, number = row.cell, row.where, row.number
-
-        for column in ("cloud", "region", "instance_type"):
-            if not cell(column):
-                raise InputError(where(column), column, "a value is required")
-        try:
-            gpu = get_gpu(cell("gpu"), source=where("gpu")).name
-        except CatalogError as exc:
-            raise InputError(where("gpu"), "gpu", str(exc).split(": ", 1)[-1]) from None
-        gpus = number("gpus_per_instance", required=True, integer=True)
-        on_demand = number("on_demand_usd_per_hour")
-        spot = number("spot_usd_per_hour")
-        if on_demand is None and spot is None:
-            column = "on_demand_usd_per_hour" if "on_demand_usd_per_hour" in columns else \
-                "spot_usd_per_hour"
-            raise InputError(where(column), column, "a row needs an on-demand or a spot price")
-        date = cell("effective_date")
-        try:
-            dt.date.fromisoformat(date)
-        except ValueError:
-            raise InputError(where("effective_date"), "effective_date",
-                             f"expected a date YYYY-MM-DD, got {date!r}") from None
-        cloud = cell("cloud").lower()
-        key = f"{cloud} {cell('region')} {cell('instance_type')}"
-        if key in seen:
-            raise InputError(where("instance_type"), "instance_type",
-                             f"duplicate of line {seen[key]} ({key})")
-        seen[key] = line_number
-        rules = billing_rules()
-        offerings.append(Offering(
-            cloud=cloud, region=cell("region"), instance_type=cell("instance_type"), gpu=gpu,
-            provider_gpu_name=cell("provider_gpu_name") or cell("gpu"),
-            gpus_per_instance=int(gpus or 1), vcpus=int(number("vcpus") or 0),
-            host_ram_gib=number("host_ram_gib") or 0.0,
-            gpu_memory_gib=number("gpu_memory_gib") or 0.0,
-            on_demand_usd_per_hour=on_demand, spot_usd_per_hour=spot,
-            marketplace=rules[cloud].marketplace if cloud in rules else False,
-            flags=(PriceFlag.USER_OVERRIDE,),
-            source=cell("source") or f"user price file {path.name} line {line_number}",
-            effective_date=date,
-        ))
+    line_number = 1
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"{name}:1:1", "", "empty file; expected a CSV header")
+        columns = _columns(name, header)
+        for cells in reader:
+            line_number, start = reader.line_num, line_number + 1
+            if not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) != len(header):
+                raise InputError(f"{name}:{start}:{min(len(cells), len(header)) + 1}", "",
+                                 f"expected {len(header)} fields, found {len(cells)}")
+            row = _Row(name, start, cells, columns)
+            offering = _offering(row, path)
+            if offering.key in seen:
+                raise row.fail("instance_type",
+                               f"duplicate of line {seen[offering.key]} ({offering.key})")
+            seen[offering.key] = start
+            offerings.append(offering)
+    except csv.Error as exc:
+        raise InputError(f"{name}:{reader.line_num}", "", f"not valid CSV: {exc}") from None
+    if not offerings:
+        raise InputError(f"{name}:2:1", "", "no price rows after the header")
     return tuple(offerings)
 
 
@@ -172,12 +232,15 @@ def overrides_from_entries(entries: Sequence[Mapping[str, object]],
     Raises:
         InputError: an unknown key, a missing value or a bad number, naming ``source[i]``.
     """
-    flat = 0.0
-    per_cloud: list[tuple[str, float]] = []
+    flat: float | None = None
+    per_cloud: dict[str, float] = {}
     custom: list[Offering] = []
     allowed = ("cloud", "discount_pct", "price_file")
     for index, entry in enumerate(entries):
         where = f"[{index}]"
+        if not isinstance(entry, Mapping):
+            raise InputError(source, where, f"expected a mapping such as {{cloud: aws, "
+                                            f"discount_pct: 12}}, got {entry!r}")
         for key in entry:
             if key not in allowed:
                 hint = suggest(str(key), allowed)
@@ -197,8 +260,17 @@ def overrides_from_entries(entries: Sequence[Mapping[str, object]],
             raise InputError(source, f"{where}.discount_pct",
                              f"expected a number, got {entry['discount_pct']!r}") from None
         if "cloud" in entry:
-            per_cloud.append((str(entry["cloud"]).strip().lower(), pct))
+            cloud = str(entry["cloud"]).strip().lower()
+            known = [c for c in billing_rules() if c != OWNED_CLOUD]
+            if cloud not in known:
+                raise CatalogError("cloud", cloud, known, source=f"{source}{where}.cloud")
+            if cloud in per_cloud:
+                raise InputError(source, f"{where}.cloud", f"a second discount for {cloud}")
+            per_cloud[cloud] = pct
         else:
+            if flat is not None:
+                raise InputError(source, f"{where}.discount_pct",
+                                 "a second flat discount (give one, or name a cloud)")
             flat = pct
-    return PriceOverrides(discount_pct=flat, cloud_discount_pct=tuple(per_cloud),
+    return PriceOverrides(discount_pct=flat or 0.0, cloud_discount_pct=tuple(per_cloud.items()),
                           custom_offerings=tuple(custom))

@@ -156,8 +156,9 @@ class Offering:
         if self.gpus_per_instance < 1:
             raise ValueError(f"{self.key}: gpus_per_instance must be >= 1")
         for price in (self.on_demand_usd_per_hour, self.spot_usd_per_hour):
-            if price is not None and (price < 0 or not math.isfinite(price)):
-                raise ValueError(f"{self.key}: prices must be finite and >= 0")
+            # zero is refused too: break-even and discount arithmetic divide by list prices
+            if price is not None and (price <= 0 or not math.isfinite(price)):
+                raise ValueError(f"{self.key}: prices must be finite and > 0")
         if not self.source or not self.effective_date:
             raise ValueError(f"{self.key}: every offering needs a source and an effective date")
 

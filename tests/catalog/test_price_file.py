@@ -87,3 +87,22 @@ def test_scenario_override_entries(tmp_path: Path) -> None:
         overrides_from_entries([{"discount_pc": 5}])
     with pytest.raises(InputError, match="expected a number"):
         overrides_from_entries([{"cloud": "aws", "discount_pct": "lots"}])
+
+
+@pytest.mark.parametrize(("entries", "message"), [
+    (["discount_pct"], r"prices.overrides: \[0\]: expected a mapping"),
+    ([{"cloud": "nowhere", "discount_pct": 5}], r"prices.overrides\[0\].cloud: unknown cloud"),
+    ([{"cloud": "awz", "discount_pct": 5}], "did you mean 'aws'"),
+    ([{"cloud": "owned", "discount_pct": 5}], "unknown cloud 'owned'"),
+    ([{"cloud": "aws", "discount_pct": 5}, {"cloud": "AWS", "discount_pct": 6}],
+     r"\[1\].cloud: a second discount for aws"),
+    ([{"discount_pct": 5}, {"discount_pct": 6}], r"\[1\].discount_pct: a second flat"),
+    ([{"discount_pct": "nan"}], r"\[0, 100\)"),
+])
+def test_bad_scenario_override_entries(entries: list[object], message: str) -> None:
+    """Each bad entry names its key path, the rule and the value."""
+    from costsim.catalog.price_file import overrides_from_entries
+    from costsim.errors import CostsimError
+
+    with pytest.raises(CostsimError, match=message):
+        overrides_from_entries(entries)  # type: ignore[arg-type]
