@@ -46,6 +46,8 @@ GCP_SPLIT_RATIO = 1.3
 GCP_MAX_LOW_SHARE = 0.8
 # Spot at or below 10 % of on-demand: the thin-market rows of SOURCE.md §5 (AWS g4dn af-south-1).
 LOW_SPOT_RATIO = 0.1001
+# What a blank source region becomes: the rows stay (the price is real) but say so.
+UNSPECIFIED_REGION = "unspecified"
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ CLOUD_SOURCES: dict[str, CloudSource] = {
 BOOK_COLUMNS = (
     "cloud", "region", "instance_type", "gpu", "provider_gpu_name", "gpus_per_instance",
     "vcpus", "host_ram_gib", "gpu_memory_gib", "on_demand_usd_per_hour", "spot_usd_per_hour",
-    "marketplace", "flags", "source", "source_commit", "effective_date", "date_note",
+    "marketplace", "flags", "note", "source", "source_commit", "effective_date", "date_note",
 )
 EXCLUDED_COLUMNS = ("cloud", "region", "instance_type", "provider_gpu_name",
                     "accelerator_count", "reason")
@@ -196,7 +198,7 @@ def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str
                 meta = CLOUD_SOURCES[cloud]
                 count = float(raw["accelerator_count"])
                 region = raw["region"].strip()
-                base = {"cloud": cloud, "region": region or "unspecified",
+                base = {"cloud": cloud, "region": region or UNSPECIFIED_REGION,
                         "instance_type": raw["instance_type"],
                         "provider_gpu_name": raw["accelerator"],
                         "accelerator_count": raw["accelerator_count"]}
@@ -235,6 +237,7 @@ def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str
                     "spot_usd_per_hour": _fmt(spot),
                     "marketplace": "true" if cloud in MARKETPLACES else "false",
                     "flags": ";".join(flags),
+                    "note": "",
                     "source": meta.source,
                     "source_commit": meta.commit,
                     "effective_date": meta.effective_date,
@@ -244,12 +247,35 @@ def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str
                     if _matches(rule, row) and rule["flag"] not in row["flags"].split(";"):
                         PriceFlag(rule["flag"])  # a typo in anomalies.csv must fail the build
                         row["flags"] = ";".join(f for f in (row["flags"], rule["flag"]) if f)
+                        _add_note(row, rule["note"])
                 rows.append(row)
     _flag_low_regions(rows)
+    _note_unspecified_regions(rows)
     rows.sort(key=lambda r: (r["cloud"], r["instance_type"], r["region"]))
     excluded.sort(key=lambda r: (r["cloud"], r["instance_type"], r["region"]))
     return {BOOK_NAME: _csv_text(BOOK_COLUMNS, rows),
             EXCLUDED_NAME: _csv_text(EXCLUDED_COLUMNS, excluded)}
+
+
+def _add_note(row: dict[str, str], note: str) -> None:
+    row["note"] = "; ".join(n for n in (row["note"], note) if n)
+
+
+def _note_unspecified_regions(rows: list[dict[str, str]]) -> None:
+    """Say on each region-less row which regions the same cloud does name (a hint, not a guess).
+
+    The source leaves the region blank (Seeweb, SOURCE.md §5); costsim does not invent one, since
+    region matters for data residency, latency and egress, but a user can check these first.
+    """
+    named: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if row["region"] != UNSPECIFIED_REGION:
+            named[row["cloud"]].add(row["region"])
+    for row in rows:
+        if row["region"] == UNSPECIFIED_REGION:
+            regions = ", ".join(sorted(named[row["cloud"]])) or "none"
+            _add_note(row, f"region blank in the source; {row['cloud']} regions named in the "
+                           f"catalog: {regions}")
 
 
 def _flag_low_regions(rows: list[dict[str, str]]) -> None:

@@ -34,6 +34,7 @@ def _offering_from_row(row: dict[str, str]) -> Offering:
         marketplace=csv_bool(row["marketplace"]),
         flags=tuple(PriceFlag(flag) for flag in row["flags"].split(";") if flag),
         source=row["source"], effective_date=row["effective_date"], date_note=row["date_note"],
+        note=row["note"],
     )
 
 

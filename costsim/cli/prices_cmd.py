@@ -173,7 +173,8 @@ def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
         "upfront_usd": _number(round(quote.upfront_usd, 2)),
         "source": quote.source, "effective_date": quote.effective_date,
         "flags": [flag.value for flag in quote.flags],
-        "date_note": offering.date_note, "marketplace": offering.marketplace,
+        "date_note": offering.date_note, "note": offering.note,
+        "marketplace": offering.marketplace,
         "blocked_from_selection": quote.blocked, "estimate": quote.estimate,
     }
     if quote.option is PurchaseOption.ON_DEMAND:
@@ -226,7 +227,7 @@ def _cell(quote: Quote) -> str:
 
 
 def _prices(args: argparse.Namespace) -> int:
-    from costsim.domain.pricing import PurchaseOption
+    from costsim.domain.pricing import PriceFlag, PurchaseOption
 
     _check_counts(args)
     option = PurchaseOption.parse(args.option) if args.option else None
@@ -267,6 +268,9 @@ def _prices(args: argparse.Namespace) -> int:
           "a data-quality flag (never auto-selected); '~' = rests on an estimate (fallback "
           "reservation discount, reservations sold only by contract, owned-cost assumptions). "
           "Sources: --json.")
+    if any(PriceFlag.REGION_UNSPECIFIED in offering.flags for offering, _ in table):
+        print("Region 'unspecified': the source gives none; the price is real and selectable, "
+              "but check where the capacity is before relying on it (--json: note).")
     return EXIT_OK
 
 

@@ -151,6 +151,8 @@ class Offering:
     source: str
     effective_date: str
     date_note: str = ""
+    # why the flags were set, where the build knows more than the flag name says
+    note: str = ""
 
     def __post_init__(self) -> None:
         if self.gpus_per_instance < 1:

@@ -267,3 +267,20 @@ def test_contract_only_reservations_are_flagged_as_estimates() -> None:
     custom_quote = PriceBook(PriceOverrides(custom_offerings=(custom,))).quote(custom, R1)
     assert custom_quote is not None
     assert PriceFlag.RESERVED_BY_CONTRACT in custom_quote.flags
+
+
+def test_region_less_rows_are_kept_flagged_and_explained() -> None:
+    """Seeweb rows without a region: real prices, selectable, never without the flag and note."""
+    unspecified = [o for o in shipped_offerings() if o.region == "unspecified"]
+    assert {o.cloud for o in unspecified} == {"seeweb"}
+    assert len(unspecified) == 10
+    for offering in unspecified:
+        assert PriceFlag.REGION_UNSPECIFIED in offering.flags
+        assert "it-fr2" in offering.note
+        assert not PriceFlag.REGION_UNSPECIFIED.blocks(OD)
+    choice = cheapest_offering("H100", 1, OD)
+    assert choice.offering.key == "seeweb unspecified ECS1GPU8"
+    assert PriceFlag.REGION_UNSPECIFIED in choice.quote.flags
+    named = [o for o in shipped_offerings() if o.cloud == "seeweb" and o.region != "unspecified"]
+    assert named
+    assert all(not o.note for o in named)

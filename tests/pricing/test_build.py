@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import shutil
 import sys
 from pathlib import Path
@@ -59,3 +61,22 @@ def test_raw_copy_is_complete() -> None:
     names = {path.name for path in RAW.iterdir()}
     assert "SOURCE.md" in names
     assert {"aws.csv", "gcp.csv", "azure.csv", "lambda.csv", "vast.csv", "mithril.csv"} <= names
+
+
+def test_blank_regions_are_named_unspecified_with_a_note(tmp_path: Path) -> None:
+    """A blank source region becomes `unspecified`, flagged, with the cloud's named regions."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "seeweb.csv").write_text(
+        "cloud,instance_type,accelerator,accelerator_count,vcpus,memory_gib,gpu_memory_gib,"
+        "region,price_per_hour_usd,spot_price_per_hour_usd\n"
+        "seeweb,A,H100,1,16,256,80,,1.89,\n"
+        "seeweb,B,L4,1,4,32,24,it-fr2,0.38,\n"
+        "seeweb,C,L4,1,4,32,24,it-mi1,0.38,\n")
+    text = _build_module().build(raw)["price_book.csv"]
+    rows = {row["instance_type"]: row for row in csv.DictReader(io.StringIO(text))}
+    assert rows["A"]["region"] == "unspecified"
+    assert rows["A"]["flags"] == "region-unspecified"
+    assert rows["A"]["note"] == ("region blank in the source; seeweb regions named in the "
+                                 "catalog: it-fr2, it-mi1")
+    assert rows["B"]["note"] == ""

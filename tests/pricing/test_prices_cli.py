@@ -177,3 +177,18 @@ def test_price_file_with_a_byte_order_mark_and_crlf_loads(
     assert code == 0
     rows = {r["instance_type"]: r for r in json.loads(out)["rows"]}
     assert rows["p5"]["price_usd_per_hour"] == 3
+
+
+def test_region_unspecified_is_shown_in_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """The flag, a footnote in the table and a note in the JSON row."""
+    code, out, _ = run(["prices", "--gpu", "H100", "--cloud", "seeweb", "--option",
+                        "on-demand"], capsys)
+    assert code == 0
+    assert "region-unspecified" in out
+    assert "Region 'unspecified'" in out
+    code, out, _ = run(["prices", "--gpu", "H100", "--cloud", "seeweb", "--region",
+                        "unspecified", "--count", "1", "--option", "on-demand", "--json"], capsys)
+    (row,) = json.loads(out)["rows"]
+    assert row["flags"] == ["region-unspecified"]
+    assert "it-fr2" in row["note"]
+    assert row["blocked_from_selection"] is False
