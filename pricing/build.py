@@ -63,44 +63,38 @@ class CloudSource:
 _V9_NOTE = ("approximate: SkyPilot v9 snapshot date unknown (SOURCE.md §2.3, 'early to mid "
             "2026'); 2026-05-20 is the anycloud-sh/catalog snapshot that matched it")
 _OLD_NOTE = ("approximate upper bound: SkyPilot {v} file, may be older (SOURCE.md §2.3)")
+_V9_COMMIT = "2c3d7ea7d76bf84cf80d382e946c1609571485fd"
+_SNAPSHOT_DATE = "2026-05-20"
+
+
+def _skypilot(version: str, cloud: str, commit: str = _V9_COMMIT) -> CloudSource:
+    """A cloud whose file is SkyPilot's own ``{version}/{cloud}/vms.csv`` (SOURCE.md §2)."""
+    note = _V9_NOTE if version == "v9" else _OLD_NOTE.format(v=version)
+    return CloudSource(f"SkyPilot catalog {version} {cloud}/vms.csv", commit, _SNAPSHOT_DATE,
+                       note)
+
 
 CLOUD_SOURCES: dict[str, CloudSource] = {
-    "aws": CloudSource("SkyPilot catalog v9 aws/vms.csv",
-                       "2c3d7ea7d76bf84cf80d382e946c1609571485fd", "2026-05-20", _V9_NOTE),
+    "aws": _skypilot("v9", "aws"),
     "gcp": CloudSource("SkyPilot catalog v9 gcp/vms.csv + anycloud-sh/catalog gcp/vms.csv "
-                       "(g2/n1 hosts); total = host VM + GPU",
-                       "2c3d7ea7d76bf84cf80d382e946c1609571485fd", "2026-05-20", _V9_NOTE),
+                       "(g2/n1 hosts); total = host VM + GPU", _V9_COMMIT, _SNAPSHOT_DATE,
+                       _V9_NOTE),
     "azure": CloudSource("anycloud-sh/catalog azure/vms.csv (SkyPilot schema)",
-                         "62ff0a987e0c257a89235415d2877812fb1aaf29", "2026-05-20",
+                         "62ff0a987e0c257a89235415d2877812fb1aaf29", _SNAPSHOT_DATE,
                          "snapshot commit date"),
-    "lambda": CloudSource("SkyPilot catalog v9 lambda/vms.csv",
-                          "2c3d7ea7d76bf84cf80d382e946c1609571485fd", "2026-05-20", _V9_NOTE),
-    "fluidstack": CloudSource("SkyPilot catalog v9 fluidstack/vms.csv",
-                              "2c3d7ea7d76bf84cf80d382e946c1609571485fd", "2026-05-20", _V9_NOTE),
-    "seeweb": CloudSource("SkyPilot catalog v9 seeweb/vms.csv",
-                          "2c3d7ea7d76bf84cf80d382e946c1609571485fd", "2026-05-20", _V9_NOTE),
-    "nebius": CloudSource("SkyPilot catalog v9 nebius/vms.csv",
-                          "d9bf3aa4d21f5c1e1f3d8fde27adf0204c46fbc8", "2026-05-20", _V9_NOTE),
-    "ibm": CloudSource("SkyPilot catalog v9 ibm/vms.csv",
-                       "a5be53865774cac59df537ba1842e45ffc8be722", "2026-05-20", _V9_NOTE),
+    "lambda": _skypilot("v9", "lambda"),
+    "fluidstack": _skypilot("v9", "fluidstack"),
+    "seeweb": _skypilot("v9", "seeweb"),
+    "nebius": _skypilot("v9", "nebius", "d9bf3aa4d21f5c1e1f3d8fde27adf0204c46fbc8"),
+    "ibm": _skypilot("v9", "ibm", "a5be53865774cac59df537ba1842e45ffc8be722"),
     "vast": CloudSource("SkyPilot catalog v9 vast/vms.csv (rows from anycloud-sh/catalog)",
                         "336ccee423bc67d6f76949d21105246926ab9fe9", "2026-04-29",
                         "commit date of the anycloud file; marketplace offers are volatile"),
-    "verda": CloudSource("SkyPilot catalog v8 verda/vms.csv",
-                         "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf", "2026-05-20",
-                         _OLD_NOTE.format(v="v8")),
-    "hyperstack": CloudSource("SkyPilot catalog v8 hyperstack/vms.csv",
-                              "fdc9d908ab0b2af9f468f139fb3f662c8c6b3257", "2026-05-20",
-                              _OLD_NOTE.format(v="v8")),
-    "hyperbolic": CloudSource("SkyPilot catalog v8 hyperbolic/vms.csv",
-                              "0082b0435f3912ae4c566856b272455cc78f4f61", "2026-05-20",
-                              _OLD_NOTE.format(v="v8")),
-    "mithril": CloudSource("SkyPilot catalog v8 mithril/vms.csv",
-                           "1f9eb0c264f9a6d78833766f4b18353ac7dfdde9", "2026-05-20",
-                           _OLD_NOTE.format(v="v8")),
-    "paperspace": CloudSource("SkyPilot catalog v6 paperspace/vms.csv",
-                              "e520054145d1bce6748bcf18c9a25ddd6ea9a348", "2026-05-20",
-                              _OLD_NOTE.format(v="v6")),
+    "verda": _skypilot("v8", "verda", "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf"),
+    "hyperstack": _skypilot("v8", "hyperstack", "fdc9d908ab0b2af9f468f139fb3f662c8c6b3257"),
+    "hyperbolic": _skypilot("v8", "hyperbolic", "0082b0435f3912ae4c566856b272455cc78f4f61"),
+    "mithril": _skypilot("v8", "mithril", "1f9eb0c264f9a6d78833766f4b18353ac7dfdde9"),
+    "paperspace": _skypilot("v6", "paperspace", "e520054145d1bce6748bcf18c9a25ddd6ea9a348"),
 }
 
 BOOK_COLUMNS = (

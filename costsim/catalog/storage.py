@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from costsim.catalog.resources import csv_bool, read_data_csv
@@ -33,10 +34,4 @@ def storage_price(cloud: str) -> StoragePrice:
     prices = _storage_prices()
     if cloud in prices:
         return prices[cloud]
-    fallback = prices[FALLBACK_CLOUD]
-    return StoragePrice(
-        cloud=cloud, object_storage_usd_per_gb_month=fallback.object_storage_usd_per_gb_month,
-        egress_usd_per_gb=fallback.egress_usd_per_gb,
-        egress_free_gb_per_month=fallback.egress_free_gb_per_month, tier=fallback.tier,
-        source=fallback.source, effective_date=fallback.effective_date, estimate=True,
-    )
+    return replace(prices[FALLBACK_CLOUD], cloud=cloud, estimate=True)

@@ -20,7 +20,7 @@ from costsim.catalog.prices import (
     spot_hazard,
 )
 from costsim.catalog.resources import read_data_text
-from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides, PurchaseOption
+from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides, PurchaseOption, Quote
 from costsim.errors import CatalogError, InfeasibleError
 
 OD = PurchaseOption.ON_DEMAND
@@ -166,12 +166,17 @@ def test_reserved_terms_follow_the_discount_tables() -> None:
     assert all_up.effective_usd_per_hour < terms.effective_usd_per_hour
 
 
+def _sold(book: PriceBook, offering: Offering, option: PurchaseOption) -> Quote:
+    """The quote of ``option``, which the test expects to be sold."""
+    quote = book.quote(offering, option)
+    assert quote is not None, (offering.key, option)
+    return quote
+
+
 def test_reserved_fallback_is_marked_as_estimate_and_unsold_options_are_absent() -> None:
     """p5 has no published discount (fallback, flagged); GCP has no upfront CUDs; Vast none."""
     book = price_book()
-    p5 = find_offering("aws", "us-east-1", "p5.48xlarge")
-    quote = book.quote(p5, R1)
-    assert quote is not None
+    quote = _sold(book, find_offering("aws", "us-east-1", "p5.48xlarge"), R1)
     assert PriceFlag.RESERVED_DISCOUNT_ESTIMATE in quote.flags
     a2 = find_offering("gcp", "us-central1", "a2-highgpu-1g")
     assert book.quote(a2, PurchaseOption.RESERVED_1Y_ALL_UPFRONT) is None
@@ -210,20 +215,20 @@ def test_flat_and_per_cloud_discounts() -> None:
         PriceBook(PriceOverrides(cloud_discount_pct=(("azur", 5),)))
 
 
+def _custom_h100_box(cloud: str, region: str, instance_type: str, on_demand_usd_per_hour: float,
+                     source: str) -> Offering:
+    """An 8×H100 user-override row, as a custom price file would give it."""
+    return Offering(cloud=cloud, region=region, instance_type=instance_type, gpu="H100",
+                    provider_gpu_name="H100", gpus_per_instance=8, vcpus=192, host_ram_gib=2048,
+                    gpu_memory_gib=80, on_demand_usd_per_hour=on_demand_usd_per_hour,
+                    spot_usd_per_hour=None, marketplace=False, flags=(PriceFlag.USER_OVERRIDE,),
+                    source=source, effective_date="2026-06-01")
+
+
 def test_custom_rows_replace_or_add_offerings() -> None:
     """A custom row with a shipped key replaces it; a new key is added and can be chosen."""
-    replaced = Offering(cloud="aws", region="us-east-1", instance_type="p5.48xlarge",
-                        gpu="H100", provider_gpu_name="H100", gpus_per_instance=8, vcpus=192,
-                        host_ram_gib=2048, gpu_memory_gib=80, on_demand_usd_per_hour=40.0,
-                        spot_usd_per_hour=None, marketplace=False,
-                        flags=(PriceFlag.USER_OVERRIDE,), source="our EDP quote",
-                        effective_date="2026-06-01")
-    added = Offering(cloud="coreweave", region="us-east-04", instance_type="h100-8x",
-                     gpu="H100", provider_gpu_name="H100", gpus_per_instance=8, vcpus=128,
-                     host_ram_gib=2048, gpu_memory_gib=80, on_demand_usd_per_hour=8.0,
-                     spot_usd_per_hour=None, marketplace=False,
-                     flags=(PriceFlag.USER_OVERRIDE,), source="contract",
-                     effective_date="2026-06-01")
+    replaced = _custom_h100_box("aws", "us-east-1", "p5.48xlarge", 40.0, "our EDP quote")
+    added = _custom_h100_box("coreweave", "us-east-04", "h100-8x", 8.0, "contract")
     book = PriceBook(PriceOverrides(discount_pct=50, custom_offerings=(replaced, added)))
     p5 = find_offering("aws", "us-east-1", "p5.48xlarge", book=book)
     assert p5.source == "our EDP quote"
@@ -245,27 +250,17 @@ def test_contract_only_reservations_are_flagged_as_estimates() -> None:
     """Tier-2 clouds publish no reserved prices: their reserved quotes say so; AWS's do not."""
     book = price_book()
     hyperstack = find_offering("hyperstack", "CANADA-1", "n3-H100-SXM5x8")
-    quote = book.quote(hyperstack, R1)
-    assert quote is not None
+    quote = _sold(book, hyperstack, R1)
     assert PriceFlag.RESERVED_BY_CONTRACT in quote.flags
     assert PriceFlag.RESERVED_DISCOUNT_ESTIMATE in quote.flags
     assert quote.estimate
     assert not quote.blocked  # shown and selectable, but never unmarked
-    on_demand = book.quote(hyperstack, OD)
-    assert on_demand is not None
-    assert not on_demand.estimate
-    p4d = book.quote(find_offering("aws", "us-east-1", "p4d.24xlarge"), R1)
-    assert p4d is not None
+    assert not _sold(book, hyperstack, OD).estimate
+    p4d = _sold(book, find_offering("aws", "us-east-1", "p4d.24xlarge"), R1)
     assert PriceFlag.RESERVED_BY_CONTRACT not in p4d.flags
     assert not p4d.estimate  # a published discount
-    custom = Offering(cloud="coreweave", region="us-east-04", instance_type="h100-8x",
-                      gpu="H100", provider_gpu_name="H100", gpus_per_instance=8, vcpus=128,
-                      host_ram_gib=2048, gpu_memory_gib=80, on_demand_usd_per_hour=8.0,
-                      spot_usd_per_hour=None, marketplace=False,
-                      flags=(PriceFlag.USER_OVERRIDE,), source="quote",
-                      effective_date="2026-06-01")
-    custom_quote = PriceBook(PriceOverrides(custom_offerings=(custom,))).quote(custom, R1)
-    assert custom_quote is not None
+    custom = _custom_h100_box("coreweave", "us-east-04", "h100-8x", 8.0, "quote")
+    custom_quote = _sold(PriceBook(PriceOverrides(custom_offerings=(custom,))), custom, R1)
     assert PriceFlag.RESERVED_BY_CONTRACT in custom_quote.flags
 
 

@@ -1,6 +1,6 @@
 """``costsim prices``: estimate marks in the break-even table, one-line errors for bad input.
 
-(The DESIGN.md §7 contract tests live in tests/cli/test_prices_cmd.py.)
+(The DESIGN.md §7 contract tests live in test_prices_cmd.py; ``cli`` comes from conftest.py.)
 """
 
 from __future__ import annotations
@@ -10,23 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.conftest import Cli
 
 
 def test_breakeven_marks_rates_that_rest_on_estimates(
-        capsys: pytest.CaptureFixture[str]) -> None:
+        cli: Cli) -> None:
     """Tier-2 reserved rates behind a "never" carry '~', a footnote and JSON flags."""
-    code, out, _ = run(["prices", "--breakeven", "--gpu", "H100"], capsys)
+    code, out, _ = cli("prices", "--breakeven", "--gpu", "H100")
     assert code == 0
     rows = {line.split()[0]: line for line in out.splitlines() if "hyperstack" in line}
     assert "~" in rows["reserved-1y-no-upfront"].split()[-2]
@@ -34,7 +24,7 @@ def test_breakeven_marks_rates_that_rest_on_estimates(
     assert "~" not in rows["on-demand"]
     assert "only by negotiated" in out
     assert "contract" in out
-    code, out, _ = run(["prices", "--breakeven", "--gpu", "H100", "--json"], capsys)
+    code, out, _ = cli("prices", "--breakeven", "--gpu", "H100", "--json")
     (result,) = [r for r in json.loads(out)["breakeven"] if r["server"] == "hgx-h100-8"]
     rentals = {r["option"]: r for r in result["rentals"]}
     reserved = rentals["reserved-3y-all-upfront"]
@@ -45,10 +35,10 @@ def test_breakeven_marks_rates_that_rest_on_estimates(
     assert result["owned_cost_estimate"] is True
 
 
-def test_price_rows_carry_the_estimate_flag(capsys: pytest.CaptureFixture[str]) -> None:
+def test_price_rows_carry_the_estimate_flag(cli: Cli) -> None:
     """--json rows say whether the rate is an estimate; published discounts are not."""
-    code, out, _ = run(["prices", "--cloud", "aws", "--region", "us-east-1", "--gpu", "A100",
-                        "--count", "8", "--json"], capsys)
+    code, out, _ = cli("prices", "--cloud", "aws", "--region", "us-east-1", "--gpu", "A100",
+                        "--count", "8", "--json")
     assert code == 0
     rows = {(r["instance_type"], r["option"]): r for r in json.loads(out)["rows"]}
     assert rows[("p4d.24xlarge", "reserved-1y-no-upfront")]["estimate"] is False
@@ -99,26 +89,26 @@ def _assert_one_line_exit_2(code: int, out: str, err: str, *needles: str) -> Non
     (["--region", "us-east-1", "--cloud", "gcp"], ("--region", "us-east-1")),
 ])
 def test_bad_flags_exit_2_with_one_line(argv: list[str], needles: tuple[str, ...],
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+                                        cli: Cli) -> None:
     """Each names the flag, the rule and the value; exit 2, one line, no traceback."""
-    code, out, err = run(["prices", *argv], capsys)
+    code, out, err = cli("prices", *argv)
     _assert_one_line_exit_2(code, out, err, *needles)
 
 
 @pytest.mark.parametrize("text", ["ON-DEMAND", " on-demand ", "Reserved-1Y-No-Upfront"])
-def test_option_is_case_insensitive(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_option_is_case_insensitive(text: str, cli: Cli) -> None:
     """The exact DESIGN.md §5 strings, in any case and with stray blanks."""
-    code, out, _ = run(["prices", "--gpu", "H100", "--cloud", "aws", "--region", "us-east-1",
-                        "--count", "8", "--option", text, "--json"], capsys)
+    code, out, _ = cli("prices", "--gpu", "H100", "--cloud", "aws", "--region", "us-east-1",
+                        "--count", "8", "--option", text, "--json")
     assert code == 0
     (row,) = json.loads(out)["rows"]
     assert row["option"] == text.strip().lower()
 
 
-def test_limit_keeps_the_cheapest_rows(capsys: pytest.CaptureFixture[str]) -> None:
+def test_limit_keeps_the_cheapest_rows(cli: Cli) -> None:
     """--limit 1 shows the single cheapest row of the sorted table."""
-    code, out, _ = run(["prices", "--gpu", "L4", "--cloud", "gcp", "--option", "on-demand",
-                        "--limit", "1", "--json"], capsys)
+    code, out, _ = cli("prices", "--gpu", "L4", "--cloud", "gcp", "--option", "on-demand",
+                        "--limit", "1", "--json")
     assert code == 0
     assert len(json.loads(out)["rows"]) == 1
 
@@ -159,35 +149,35 @@ GOOD = "aws,us-east-1,p5,H100,8,3,2026-06-01"
 ])
 def test_bad_price_file_exits_2_naming_file_line_and_column(
         tmp_path: Path, content: bytes, needles: tuple[str, ...],
-        capsys: pytest.CaptureFixture[str]) -> None:
+        cli: Cli) -> None:
     """FILE:LINE:COLUMN, the column, the rule and the value; one line, exit 2."""
     path = tmp_path / "mine.csv"
     path.write_bytes(content)
-    code, out, err = run(["prices", "--price-file", str(path), "--gpu", "H100"], capsys)
+    code, out, err = cli("prices", "--price-file", str(path), "--gpu", "H100")
     _assert_one_line_exit_2(code, out, err, str(path), *needles)
 
 
 def test_price_file_with_a_byte_order_mark_and_crlf_loads(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, cli: Cli) -> None:
     """Spreadsheet exports (UTF-8 BOM, CRLF line ends) are read as they stand."""
     path = tmp_path / "mine.csv"
     path.write_bytes(b"\xef\xbb\xbf" + f"{HEADER}\r\n{GOOD}\r\n".encode())
-    code, out, _ = run(["prices", "--price-file", str(path), "--cloud", "aws", "--region",
-                        "us-east-1", "--gpu", "H100", "--option", "on-demand", "--json"], capsys)
+    code, out, _ = cli("prices", "--price-file", str(path), "--cloud", "aws", "--region",
+                        "us-east-1", "--gpu", "H100", "--option", "on-demand", "--json")
     assert code == 0
     rows = {r["instance_type"]: r for r in json.loads(out)["rows"]}
     assert rows["p5"]["price_usd_per_hour"] == 3
 
 
-def test_region_unspecified_is_shown_in_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_region_unspecified_is_shown_in_table_and_json(cli: Cli) -> None:
     """The flag, a footnote in the table and a note in the JSON row."""
-    code, out, _ = run(["prices", "--gpu", "H100", "--cloud", "seeweb", "--option",
-                        "on-demand"], capsys)
+    code, out, _ = cli("prices", "--gpu", "H100", "--cloud", "seeweb", "--option",
+                        "on-demand")
     assert code == 0
     assert "region-unspecified" in out
     assert "Region 'unspecified'" in out
-    code, out, _ = run(["prices", "--gpu", "H100", "--cloud", "seeweb", "--region",
-                        "unspecified", "--count", "1", "--option", "on-demand", "--json"], capsys)
+    code, out, _ = cli("prices", "--gpu", "H100", "--cloud", "seeweb", "--region",
+                        "unspecified", "--count", "1", "--option", "on-demand", "--json")
     (row,) = json.loads(out)["rows"]
     assert row["flags"] == ["region-unspecified"]
     assert "it-fr2" in row["note"]
