@@ -48,6 +48,12 @@ def _nonnegative_float(flag: str) -> Any:
     return _float_at_least(flag, 0.0, inclusive=True)
 
 
+# Layout and fine-tuning flags that ``estimate serve`` shares with ``estimate train`` through
+# the common parser but has no use for: given to serve, they are an error, not ignored.
+TRAINING_ONLY_DESTS = frozenset({"zero", "dp", "sp", "micro_batch", "seq_len", "grad_accum",
+                                 "recompute", "lora_rank", "lora_targets"})
+
+
 def _engine(text: str) -> str:
     value = text.strip().lower()
     if value not in ENGINES:
@@ -193,6 +199,12 @@ def _train(args: argparse.Namespace) -> int:
     global_seqs = args.global_batch
     if global_seqs is not None and global_seqs < 1:
         raise InputError("", "--global-batch", f"must be >= 1 (got {global_seqs})")
+    if flags.grad_accum is not None and (global_seqs is not None
+                                         or args.global_batch_tokens is not None):
+        # grad_accum = global batch / (micro_batch · dp): giving both over-determines it.
+        raise InputError("", "--grad-accum", "give --grad-accum or a global batch "
+                                             "(--global-batch / --global-batch-tokens), not both "
+                                             f"(got --grad-accum {flags.grad_accum})")
     if args.global_batch_tokens is not None:
         if global_seqs is not None:
             raise InputError("", "--global-batch-tokens", "give --global-batch or "
@@ -324,6 +336,15 @@ def _serve(args: argparse.Namespace) -> int:
     if args.pp not in (None, 1):
         raise InputError("", "--pp", f"serving replicas use tensor parallelism only "
                                      f"(got {args.pp})")
+    for dest, value in vars(args).items():
+        if dest in TRAINING_ONLY_DESTS and value not in (None, False):
+            flag = "--" + dest.replace("_", "-")
+            raise InputError("", flag, f"is a training flag; estimate serve does not use it "
+                                       f"(got {flag} {value})")
+    if args.tp is not None and args.gpus is not None and args.tp != args.gpus:
+        raise InputError("", "--gpus", f"a replica's GPUs are its TP degree: give --tp or "
+                                       f"--gpus, or equal values (got --gpus {args.gpus}, "
+                                       f"--tp {args.tp})")
     precision = resolve_precision(args, gpu)
     check_generative(arch)
     prompt, output = resolve_request_tokens(args, arch)

@@ -233,7 +233,10 @@ def resolve_gpu(args: argparse.Namespace) -> GpuSpec:
     """The GPU ``--gpu`` names (CatalogError with "did you mean" when unknown)."""
     from costsim.catalog.gpus import get_gpu
 
-    return get_gpu(getattr(args, "gpu", None) or DEFAULT_GPU)
+    name = getattr(args, "gpu", None)
+    if name is not None and not str(name).strip():
+        raise InputError("", "--gpu", f"must name a GPU (got {name!r}; see costsim gpus)")
+    return get_gpu(name or DEFAULT_GPU)
 
 
 def resolve_precision(args: argparse.Namespace, gpu: GpuSpec) -> Dtype:
@@ -351,12 +354,29 @@ def resolve_lora(args: argparse.Namespace, arch: Architecture, task: Task) -> Lo
     return LoraConfig(rank=rank, targets=targets)
 
 
+# Flags that only one kind of task reads; given to the other kind they are contradictory.
+INFERENCE_ONLY_DESTS = ("batch", "context", "prompt_tokens", "output_tokens", "kv_dtype")
+TRAINING_ONLY_DESTS = ("micro_batch", "seq_len", "grad_accum", "recompute")
+
+
+def _reject_flags(args: argparse.Namespace, dests: tuple[str, ...], task: Task,
+                  hint: str) -> None:
+    for dest in dests:
+        value = getattr(args, dest, None)
+        if value is not None:
+            flag = "--" + dest.replace("_", "-")
+            raise InputError("", flag, f"does not apply to --task {task.value} ({hint}; "
+                                       f"got {flag} {value})")
+
+
 def build_training_setup(args: argparse.Namespace, arch: Architecture, gpu: GpuSpec,
                          task: Task | None = None) -> TrainingSetup:
     """A :class:`TrainingSetup` from the flags, with the ``memory`` defaults."""
     task = task or resolve_task(args)
     if task is Task.INFER:
         raise InputError("", "--task", "an inference task has no training setup")
+    _reject_flags(args, INFERENCE_ONLY_DESTS, task, "an inference flag; training sizes "
+                                                    "sequences with --micro-batch and --seq-len")
     precision = resolve_precision(args, gpu)
     flags = read_layout_flags(args)
     layout = resolve_layout(flags, arch)
@@ -425,6 +445,8 @@ def resolve_context(args: argparse.Namespace, arch: Architecture) -> int:
 def build_inference_setup(args: argparse.Namespace, arch: Architecture, gpu: GpuSpec
                           ) -> InferenceSetup:
     """An :class:`InferenceSetup` from the flags, with the ``memory`` defaults."""
+    _reject_flags(args, TRAINING_ONLY_DESTS, Task.INFER, "a training flag; inference sizes "
+                                                         "sequences with --batch and --context")
     precision = resolve_precision(args, gpu)
     flags = read_layout_flags(args)
     layout = resolve_layout(flags, arch)

@@ -200,7 +200,7 @@ def _column_flag(column: str) -> str:
 
 
 def _grid(args: argparse.Namespace) -> int:
-    from costsim.errors import CatalogError, InputError
+    from costsim.errors import InputError
 
     if args.out is None:
         raise InputError("", "--out", "--grid needs --out OUT.csv")
@@ -210,25 +210,58 @@ def _grid(args: argparse.Namespace) -> int:
         handle = args.grid.open(newline="", encoding="utf-8-sig")  # spreadsheets add a BOM
     except OSError as exc:
         raise InputError(str(args.grid), "", f"cannot read the file ({exc.strerror})") from exc
-    with handle:
-        reader = csv.DictReader(handle)
-        columns = list(reader.fieldnames or [])
-        for column in columns:
-            if _column_flag(column) not in CONVERTERS:
-                raise CatalogError("grid column", column, list(CONVERTERS), source=str(args.grid))
-        if not any(_column_flag(c) in ("model", "arch") for c in columns):
-            raise InputError(str(args.grid), "", "needs a 'model' or 'arch' column")
-        rows = []
-        for index, raw in enumerate(reader):
-            if index >= MAX_GRID_ROWS:
-                raise InputError(str(args.grid), "", f"more than {MAX_GRID_ROWS} rows")
-            rows.append(raw)
+    try:
+        with handle:
+            columns, rows = _read_grid(csv.DictReader(handle), str(args.grid))
+    except UnicodeDecodeError as exc:
+        raise InputError(str(args.grid), "", f"is not UTF-8 text (byte {exc.start}); save "
+                                             "the grid as CSV (UTF-8)") from None
+    except csv.Error as exc:
+        raise InputError(str(args.grid), "", f"is not a valid CSV file ({exc})") from None
     results, errors = evaluate_grid(rows, base_dir=args.grid.parent)
-    _write_atomic(args.out, columns, rows, results)
+    try:
+        _write_atomic(args.out, columns, rows, results)
+    except OSError as exc:
+        raise InputError("", "--out", f"cannot write {args.out} ({exc.strerror})") from None
     if errors:
         sys.stderr.write(f"costsim memory: {errors} of {len(rows)} grid rows have errors "
                          f"(see the 'error' column of {args.out})\n")
     return EXIT_OK
+
+
+def _read_grid(reader: csv.DictReader[str], source: str) -> tuple[list[str], list[dict[str, str]]]:
+    """Check the header (known, distinct flag columns incl. model or arch) and read the rows.
+
+    Raises:
+        InputError / CatalogError: a bad header, a row with more cells than the header, or more
+            than ``MAX_GRID_ROWS`` rows.
+    """
+    from costsim.errors import CatalogError, InputError
+
+    columns = list(reader.fieldnames or [])
+    if not columns:
+        raise InputError(source, "", "is empty: the first line must name the columns "
+                                     "(flag names such as model, micro_batch)")
+    seen: dict[str, str] = {}
+    for column in columns:
+        flag = _column_flag(column)
+        if flag not in CONVERTERS:
+            raise CatalogError("grid column", column, list(CONVERTERS), source=source)
+        if flag in seen:
+            raise InputError(source, column, f"repeats the column {seen[flag]!r} (each flag "
+                                             "once)")
+        seen[flag] = column
+    if "model" not in seen and "arch" not in seen:
+        raise InputError(source, "", "needs a 'model' or 'arch' column")
+    rows: list[dict[str, str]] = []
+    for index, raw in enumerate(reader):
+        if index >= MAX_GRID_ROWS:
+            raise InputError(source, "", f"more than {MAX_GRID_ROWS} rows")
+        if None in raw:  # DictReader files surplus cells under the key None
+            raise InputError(source, f"line {reader.line_num}",
+                             f"has more cells than the {len(columns)} columns of the header")
+        rows.append(raw)
+    return columns, rows
 
 
 def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
@@ -244,7 +277,7 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
         resolve_task,
     )
     from costsim.domain.workload import Task
-    from costsim.errors import CostsimError
+    from costsim.errors import CostsimError, InputError
     from costsim.memory.estimate import component_arrays_for, encode_inference, encode_training
     from costsim.memory.runtime import VERDICT_BY_CODE
 
@@ -271,6 +304,10 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
                 if flag is None:
                     flag = flag_of.setdefault(column, _column_flag(column))
                 values[flag.replace("-", "_")] = CONVERTERS[flag](text)
+            if values["model"] is not None and values["arch"] is not None:
+                raise InputError("", "model", "give model or arch in a row, not both "
+                                              f"(got {values['model']!r} and "
+                                              f"{str(values['arch'])!r})")
             if values["arch"] is not None and not Path(values["arch"]).is_absolute():
                 values["arch"] = base_dir / values["arch"]
             ns = argparse.Namespace(**values)

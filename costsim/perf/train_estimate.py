@@ -8,6 +8,7 @@ Degrees given by the caller are kept fixed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -109,7 +110,9 @@ class TrainingEstimate:
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    # Pairs up to √n: a fleet of 10^11 GPUs must not mean 10^11 trial divisions.
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _candidates(arch: Architecture, gpus: int, base: TrainingSetup, fixed: LayoutConstraints,
@@ -265,6 +268,12 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
     gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
     warnings = imbalance_warnings(step, choice.memory_total_bytes, choice.memory_usable_bytes,
                                   goodput, gpu)
+    asked = fixed.global_batch_seqs
+    if asked is not None and step.setup.global_batch != asked:
+        setup = step.setup
+        warnings.append(f"global batch is {setup.global_batch} sequences, not the {asked} asked: "
+                        f"micro_batch {setup.micro_batch} x dp {setup.layout.dp} x grad_accum "
+                        f"{setup.grad_accum} cannot make {asked} on {gpus} GPUs")
     return TrainingEstimate(
         model=arch.name,
         params_total=counts.total,

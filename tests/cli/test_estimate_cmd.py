@@ -236,3 +236,36 @@ def test_serve_rejects_requests_the_model_cannot_run(cli: Cli, argv: list[str],
     assert needle in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["serve", "--model", "gpt2", "--gpus", "2", "--tp", "4"],
+     "--gpus: a replica's GPUs are its TP degree"),
+    (["serve", "--model", "gpt2", "--lora-rank", "8"], "--lora-rank: is a training flag"),
+    (["serve", "--model", "gpt2", "--zero", "3"], "--zero: is a training flag"),
+    (["serve", "--model", "gpt2", "--micro-batch", "4"], "--micro-batch: is a training flag"),
+    (["train", "--model", "gpt2", "--tokens", "1e9", "--gpus", "8", "--global-batch", "8",
+      "--grad-accum", "3"], "--grad-accum: give --grad-accum or a global batch"),
+])
+def test_contradictory_flags_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
+    code, out, err = cli("estimate", *argv)
+    assert code == 2
+    assert out == ""
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_unreachable_global_batch_is_a_warning(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus", "8",
+                         "--global-batch", "3", "--price-usd-per-gpu-hour", "1", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["layout"]["global_batch"] == 8
+    assert any("not the 3 asked" in w for w in payload["warnings"])
+
+
+def test_a_huge_fleet_is_searched_quickly(cli: Cli) -> None:
+    """Divisors of the GPU count up to √n: 10^11 GPUs must not hang the layout search."""
+    code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus",
+                       "99999999999", "--price-usd-per-gpu-hour", "1")
+    assert code == 0, err

@@ -206,3 +206,56 @@ def test_encoder_inference_has_no_kv_cache(cli: Cli) -> None:
     assert payload["max_kv_tokens"] == 0
     assert payload["per_gpu_bytes"]["activations"] > 0
     assert 1 <= payload["max_batch"] < 1_000_000
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--task", "train", "--batch", "4"], "--batch: does not apply to --task train"),
+    (["--task", "infer", "--micro-batch", "4"], "--micro-batch: does not apply to --task infer"),
+    (["--task", "infer", "--seq-len", "512"], "--seq-len: does not apply to --task infer"),
+    (["--gpu", ""], "--gpu: must name a GPU"),
+])
+def test_contradictory_or_empty_flags_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
+    code, out, err = cli("memory", "--model", "gpt2", *argv)
+    assert code == 2
+    assert out == ""
+    assert needle in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (b"", "is empty: the first line must name the columns"),
+    (b"\xff\xfe\x00garbage\n", "is not UTF-8 text"),
+    (b"model,micro_batch,micro-batch\ngpt2,1,2\n", "repeats the column 'micro_batch'"),
+    (b"model,micro_batch\ngpt2,1,extra\n", "line 2: has more cells than the 2 columns"),
+])
+def test_malformed_grid_files_exit_2(tmp_path: Path, cli: Cli, content: bytes,
+                                     needle: str) -> None:
+    grid = tmp_path / "in.csv"
+    grid.write_bytes(content)
+    out = tmp_path / "out.csv"
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
+    assert code == 2
+    assert needle in err
+    assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_grid_output_in_a_missing_directory_exits_2(tmp_path: Path, cli: Cli) -> None:
+    grid = tmp_path / "in.csv"
+    write_grid(grid, [{"model": "gpt2"}])
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(tmp_path / "no" / "o.csv"))
+    assert code == 2
+    assert "--out: cannot write" in err
+    assert err.count("\n") == 1
+
+
+def test_grid_row_with_model_and_arch_is_a_row_error(tmp_path: Path, cli: Cli) -> None:
+    grid = tmp_path / "in.csv"
+    out = tmp_path / "out.csv"
+    write_grid(grid, [{"model": "gpt2", "arch": str(ARCH / "gpt2.json")}, {"model": "gpt2"}])
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
+    assert code == 0
+    assert "1 of 2" in err
+    rows = list(csv.DictReader(out.open()))
+    assert "give model or arch in a row, not both" in rows[0]["error"]
+    assert rows[1]["verdict"] == "fits"
