@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -169,16 +170,12 @@ def _train(args: argparse.Namespace) -> int:
     from costsim.cli.layout_args import (
         build_training_setup,
         read_layout_flags,
-        resolve_architecture,
-        resolve_gpu,
-        resolve_task,
+        resolve_model_gpu_task,
     )
     from costsim.domain.workload import ParallelLayout, Task
     from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
 
-    name, arch = resolve_architecture(args)
-    gpu = resolve_gpu(args)
-    task = resolve_task(args)
+    name, arch, gpu, task = resolve_model_gpu_task(args)
     if task is Task.INFER:
         raise InputError("", "--task", "estimate train needs train or finetune (got infer)")
     flags = read_layout_flags(args)
@@ -220,11 +217,16 @@ def _train(args: argparse.Namespace) -> int:
                                                  args.price_usd_per_gpu_hour)
     est = estimate_training_run(arch, gpu, gpus, args.tokens, base, fixed, defaults=defaults,
                                 price_usd_per_gpu_hour=price, network=network)
-    payload = training_payload(est, name, source, price_warnings)
+    return _emit(args, training_payload(est, name, source, price_warnings), _print_train)
+
+
+def _emit(args: argparse.Namespace, payload: dict[str, Any],
+          print_table: Callable[[dict[str, Any]], None]) -> int:
+    """Write ``payload`` as JSON (``--json``) or as the command's table; exit code 0."""
     if args.json:
         print_json(payload)
     else:
-        _print_train(payload)
+        print_table(payload)
     return EXIT_OK
 
 
@@ -369,12 +371,7 @@ def _serve(args: argparse.Namespace) -> int:
                                                  args.price_usd_per_gpu_hour)
     if price:
         est = run(price, est.gpus_per_replica)
-    payload = serving_payload(est, name, source, price_warnings)
-    if args.json:
-        print_json(payload)
-    else:
-        _print_serve(payload)
-    return EXIT_OK
+    return _emit(args, serving_payload(est, name, source, price_warnings), _print_serve)
 
 
 def serving_payload(est: Any, model: str, price_source: str,

@@ -229,6 +229,12 @@ def resolve_architecture(args: argparse.Namespace) -> tuple[str, Architecture]:
     raise InputError("", "--model", "one of --model PRESET or --arch CONFIG.json is required")
 
 
+def resolve_model_gpu_task(args: argparse.Namespace) -> tuple[str, Architecture, GpuSpec, Task]:
+    """(display name, architecture, GPU, task) of a single-configuration command."""
+    name, arch = resolve_architecture(args)
+    return name, arch, resolve_gpu(args), resolve_task(args)
+
+
 def resolve_gpu(args: argparse.Namespace) -> GpuSpec:
     """The GPU ``--gpu`` names (CatalogError with "did you mean" when unknown)."""
     from costsim.catalog.gpus import get_gpu

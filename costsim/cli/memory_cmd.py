@@ -65,18 +65,14 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
     from costsim.cli.layout_args import (
         build_inference_setup,
         build_training_setup,
-        resolve_architecture,
-        resolve_gpu,
-        resolve_task,
+        resolve_model_gpu_task,
     )
     from costsim.domain.workload import Task
     from costsim.memory.estimate import estimate_inference, estimate_training, max_kv_tokens
     from costsim.memory.host import host_ram
     from costsim.memory.search import max_batch, max_micro_batch
 
-    name, arch = resolve_architecture(args)
-    gpu = resolve_gpu(args)
-    task = resolve_task(args)
+    name, arch, gpu, task = resolve_model_gpu_task(args)
     layout: dict[str, Any]
     if task is Task.INFER:
         inf = build_inference_setup(args, arch, gpu)

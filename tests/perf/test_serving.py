@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from costsim.catalog.gpus import get_gpu
+from costsim.domain.architecture import Architecture
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import InferenceSetup, ParallelLayout, Quant, ServingEngine
@@ -20,15 +21,17 @@ from costsim.perf.serving import ServingEstimate, estimate_serving
 from tests.perf.conftest import arch
 
 
-def _serve(defaults: PerfDefaults, model: str = "llama-3-8b", gpu: str = "H100",
+def _serve(defaults: PerfDefaults, model: str | Architecture = "llama-3-8b", gpu: str = "H100",
            **kw: object) -> ServingEstimate:
+    """``estimate_serving`` with the CLI defaults; ``model``: a test architecture or its name."""
     args: dict[str, object] = {
         "engine": ServingEngine.VLLM, "precision": Dtype.BF16, "quant": Quant.NONE,
         "kv_dtype": None, "prompt_tokens": 512, "output_tokens": 256, "batch": 1, "tp": None,
         "rate_requests_per_s": None, "slo_ttft_s": None, "slo_tpot_s": None,
         "price_usd_per_gpu_hour": 2.0, "assumptions": defaults.serving}
     args.update(kw)
-    return estimate_serving(arch(model), get_gpu(gpu), **args)  # type: ignore[arg-type]
+    model_arch = arch(model) if isinstance(model, str) else model
+    return estimate_serving(model_arch, get_gpu(gpu), **args)  # type: ignore[arg-type]
 
 
 def _terms(defaults: PerfDefaults, gpu: str = "H100") -> object:
@@ -111,11 +114,7 @@ def test_big_model_gets_tensor_parallel_replicas(defaults: PerfDefaults) -> None
     from costsim.catalog.models import load_preset
 
     model = load_preset("llama-2-70b").architecture
-    est = estimate_serving(model, get_gpu("A100-80GB"), engine=ServingEngine.VLLM,
-                           precision=Dtype.BF16, quant=Quant.NONE, kv_dtype=None,
-                           prompt_tokens=512, output_tokens=256, batch=1, tp=None,
-                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
-                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    est = _serve(defaults, model, "A100-80GB", price_usd_per_gpu_hour=1.0)
     assert est.gpus_per_replica == 2
     with pytest.raises(InfeasibleError, match="kv_cache"):
         estimate_serving(model, get_gpu("A100-80GB"), engine=ServingEngine.VLLM,
@@ -159,11 +158,7 @@ def test_moe_reads_only_touched_experts_at_batch_1(defaults: PerfDefaults) -> No
     from costsim.catalog.models import load_preset
 
     model = load_preset("mixtral-8x7b").architecture
-    est = estimate_serving(model, get_gpu("H100"), engine=ServingEngine.VLLM,
-                           precision=Dtype.BF16, quant=Quant.NONE, kv_dtype=None,
-                           prompt_tokens=512, output_tokens=256, batch=1, tp=None,
-                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
-                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    est = _serve(defaults, model, "H100", price_usd_per_gpu_hour=1.0)
     all_weights_s = est.weights_bytes_per_gpu / (3350e9 * 0.75)
     assert est.decode_step_s < all_weights_s
 
