@@ -52,11 +52,14 @@ class PriceBook:
         self.owned_offerings: tuple[Offering, ...] = owned_offerings()
         self.all_offerings: tuple[Offering, ...] = (*self.rental_offerings,
                                                     *self.owned_offerings)
-        self._quotes: dict[tuple[str, PurchaseOption], Quote | None] = {}
+        # memo of quotes, "not sold" (None) included; keyed by name, so the offering is kept to
+        # tell a custom row from the shipped one of the same key
+        self._quotes: dict[tuple[str, PurchaseOption], tuple[Offering, Quote | None]] = {}
         known = set(billing_rules())
         for cloud, _ in self.overrides.cloud_discount_pct:
             if cloud not in known:
-                raise CatalogError("cloud", cloud, sorted(known), source="cloud_discount_pct")
+                raise CatalogError("cloud", cloud, sorted(known),
+                                   source="prices.overrides.cloud_discount_pct")
 
     # -- names ---------------------------------------------------------------------------------
     def clouds(self) -> tuple[str, ...]:
@@ -168,11 +171,11 @@ class PriceBook:
     def quote(self, offering: Offering, option: PurchaseOption) -> Quote | None:
         """The price of ``option`` for ``offering``, or None where it is not sold."""
         memo_key = (offering.key, option)
-        if memo_key in self._quotes and (cached := self._quotes[memo_key]) is not None \
-                and cached.offering is offering:
-            return cached
+        memo = self._quotes.get(memo_key)
+        if memo is not None and memo[0] is offering:
+            return memo[1]
         quote = self._quote(offering, option)
-        self._quotes[memo_key] = quote
+        self._quotes[memo_key] = (offering, quote)
         return quote
 
     def _quote(self, offering: Offering, option: PurchaseOption) -> Quote | None:
