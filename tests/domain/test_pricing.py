@@ -100,3 +100,30 @@ def test_spot_without_hazard_costs_the_work_plus_checkpoints() -> None:
     """λ = 0: no lost work, only the checkpoints between segments."""
     assert spot_expected_hours(10, 0.0, 2.5, checkpoint_hours=0.1) == pytest.approx(10.3)
     assert spot_expected_hours(10, 0.0) == 10
+
+
+def test_offering_refuses_zero_and_non_finite_prices() -> None:
+    """Break-even and discount arithmetic divide by list prices: zero is not a price."""
+    from dataclasses import replace
+
+    from costsim.domain.pricing import Offering
+
+    base = Offering(cloud="c", region="r", instance_type="i", gpu="H100",
+                    provider_gpu_name="H100", gpus_per_instance=1, vcpus=1, host_ram_gib=1.0,
+                    gpu_memory_gib=80.0, on_demand_usd_per_hour=0.01, spot_usd_per_hour=None,
+                    marketplace=False, flags=(), source="s", effective_date="2026-01-01")
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="finite and > 0"):
+            replace(base, on_demand_usd_per_hour=bad)
+        with pytest.raises(ValueError, match="finite and > 0"):
+            replace(base, spot_usd_per_hour=bad)
+
+
+def test_estimate_flags_are_the_ones_that_change_the_rate() -> None:
+    """'~' marks rates resting on assumptions; data gaps and the spot hazard do not."""
+    from costsim.domain.pricing import PriceFlag
+
+    estimates = {flag for flag in PriceFlag if flag.is_estimate}
+    assert estimates == {PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.RESERVED_BY_CONTRACT,
+                         PriceFlag.OWNED_COST_ESTIMATE}
+    assert not any(flag.blocks(PurchaseOption.RESERVED_1Y_NO_UPFRONT) for flag in estimates)
