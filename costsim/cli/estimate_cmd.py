@@ -10,6 +10,7 @@ from typing import Any
 
 from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, format_table, print_json
 from costsim.cli.layout_args import (
+    MAX_WHOLE_NUMBER,
     add_gpu_arg,
     add_inference_args,
     add_layout_args,
@@ -207,6 +208,10 @@ def _train(args: argparse.Namespace) -> int:
             raise InputError("", "--global-batch-tokens", "give --global-batch or "
                                                           "--global-batch-tokens, not both")
         global_seqs = max(1, round(args.global_batch_tokens / base.seq_len))
+        if global_seqs > MAX_WHOLE_NUMBER:
+            raise InputError("", "--global-batch-tokens",
+                             f"must be at most {MAX_WHOLE_NUMBER:,} sequences of "
+                             f"{base.seq_len} tokens (got {args.global_batch_tokens:g})")
     fixed = LayoutConstraints(tp=flags.tp, pp=flags.pp, dp=flags.dp, zero=flags.zero,
                               sp=flags.sp, micro_batch=flags.micro_batch,
                               grad_accum=flags.grad_accum, recompute=flags.recompute,

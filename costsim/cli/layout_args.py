@@ -58,6 +58,11 @@ def _choice(enum_values: tuple[str, ...], flag: str) -> Callable[[str], str]:
     return parse
 
 
+# Upper bound of every whole-number flag: far beyond any real GPU count, batch or length, and
+# small enough that products of several flags stay exact in the int64 / float64 arrays.
+MAX_WHOLE_NUMBER = 1_000_000_000
+
+
 def _int(flag: str, minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -66,6 +71,8 @@ def _int(flag: str, minimum: int) -> Callable[[str], int]:
             raise InputError("", flag, f"must be a whole number (got {text!r})") from None
         if value < minimum:
             raise InputError("", flag, f"must be >= {minimum} (got {value})")
+        if value > MAX_WHOLE_NUMBER:
+            raise InputError("", flag, f"must be <= {MAX_WHOLE_NUMBER:,} (got {value})")
         return value
     return parse
 

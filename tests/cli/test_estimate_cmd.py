@@ -269,3 +269,17 @@ def test_a_huge_fleet_is_searched_quickly(cli: Cli) -> None:
     code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus",
                        "99999999999", "--price-usd-per-gpu-hour", "1")
     assert code == 0, err
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--gpus", "10" + "0" * 29], "argument --gpus: must be <= 1,000,000,000"),
+    (["--gpus", "8", "--global-batch", "10" + "0" * 29],
+     "argument --global-batch: must be <= 1,000,000,000"),
+    (["--gpus", "8", "--global-batch-tokens", "1e300"],
+     "--global-batch-tokens: must be at most 1,000,000,000 sequences"),
+])
+def test_huge_numbers_exit_2_not_overflow(cli: Cli, argv: list[str], needle: str) -> None:
+    code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", *argv)
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
