@@ -39,7 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except CostsimError as exc:
-        sys.stderr.write(f"costsim {args.command}: error: {exc}\n")
+        # Name the sub-command too ("costsim estimate serve"), as argparse's own errors do.
+        command = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
+        sys.stderr.write(f"costsim {command}: error: {exc}\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `costsim prices | head`
         return 0

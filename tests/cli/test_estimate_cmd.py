@@ -284,3 +284,8 @@ def test_huge_numbers_exit_2_not_overflow(cli: Cli, argv: list[str], needle: str
     assert code == 2
     assert needle in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_engine_errors_name_the_sub_command(cli: Cli) -> None:
+    _, _, err = cli("estimate", "serve", "--model", "bert-base-uncased")
+    assert err.startswith("costsim estimate serve: error: --model:")
