@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, format_table, print_json
-from costsim.cli.layout_args import (
+from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, print_json
+from costsim.cli.estimate_report import (
+    print_serve,
+    print_train,
+    serving_payload,
+    training_payload,
+)
+from costsim.cli.flags import (
     MAX_WHOLE_NUMBER,
     add_gpu_arg,
     add_inference_args,
     add_layout_args,
     add_model_args,
     add_precision_args,
+    float_argtype,
     int_argtype,
 )
 from costsim.errors import InputError
@@ -23,31 +29,12 @@ from costsim.errors import InputError
 ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
 
 
-def _float_at_least(flag: str, minimum: float, *, inclusive: bool) -> Any:
-    """An argparse type: a finite number > ``minimum`` (>= when ``inclusive``).
-
-    Messages leave the flag out: argparse prefixes "argument --flag: " itself.
-    """
-    rule = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
-        if not math.isfinite(value) or value < minimum or (value == minimum and not inclusive):
-            raise argparse.ArgumentTypeError(f"must be {rule} (got {text})")
-        return value
-    parse.__name__ = flag
-    return parse
+def _positive_float(flag: str) -> Callable[[str], float]:
+    return float_argtype(flag, 0.0, inclusive=False)
 
 
-def _positive_float(flag: str) -> Any:
-    return _float_at_least(flag, 0.0, inclusive=False)
-
-
-def _nonnegative_float(flag: str) -> Any:
-    return _float_at_least(flag, 0.0, inclusive=True)
+def _nonnegative_float(flag: str) -> Callable[[str], float]:
+    return float_argtype(flag, 0.0, inclusive=True)
 
 
 # Layout and fine-tuning flags that ``estimate serve`` shares with ``estimate train`` through
@@ -222,7 +209,7 @@ def _train(args: argparse.Namespace) -> int:
                                                  args.price_usd_per_gpu_hour)
     est = estimate_training_run(arch, gpu, gpus, args.tokens, base, fixed, defaults=defaults,
                                 price_usd_per_gpu_hour=price, network=network)
-    return _emit(args, training_payload(est, name, source, price_warnings), _print_train)
+    return _emit(args, training_payload(est, name, source, price_warnings), print_train)
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any],
@@ -233,95 +220,6 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any],
     else:
         print_table(payload)
     return EXIT_OK
-
-
-def training_payload(est: Any, model: str, price_source: str,
-                     extra_warnings: list[str]) -> dict[str, Any]:
-    """The DESIGN.md §7 ``estimate train --json`` object (plus extras)."""
-    step = est.step
-    setup = step.setup
-    lay = setup.layout
-    good = est.goodput
-    return {
-        "model": model,
-        "params_total": est.params_total,
-        "tokens": est.tokens,
-        "gpu": est.gpu,
-        "gpus": est.gpus,
-        "network": est.network,
-        "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
-                   "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
-                   "seq_len": setup.seq_len, "recompute": setup.recompute.value,
-                   "global_batch": setup.global_batch},
-        "flops_total": est.flops_total,
-        "step_time_s": step.step_time_s,
-        "tokens_per_s": step.tokens_per_s,
-        "model_tflops_per_gpu": step.model_tflops_per_gpu,
-        "hardware_tflops_per_gpu": step.hardware_tflops_per_gpu,
-        "mfu": step.mfu,
-        "hfu": step.hfu,
-        "breakdown_s": {"compute": step.compute_s,
-                        "communication_exposed": step.communication_exposed_s,
-                        "pipeline_bubble": step.pipeline_bubble_s,
-                        "sync": step.sync_s,
-                        "tensor_parallel": step.tensor_parallel_s,
-                        "data_parallel_exposed": step.data_parallel_exposed_s,
-                        "pipeline_p2p": step.pipeline_p2p_s},
-        "steady_wall_time_s": good.steady_wall_time_s,
-        "goodput": good.goodput,
-        "goodput_detail": {"mtbf_s": good.mtbf_s, "checkpoint_s": good.checkpoint_s,
-                           "checkpoint_interval_s": good.checkpoint_interval_s,
-                           "expected_interruptions": good.expected_interruptions,
-                           "restart_s": good.restart_s,
-                           "failure_loss_fraction": good.failure_loss_fraction,
-                           "checkpoint_fraction": good.checkpoint_fraction,
-                           "evaluation_fraction": good.evaluation_fraction},
-        "wall_time_s": good.wall_time_s,
-        "gpu_hours": est.gpu_hours,
-        "price_usd_per_gpu_hour": est.price_usd_per_gpu_hour,
-        "price_source": price_source,
-        "cost_usd": est.cost_usd,
-        "memory_per_gpu_bytes": est.memory_total_bytes,
-        "memory_usable_bytes": est.memory_usable_bytes,
-        "layouts_rated": est.candidates,
-        "layouts_fitting": est.fitting,
-        "warnings": [*est.warnings, *extra_warnings],
-    }
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 2 * 86400:
-        return f"{seconds / 86400:.2f} days"
-    if seconds >= 2 * 3600:
-        return f"{seconds / 3600:.2f} hours"
-    return f"{seconds / 60:.1f} minutes"
-
-
-def _print_train(p: dict[str, Any]) -> None:
-    lay = p["layout"]
-    b = p["breakdown_s"]
-    rows = [
-        ("model / params", f"{p['model']} / {p['params_total'] / 1e9:.2f}B"),
-        ("fleet", f"{p['gpus']} x {p['gpu']} ({p['network']})"),
-        ("layout", f"tp={lay['tp']} pp={lay['pp']} dp={lay['dp']} zero={lay['zero']} "
-                   f"sp={lay['sp']} micro_batch={lay['micro_batch']} grad_accum="
-                   f"{lay['grad_accum']} seq_len={lay['seq_len']} recompute={lay['recompute']}"),
-        ("step time", f"{p['step_time_s']:.3f} s (compute {b['compute']:.3f}, comm exposed "
-                      f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
-                      f"sync {b['sync']:.3f})"),
-        ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
-                       f"model TFLOPS/GPU; MFU {p['mfu']:.1%}, HFU {p['hfu']:.1%}"),
-        ("steady wall time", _duration(p["steady_wall_time_s"])),
-        ("goodput", f"{p['goodput']:.1%}"),
-        ("all-in wall time", _duration(p["wall_time_s"])),
-        ("GPU-hours", f"{p['gpu_hours']:,.0f}" if p["gpu_hours"] >= 100
-         else f"{p['gpu_hours']:.2f}"),
-        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
-        ("cost", f"${p['cost_usd']:,.0f}"),
-    ]
-    print(format_table(rows, ("estimate train", "")))
-    for warning in p["warnings"]:
-        print(f"warning: {warning}")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -376,68 +274,4 @@ def _serve(args: argparse.Namespace) -> int:
                                                  args.price_usd_per_gpu_hour)
     if price:
         est = run(price, est.gpus_per_replica)
-    return _emit(args, serving_payload(est, name, source, price_warnings), _print_serve)
-
-
-def serving_payload(est: Any, model: str, price_source: str,
-                    extra_warnings: list[str]) -> dict[str, Any]:
-    """The DESIGN.md §7 ``estimate serve --json`` object (plus extras)."""
-    return {
-        "model": model,
-        "gpu": est.gpu,
-        "gpus_per_replica": est.gpus_per_replica,
-        "engine": est.engine.value,
-        "precision": est.precision.value,
-        "quant": est.quant.value,
-        "kv_dtype": est.kv_dtype.value,
-        "prompt_tokens": est.prompt_tokens,
-        "output_tokens": est.output_tokens,
-        "batch": est.batch,
-        "decode_tokens_per_s": est.decode_tokens_per_s,
-        "decode_step_s": est.decode_step_s,
-        "prefill_s": est.prefill_s,
-        "max_batch": est.max_batch,
-        "kv_capacity_tokens": est.kv_capacity_tokens,
-        "weights_bytes_per_gpu": est.weights_bytes_per_gpu,
-        "output_tokens_per_s": est.output_tokens_per_s,
-        "max_requests_per_s": est.max_requests_per_s,
-        "ttft_s": est.ttft_s,
-        "tpot_s": est.tpot_s,
-        "ttft_p95_s": est.ttft_p95_s,
-        "tpot_p95_s": est.tpot_p95_s,
-        "load_requests_per_s_per_replica": est.load_requests_per_s,
-        "max_requests_per_s_at_slo": est.max_requests_per_s_at_slo,
-        "rate_requests_per_s": est.rate_requests_per_s,
-        "replicas_needed": est.replicas_needed,
-        "price_usd_per_gpu_hour": est.price_usd_per_gpu_hour,
-        "price_source": price_source,
-        "cost_per_million_output_tokens_usd": est.cost_per_million_output_tokens_usd,
-        "cost_per_million_tokens_usd": est.cost_per_million_tokens_usd,
-        "warnings": [*est.warnings, *extra_warnings],
-    }
-
-
-def _print_serve(p: dict[str, Any]) -> None:
-    def opt(value: Any, fmt: str) -> str:
-        return "-" if value is None else format(value, fmt)
-
-    rows = [
-        ("model", f"{p['model']} ({p['precision']}, quant {p['quant']}, KV {p['kv_dtype']})"),
-        ("replica", f"{p['gpus_per_replica']} x {p['gpu']}, {p['engine']}"),
-        ("request", f"{p['prompt_tokens']} prompt + {p['output_tokens']} output tokens"),
-        ("decode", f"{p['decode_tokens_per_s']:.1f} tokens/s per sequence at batch "
-                   f"{p['batch']}"),
-        ("max batch", f"{p['max_batch']} (KV room {p['kv_capacity_tokens']:,} tokens)"),
-        ("max throughput", f"{p['max_requests_per_s']:.2f} req/s, "
-                           f"{p['output_tokens_per_s']:,.0f} output tokens/s"),
-        ("TTFT / TPOT", f"{p['ttft_s']:.3f} s / {p['tpot_s'] * 1000:.1f} ms "
-                        f"(p95 {p['ttft_p95_s']:.3f} s / {p['tpot_p95_s'] * 1000:.1f} ms)"),
-        ("max req/s at SLO", opt(p["max_requests_per_s_at_slo"], ".2f")),
-        ("replicas needed", opt(p["replicas_needed"], "d")),
-        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
-        ("$ per M tokens", f"{p['cost_per_million_tokens_usd']:.3f} (output only "
-                           f"{p['cost_per_million_output_tokens_usd']:.3f})"),
-    ]
-    print(format_table(rows, ("estimate serve", "")))
-    for warning in p["warnings"]:
-        print(f"warning: {warning}")
+    return _emit(args, serving_payload(est, name, source, price_warnings), print_serve)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
-from costsim.cli.layout_args import CONVERTERS, add_all_memory_args
+from costsim.cli.flags import CONVERTERS, add_all_memory_args
 
 if TYPE_CHECKING:
     from costsim.domain.architecture import Architecture

@@ -1,4 +1,4 @@
-"""Shared flag parsing (costsim/cli/layout_args.py): defaults and validation messages."""
+"""Shared flags (costsim/cli/flags.py, layout_args.py): defaults and validation messages."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_preset
+from costsim.cli.flags import add_all_memory_args
 from costsim.cli.layout_args import (
-    add_all_memory_args,
     build_inference_setup,
     build_training_setup,
     resolve_task,
