@@ -200,6 +200,13 @@ def _grid(args: argparse.Namespace) -> int:
 
     if args.out is None:
         raise InputError("", "--out", "--grid needs --out OUT.csv")
+    for dest, default in _DEFAULTS.items():
+        value = getattr(args, dest, default)
+        if value != default:
+            # Each row carries its own configuration; a flag beside --grid would be ignored.
+            flag = "--" + dest.replace("_", "-")
+            raise InputError("", flag, f"does not go with --grid: give it as a column of "
+                                       f"{args.grid} (got {flag} {value})")
     if args.out.exists() and not args.force:
         raise InputError("", "--out", f"{args.out} exists; add --force to overwrite it")
     try:

@@ -259,3 +259,14 @@ def test_grid_row_with_model_and_arch_is_a_row_error(tmp_path: Path, cli: Cli) -
     rows = list(csv.DictReader(out.open()))
     assert "give model or arch in a row, not both" in rows[0]["error"]
     assert rows[1]["verdict"] == "fits"
+
+
+def test_configuration_flags_do_not_go_with_grid(tmp_path: Path, cli: Cli) -> None:
+    """Rows carry their configuration; a flag beside --grid would be silently ignored."""
+    grid = tmp_path / "in.csv"
+    write_grid(grid, [{"model": "gpt2"}])
+    out = tmp_path / "out.csv"
+    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out), "--gpu", "A100")
+    assert code == 2
+    assert "--gpu: does not go with --grid" in err
+    assert not out.exists()
