@@ -202,9 +202,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
     shape = shape_of(arch)
     hw = hardware_terms(gpu, base.precision, network, defaults.training)
     arrays = training_step_arrays(shape, hw, layout_arrays(fitting, arch), defaults.training)
-    # Fastest first; among equals, the lowest memory (more headroom).
-    order = np.lexsort((memory.total[fit_index], -arrays.tokens_per_s))
-    pick = int(order[0])
+    pick = _simplest_of_the_fastest(fitting, arrays.tokens_per_s, memory.total[fit_index])
     step = step_from_arrays(arrays, pick, fitting[pick], float(hw.peak_flops))
     i = int(fit_index[pick])
     return LayoutChoice(step=step, memory_total_bytes=int(memory.total[i]),
@@ -212,16 +210,52 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                         fitting=len(fitting))
 
 
-def imbalance_warnings(step: TrainingStep, memory_total_bytes: int, memory_usable_bytes: int,
-                       goodput: Goodput, gpu: GpuSpec) -> list[str]:
-    """Flags for a GPU far too big (idle cores, wasted memory) or too small (collapse)."""
+# Layouts within this share of the fastest count as equally fast: the model's own error is far
+# larger (±20 % on the validation runs), so a 1 % edge must not buy extra sharding.
+SPEED_TIE_SHARE = 0.01
+_RECOMPUTE_RANK = {Recompute.NONE: 0, Recompute.SELECTIVE: 1, Recompute.FULL: 2}
+
+
+def _simplest_of_the_fastest(setups: list[TrainingSetup], tokens_per_s: np.ndarray,
+                             memory_bytes: np.ndarray) -> int:
+    """Index of the layout to run: among those within SPEED_TIE_SHARE of the fastest, the one
+    with the least sharding (ZeRO stage, then TP·PP), the least recomputation and the largest
+    micro-batch (fewer accumulation steps; bigger GEMMs run closer to peak, a gain the
+    efficiency model does not credit); then the fastest, then the lowest memory."""
+    fastest = float(np.max(tokens_per_s))
+    tied = [i for i in range(len(setups)) if tokens_per_s[i] >= fastest * (1 - SPEED_TIE_SHARE)]
+
+    def simplicity(i: int) -> tuple[float, ...]:
+        setup = setups[i]
+        lay = setup.layout
+        return (lay.zero, lay.tp * lay.pp, _RECOMPUTE_RANK[setup.recompute],
+                -setup.micro_batch, -float(tokens_per_s[i]), float(memory_bytes[i]))
+
+    return min(tied, key=simplicity)
+
+
+def replica_memory_use(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
+                       policy: HeadroomPolicy = DEFAULT_POLICY) -> float:
+    """Share of ``gpu``'s usable memory that one whole, unsharded replica needs (ZeRO 0, no
+    TP/PP, micro-batch 1, no recomputation): the yardstick for "a GPU far larger than the
+    job" (DESIGN.md §2 rule 2: e.g. < 30 % of an 80 GB card on a small model)."""
+    replica = replace(base, layout=ParallelLayout(), micro_batch=1, grad_accum=1,
+                      recompute=Recompute.NONE)
+    est = estimate_training(arch, gpu, replica, policy)
+    return est.total_bytes / est.usable_bytes if est.usable_bytes else 0.0
+
+
+def imbalance_warnings(step: TrainingStep, replica_use: float, goodput: Goodput,
+                       gpu: GpuSpec) -> list[str]:
+    """Flags for a GPU far too big (idle cores, wasted memory) or too small (collapse).
+
+    ``replica_use`` is :func:`replica_memory_use`: how full one unsharded replica fills the GPU.
+    """
     warnings: list[str] = []
-    use = memory_total_bytes / memory_usable_bytes if memory_usable_bytes else 0.0
-    lay = step.setup.layout
-    unsharded = lay.tp == 1 and lay.pp == 1 and lay.zero == 0
-    if use < LOW_MEMORY_USE and unsharded:
-        warnings.append(f"GPU larger than the job needs: the chosen layout uses {use:.0%} of "
-                        f"{gpu.name}'s usable memory; a smaller card may cost less")
+    if replica_use < LOW_MEMORY_USE:
+        warnings.append(f"GPU larger than the job needs: a whole unsharded replica uses "
+                        f"{replica_use:.0%} of {gpu.name}'s usable memory; a smaller card may "
+                        "cost less")
     if step.mfu < LOW_MFU:
         warnings.append(f"cores mostly idle: MFU {step.mfu:.0%} (layers too narrow or "
                         "communication-bound for this GPU)")
@@ -266,8 +300,8 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
     goodput = estimate_goodput(steady_s, gpus, counts.total, gpus_per_node=net.gpus_per_node,
                                assumptions=defaults.goodput)
     gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
-    warnings = imbalance_warnings(step, choice.memory_total_bytes, choice.memory_usable_bytes,
-                                  goodput, gpu)
+    warnings = imbalance_warnings(step, replica_memory_use(arch, gpu, base, policy), goodput,
+                                  gpu)
     asked = fixed.global_batch_seqs
     if asked is not None and step.setup.global_batch != asked:
         setup = step.setup

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from costsim.catalog.gpus import get_gpu
@@ -12,6 +14,7 @@ from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import estimate_training
 from costsim.memory.runtime import Verdict
 from costsim.perf.train_estimate import (
+    SPEED_TIE_SHARE,
     LayoutConstraints,
     choose_layout,
     estimate_training_run,
@@ -41,7 +44,8 @@ def test_search_returns_the_fastest_fitting_layout(defaults: PerfDefaults) -> No
     fitting = [s for s in others if estimate_training(model, gpu, s).verdict is Verdict.FITS]
     speeds = score_options(model, gpu, fitting, network=defaults.network_for("H100"),
                            defaults=defaults)
-    assert choice.step.tokens_per_s >= max(speeds) * (1 - 1e-9)
+    # Layouts within SPEED_TIE_SHARE of the fastest count as equally fast.
+    assert choice.step.tokens_per_s >= max(speeds) * (1 - SPEED_TIE_SHARE)
 
 
 def test_fixed_degrees_are_kept(defaults: PerfDefaults) -> None:
@@ -119,3 +123,29 @@ def test_bad_tokens_and_price(defaults: PerfDefaults) -> None:
     with pytest.raises(InputError, match="--tokens"):
         estimate_training_run(arch("gpt2"), get_gpu("H100"), 1, 0, BASE, LayoutConstraints(),
                               defaults=defaults, price_usd_per_gpu_hour=1.0)
+
+
+def test_equally_fast_layouts_resolve_to_the_least_sharded(defaults: PerfDefaults) -> None:
+    """A small model on big GPUs runs plain data parallel with a large micro-batch, not ZeRO-3
+    with micro-batch 1, when the model rates both equally fast."""
+    choice = choose_layout(arch("gpt2"), get_gpu("H100"), 8,
+                           TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16,
+                                         layout=ParallelLayout(), seq_len=1024),
+                           LayoutConstraints(), network=defaults.network_for("H100"),
+                           defaults=defaults)
+    setup = choice.step.setup
+    assert (setup.layout.zero, setup.layout.tp, setup.layout.pp) == (0, 1, 1)
+    assert setup.recompute is Recompute.NONE
+    assert setup.micro_batch > 1
+
+
+def test_oversized_gpu_is_flagged_and_a_snug_one_is_not(defaults: PerfDefaults) -> None:
+    """DESIGN §2 rule 2: a GPU far larger than the job (a replica fills < 30 %) gets a warning."""
+    small = estimate_training_run(arch("gpt2"), get_gpu("H200"), 8, 1e9,
+                                  replace(BASE, seq_len=1024), LayoutConstraints(),
+                                  defaults=defaults, price_usd_per_gpu_hour=1.0)
+    assert any("larger than the job needs" in w for w in small.warnings)
+    big = estimate_training_run(arch("llama-2-7b"), get_gpu("A100-80GB"), 64, 1e9, BASE,
+                                LayoutConstraints(), defaults=defaults,
+                                price_usd_per_gpu_hour=1.0)
+    assert not any("larger than the job needs" in w for w in big.warnings)
