@@ -7,27 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
+from tests.cli.conftest import Cli
 
 DESIGN_KEYS = {"cloud", "region", "instance_type", "gpu", "provider_gpu_name",
                "gpus_per_instance", "vcpus", "host_ram_gib", "option", "price_usd_per_hour",
                "price_usd_per_gpu_hour", "upfront_usd", "source", "effective_date", "flags"}
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_json_row_matches_design_example(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_row_matches_design_example(cli: Cli) -> None:
     """The DESIGN.md §7 example row, key for key."""
-    code, out, _ = run(["prices", "--cloud", "aws", "--region", "us-east-1", "--gpu", "H100",
-                        "--count", "8", "--option", "on-demand", "--json"], capsys)
+    code, out, _ = cli(*["prices", "--cloud", "aws", "--region", "us-east-1", "--gpu", "H100",
+                        "--count", "8", "--option", "on-demand", "--json"])
     assert code == 0
     (row,) = json.loads(out)["rows"]
     assert set(row) >= DESIGN_KEYS
@@ -39,10 +29,10 @@ def test_json_row_matches_design_example(capsys: pytest.CaptureFixture[str]) -> 
         "effective_date": "2026-05-20", "flags": []}
 
 
-def test_json_has_a_row_per_option(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_has_a_row_per_option(cli: Cli) -> None:
     """Without --option: every option the offering is sold with, reservations with terms."""
-    code, out, _ = run(["prices", "--cloud", "aws", "--region", "us-east-1", "--gpu", "H100",
-                        "--count", "8", "--json"], capsys)
+    code, out, _ = cli(*["prices", "--cloud", "aws", "--region", "us-east-1", "--gpu", "H100",
+                        "--count", "8", "--json"])
     assert code == 0
     rows = {row["option"]: row for row in json.loads(out)["rows"]}
     assert set(rows) == {"on-demand", "spot", "reserved-1y-no-upfront",
@@ -54,10 +44,9 @@ def test_json_has_a_row_per_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert rows["spot"]["notice_s"] == 120
 
 
-def test_table_is_sorted_by_price_and_shows_sources(capsys: pytest.CaptureFixture[str]) -> None:
+def test_table_is_sorted_by_price_and_shows_sources(cli: Cli) -> None:
     """The cheapest row comes first; source and date columns are there."""
-    code, out, _ = run(["prices", "--gpu", "L4", "--cloud", "gcp", "--option", "on-demand"],
-                       capsys)
+    code, out, _ = cli(*["prices", "--gpu", "L4", "--cloud", "gcp", "--option", "on-demand"])
     assert code == 0
     lines = out.splitlines()
     assert "source" in lines[0]
@@ -67,10 +56,10 @@ def test_table_is_sorted_by_price_and_shows_sources(capsys: pytest.CaptureFixtur
     assert prices
 
 
-def test_breakeven_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_breakeven_json(cli: Cli) -> None:
     """Owned cost curve falls with utilization; AWS on-demand break-even is a utilization."""
-    code, out, _ = run(["prices", "--breakeven", "--gpu", "H100", "--cloud", "aws",
-                        "--option", "on-demand", "--json"], capsys)
+    code, out, _ = cli(*["prices", "--breakeven", "--gpu", "H100", "--cloud", "aws",
+                        "--option", "on-demand", "--json"])
     assert code == 0
     (result,) = json.loads(out)["breakeven"]
     curve = [p["cost_usd_per_delivered_gpu_hour"] for p in result["owned_cost_curve"]]
@@ -90,9 +79,9 @@ def test_breakeven_json(capsys: pytest.CaptureFixture[str]) -> None:
     (["prices", "--discount-pct", "120"], "[0, 100)"),
 ])
 def test_bad_input_exits_2_with_one_line(argv: list[str], message: str,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+                                         cli: Cli) -> None:
     """One error line, exit code 2, no traceback."""
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(*argv)
     assert code == 2
     assert message in err
     assert "Traceback" not in err
@@ -101,12 +90,12 @@ def test_bad_input_exits_2_with_one_line(argv: list[str], message: str,
 
 
 def test_malformed_price_file_exit_2_names_line_and_column(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, cli: Cli) -> None:
     """A bad custom price file: file:line:column in the message, exit 2."""
     path = tmp_path / "mine.csv"
     path.write_text("cloud,region,instance_type,gpu,gpus_per_instance,on_demand_usd_per_hour,"
                     "effective_date\naws,us-east-1,p5.48xlarge,H100,8,cheap,2026-06-01\n")
-    code, _, err = run(["prices", "--price-file", str(path), "--gpu", "H100"], capsys)
+    code, _, err = cli(*["prices", "--price-file", str(path), "--gpu", "H100"])
     assert code == 2
     assert f"{path}:2:6" in err
     assert "expected a number" in err
@@ -114,15 +103,15 @@ def test_malformed_price_file_exit_2_names_line_and_column(
 
 
 def test_price_file_and_discount_apply(tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+                                       cli: Cli) -> None:
     """A custom row replaces the shipped one; a per-cloud discount scales shipped rows."""
     path = tmp_path / "mine.csv"
     path.write_text("cloud,region,instance_type,gpu,gpus_per_instance,on_demand_usd_per_hour,"
                     "effective_date,source\n"
                     "aws,us-east-1,p5.48xlarge,H100,8,40,2026-06-01,EDP quote\n")
-    code, out, _ = run(["prices", "--price-file", str(path), "--cloud", "aws", "--region",
+    code, out, _ = cli(*["prices", "--price-file", str(path), "--cloud", "aws", "--region",
                         "us-east-1", "--gpu", "H100", "--option", "on-demand", "--json",
-                        "--cloud-discount", "aws=50"], capsys)
+                        "--cloud-discount", "aws=50"])
     assert code == 0
     rows = {r["instance_type"]: r for r in json.loads(out)["rows"]}
     assert rows["p5.48xlarge"]["price_usd_per_gpu_hour"] == 5.0
