@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -69,6 +68,8 @@ def name_key(name: str) -> str:
 
 def suggest(name: str, known: Iterable[str], limit: int = 3) -> list[str]:
     """Return up to ``limit`` known names close to ``name`` (case, spaces, '-' and '_' ignored)."""
+    import difflib  # only a misspelt name needs it; kept off the CLI's start-up path
+
     by_key: dict[str, str] = {}
     for candidate in known:
         by_key.setdefault(name_key(candidate), candidate)

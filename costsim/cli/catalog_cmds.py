@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +120,8 @@ def _models(args: argparse.Namespace) -> int:
 
 
 def _gpu_row(spec: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
     from costsim.units import bytes_to_gib
 
     row = asdict(spec)

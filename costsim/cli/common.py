@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -52,6 +51,8 @@ def _finite(value: Any) -> Any:
 
 def print_json(payload: Any) -> None:
     """Write ``payload`` as indented JSON on stdout (NaN and infinities become null)."""
+    import json  # here, not at the top: `costsim --help` never writes JSON
+
     sys.stdout.write(json.dumps(_finite(payload), indent=2, default=_json_default) + "\n")
 
 

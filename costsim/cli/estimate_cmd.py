@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, print_json
-from costsim.cli.estimate_report import (
-    print_serve,
-    print_train,
-    serving_payload,
-    training_payload,
-)
 from costsim.cli.flags import (
     MAX_WHOLE_NUMBER,
     add_gpu_arg,
@@ -154,7 +147,10 @@ def lookup_price(gpu: str, gpus: int, cloud: str | None,
 
 
 def _train(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from costsim.catalog.perf_defaults import get_network, perf_defaults
+    from costsim.cli.estimate_report import print_train, training_payload
     from costsim.cli.layout_args import (
         build_training_setup,
         read_layout_flags,
@@ -224,6 +220,7 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any],
 
 def _serve(args: argparse.Namespace) -> int:
     from costsim.catalog.perf_defaults import perf_defaults
+    from costsim.cli.estimate_report import print_serve, serving_payload
     from costsim.cli.layout_args import (
         resolve_architecture,
         resolve_gpu,

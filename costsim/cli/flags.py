@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from enum import StrEnum
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from costsim.domain.workload import BytesPreset, OptimizerKind, Quant, Recompute, Task
 from costsim.errors import CatalogError, InputError
 
 DEFAULT_GPU = "H100"
@@ -37,6 +38,20 @@ def _choice(enum_values: tuple[str, ...], flag: str) -> Callable[[str], str]:
         if value not in enum_values:
             raise CatalogError(flag.lstrip("-"), text, enum_values, source=flag)
         return value
+    return parse
+
+
+def _workload() -> ModuleType:
+    from costsim.domain import workload
+
+    return workload
+
+
+def _enum_choice(enum: Callable[[], Iterable[StrEnum]], flag: str) -> Callable[[str], str]:
+    # The domain enum is imported when a flag is parsed, not when the commands are registered:
+    # it pulls in dataclasses and would slow every `costsim --help`.
+    def parse(text: str) -> str:
+        return _choice(tuple(member.value for member in enum()), flag)(text)
     return parse
 
 
@@ -74,11 +89,11 @@ def _bool(flag: str) -> Callable[[str], bool]:
 CONVERTERS: dict[str, Callable[[str], Any]] = {
     "model": str,
     "arch": Path,
-    "task": _choice(tuple(t.value for t in Task), "--task"),
+    "task": _enum_choice(lambda: _workload().Task, "--task"),
     "precision": _choice(COMPUTE_PRECISIONS, "--precision"),
-    "bytes-preset": _choice(tuple(p.value for p in BytesPreset), "--bytes-preset"),
-    "optimizer": _choice(tuple(o.value for o in OptimizerKind), "--optimizer"),
-    "quant": _choice(tuple(q.value for q in Quant), "--quant"),
+    "bytes-preset": _enum_choice(lambda: _workload().BytesPreset, "--bytes-preset"),
+    "optimizer": _enum_choice(lambda: _workload().OptimizerKind, "--optimizer"),
+    "quant": _enum_choice(lambda: _workload().Quant, "--quant"),
     "kv-dtype": _choice(KV_DTYPE_CHOICES, "--kv-dtype"),
     "lora-rank": _int("--lora-rank", 1),
     "lora-targets": str,
@@ -91,7 +106,7 @@ CONVERTERS: dict[str, Callable[[str], Any]] = {
     "micro-batch": _int("--micro-batch", 1),
     "seq-len": _int("--seq-len", 1),
     "grad-accum": _int("--grad-accum", 1),
-    "recompute": _choice(tuple(r.value for r in Recompute), "--recompute"),
+    "recompute": _enum_choice(lambda: _workload().Recompute, "--recompute"),
     "flash-attention": _bool("--flash-attention"),
     "batch": _int("--batch", 1),
     "context": _int("--context", 1),

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +12,8 @@ from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
 from costsim.cli.flags import CONVERTERS, add_all_memory_args
 
 if TYPE_CHECKING:
+    import csv
+
     from costsim.domain.architecture import Architecture
     from costsim.domain.gpu import GpuSpec
     from costsim.memory.estimate import MemoryEstimate
@@ -196,6 +195,8 @@ def _column_flag(column: str) -> str:
 
 
 def _grid(args: argparse.Namespace) -> int:
+    import csv
+
     from costsim.errors import InputError
 
     if args.out is None:
@@ -357,6 +358,10 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
 
 def _write_atomic(path: Path, columns: list[str], rows: Iterable[Mapping[str, str]],
                   results: list[dict[str, Any]]) -> None:
+    import csv
+    import os
+    import tempfile
+
     header = columns + [c for c in GRID_OUTPUT_COLUMNS if c not in columns]
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -97,6 +98,22 @@ def test_help_does_not_import_heavy_libraries() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_registration_imports_no_engine_or_domain_module() -> None:
+    """Commands import their engines, domain types and output code inside their handlers."""
+    code = (
+        "import sys, costsim.cli.main as m\n"
+        "m.build_parser()\n"
+        "print(sorted(n for n in sys.modules if n.startswith('costsim.')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    registration = {"costsim.errors", "costsim.cli", "costsim.cli.main", "costsim.cli.common",
+                    "costsim.cli.flags", "costsim.cli.catalog_cmds", "costsim.cli.memory_cmd",
+                    "costsim.cli.prices_cmd", "costsim.cli.estimate_cmd"}
+    assert set(ast.literal_eval(result.stdout)) - registration == set()
 
 
 def test_console_script_help_runs() -> None:
