@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from costsim.catalog.resources import read_data_csv
+from costsim.catalog.resources import csv_optional_float, read_data_csv
 from costsim.domain.gpu import CapacityBasis, FormFactor, GpuSpec
 from costsim.errors import CatalogError, name_key
 from costsim.units import BYTES_PER_MIB
-
-
-def _optional_float(text: str) -> float | None:
-    return float(text) if text.strip() else None
 
 
 def _spec_from_row(row: dict[str, str]) -> GpuSpec:
@@ -26,13 +22,13 @@ def _spec_from_row(row: dict[str, str]) -> GpuSpec:
         memory_type=row["memory_type"],
         memory_bandwidth_gb_per_s=float(row["memory_bandwidth_gb_per_s"]),
         fp32_tflops=float(row["fp32_tflops"]),
-        tf32_tflops=_optional_float(row["tf32_tflops"]),
-        bf16_tflops=_optional_float(row["bf16_tflops"]),
+        tf32_tflops=csv_optional_float(row["tf32_tflops"]),
+        bf16_tflops=csv_optional_float(row["bf16_tflops"]),
         fp16_tflops=float(row["fp16_tflops"]),
-        fp8_tflops=_optional_float(row["fp8_tflops"]),
-        int8_tops=_optional_float(row["int8_tops"]),
+        fp8_tflops=csv_optional_float(row["fp8_tflops"]),
+        int8_tops=csv_optional_float(row["int8_tops"]),
         tdp_w=float(row["tdp_w"]),
-        nvlink_gb_per_s_per_direction=_optional_float(row["nvlink_gb_per_s_per_direction"]),
+        nvlink_gb_per_s_per_direction=csv_optional_float(row["nvlink_gb_per_s_per_direction"]),
         pcie_generation=int(row["pcie_generation"]),
         form_factor=FormFactor(row["form_factor"]),
         launch_year=int(row["launch_year"]),

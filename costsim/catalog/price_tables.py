@@ -12,15 +12,11 @@ from __future__ import annotations
 from functools import cache
 
 from costsim.catalog.gpus import get_gpu
-from costsim.catalog.resources import csv_bool, read_data_csv
+from costsim.catalog.resources import csv_bool, csv_optional_float, read_data_csv
 from costsim.domain.pricing import BillingRule, Offering, Payment, PriceFlag
 from costsim.domain.spot import SpotHazard
 
 ANY = "*"
-
-
-def _optional_float(text: str) -> float | None:
-    return float(text) if text.strip() else None
 
 
 def _offering_from_row(row: dict[str, str]) -> Offering:
@@ -29,8 +25,8 @@ def _offering_from_row(row: dict[str, str]) -> Offering:
         gpu=row["gpu"], provider_gpu_name=row["provider_gpu_name"],
         gpus_per_instance=int(row["gpus_per_instance"]), vcpus=int(row["vcpus"]),
         host_ram_gib=float(row["host_ram_gib"]), gpu_memory_gib=float(row["gpu_memory_gib"]),
-        on_demand_usd_per_hour=_optional_float(row["on_demand_usd_per_hour"]),
-        spot_usd_per_hour=_optional_float(row["spot_usd_per_hour"]),
+        on_demand_usd_per_hour=csv_optional_float(row["on_demand_usd_per_hour"]),
+        spot_usd_per_hour=csv_optional_float(row["spot_usd_per_hour"]),
         marketplace=csv_bool(row["marketplace"]),
         flags=tuple(PriceFlag(flag) for flag in row["flags"].split(";") if flag),
         source=row["source"], effective_date=row["effective_date"], date_note=row["date_note"],

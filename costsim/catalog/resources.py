@@ -23,3 +23,8 @@ def read_data_csv(*parts: str) -> list[dict[str, str]]:
 def csv_bool(text: str) -> bool:
     """A ``true``/``false`` cell of a shipped CSV (anything but ``true`` reads as False)."""
     return text.strip().lower() == "true"
+
+
+def csv_optional_float(text: str) -> float | None:
+    """A number cell of a shipped CSV that may be blank (blank reads as None)."""
+    return float(text) if text.strip() else None
