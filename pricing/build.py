@@ -17,7 +17,7 @@ import re
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from costsim.catalog.gpus import find_gpu  # noqa: E402
+from costsim.catalog.resources import csv_optional_float  # noqa: E402
 from costsim.domain.pricing import PriceFlag  # noqa: E402
 
 RAW_DIR = REPO / "pricing" / "raw"
@@ -157,11 +158,6 @@ def resolve_gpu(cloud: str, instance_type: str, accelerator: str,
     return Resolution(_canonical(name))
 
 
-def _number(text: str) -> float | None:
-    text = text.strip()
-    return float(text) if text else None
-
-
 def _fmt(value: float | None) -> str:
     if value is None:
         return ""
@@ -178,71 +174,76 @@ def _matches(rule: dict[str, str], row: dict[str, str]) -> bool:
     return all(rule[key] in ("*", row[key]) for key in ("cloud", "instance_type", "region"))
 
 
+def _raw_rows(raw_dir: Path) -> Iterator[dict[str, str]]:
+    """Every row of the per-cloud raw files, file by file in name order."""
+    for path in sorted(raw_dir.glob("*.csv")):
+        if path.name == "gpus.csv":
+            continue
+        with path.open(newline="", encoding="utf-8") as handle:
+            yield from csv.DictReader(handle)
+
+
 def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str, str]:
     """Return ``{file name: text}`` of the built files."""
     rows: list[dict[str, str]] = []
     excluded: list[dict[str, str]] = []
     anomalies = _load_anomalies(anomalies_path)
-    for path in sorted(raw_dir.glob("*.csv")):
-        if path.name == "gpus.csv":
+    for raw in _raw_rows(raw_dir):
+        cloud = raw["cloud"]
+        meta = CLOUD_SOURCES[cloud]
+        count = float(raw["accelerator_count"])
+        region = raw["region"].strip()
+        base = {"cloud": cloud, "region": region or UNSPECIFIED_REGION,
+                "instance_type": raw["instance_type"],
+                "provider_gpu_name": raw["accelerator"],
+                "accelerator_count": raw["accelerator_count"]}
+        if count < 1 or count != int(count):
+            excluded.append({**base, "reason": "fractional GPU instance"})
             continue
-        with path.open(newline="", encoding="utf-8") as handle:
-            for raw in csv.DictReader(handle):
-                cloud = raw["cloud"]
-                meta = CLOUD_SOURCES[cloud]
-                count = float(raw["accelerator_count"])
-                region = raw["region"].strip()
-                base = {"cloud": cloud, "region": region or UNSPECIFIED_REGION,
-                        "instance_type": raw["instance_type"],
-                        "provider_gpu_name": raw["accelerator"],
-                        "accelerator_count": raw["accelerator_count"]}
-                if count < 1 or count != int(count):
-                    excluded.append({**base, "reason": "fractional GPU instance"})
-                    continue
-                memory = float(raw["gpu_memory_gib"] or 0)
-                resolution = resolve_gpu(cloud, raw["instance_type"], raw["accelerator"], memory)
-                if resolution.gpu is None:
-                    excluded.append({**base, "reason": "GPU not in costsim's GPU catalog"})
-                    continue
-                flags: list[PriceFlag] = []
-                on_demand = _number(raw["price_per_hour_usd"])
-                spot = _number(raw["spot_price_per_hour_usd"])
-                if on_demand is None:
-                    flags.append(PriceFlag.MISSING_ON_DEMAND)
-                if on_demand is not None and spot is not None:
-                    if spot > on_demand:
-                        flags.append(PriceFlag.SPOT_ABOVE_ON_DEMAND)
-                    elif spot <= on_demand * LOW_SPOT_RATIO:
-                        flags.append(PriceFlag.SPOT_SUSPICIOUSLY_LOW)
-                if not region:
-                    flags.append(PriceFlag.REGION_UNSPECIFIED)
-                if cloud == "lambda":
-                    flags.append(PriceFlag.LISTED_EVERYWHERE)
-                if resolution.assumed:
-                    flags.append(PriceFlag.GPU_VARIANT_ASSUMED)
-                row = {
-                    **base,
-                    "gpu": resolution.gpu,
-                    "gpus_per_instance": str(int(count)),
-                    "vcpus": str(round(float(raw["vcpus"]))),
-                    "host_ram_gib": _fmt(float(raw["memory_gib"])),
-                    "gpu_memory_gib": _fmt(memory),
-                    "on_demand_usd_per_hour": _fmt(on_demand),
-                    "spot_usd_per_hour": _fmt(spot),
-                    "marketplace": "true" if cloud in MARKETPLACES else "false",
-                    "flags": ";".join(flags),
-                    "note": "",
-                    "source": meta.source,
-                    "source_commit": meta.commit,
-                    "effective_date": meta.effective_date,
-                    "date_note": meta.date_note,
-                }
-                for rule in anomalies:
-                    if _matches(rule, row) and rule["flag"] not in row["flags"].split(";"):
-                        PriceFlag(rule["flag"])  # a typo in anomalies.csv must fail the build
-                        row["flags"] = ";".join(f for f in (row["flags"], rule["flag"]) if f)
-                        _add_note(row, rule["note"])
-                rows.append(row)
+        memory = float(raw["gpu_memory_gib"] or 0)
+        resolution = resolve_gpu(cloud, raw["instance_type"], raw["accelerator"], memory)
+        if resolution.gpu is None:
+            excluded.append({**base, "reason": "GPU not in costsim's GPU catalog"})
+            continue
+        flags: list[PriceFlag] = []
+        on_demand = csv_optional_float(raw["price_per_hour_usd"])
+        spot = csv_optional_float(raw["spot_price_per_hour_usd"])
+        if on_demand is None:
+            flags.append(PriceFlag.MISSING_ON_DEMAND)
+        if on_demand is not None and spot is not None:
+            if spot > on_demand:
+                flags.append(PriceFlag.SPOT_ABOVE_ON_DEMAND)
+            elif spot <= on_demand * LOW_SPOT_RATIO:
+                flags.append(PriceFlag.SPOT_SUSPICIOUSLY_LOW)
+        if not region:
+            flags.append(PriceFlag.REGION_UNSPECIFIED)
+        if cloud == "lambda":
+            flags.append(PriceFlag.LISTED_EVERYWHERE)
+        if resolution.assumed:
+            flags.append(PriceFlag.GPU_VARIANT_ASSUMED)
+        row = {
+            **base,
+            "gpu": resolution.gpu,
+            "gpus_per_instance": str(int(count)),
+            "vcpus": str(round(float(raw["vcpus"]))),
+            "host_ram_gib": _fmt(float(raw["memory_gib"])),
+            "gpu_memory_gib": _fmt(memory),
+            "on_demand_usd_per_hour": _fmt(on_demand),
+            "spot_usd_per_hour": _fmt(spot),
+            "marketplace": "true" if cloud in MARKETPLACES else "false",
+            "flags": ";".join(flags),
+            "note": "",
+            "source": meta.source,
+            "source_commit": meta.commit,
+            "effective_date": meta.effective_date,
+            "date_note": meta.date_note,
+        }
+        for rule in anomalies:
+            if _matches(rule, row) and rule["flag"] not in row["flags"].split(";"):
+                PriceFlag(rule["flag"])  # a typo in anomalies.csv must fail the build
+                _add_flag(row, rule["flag"])
+                _add_note(row, rule["note"])
+        rows.append(row)
     _flag_low_regions(rows)
     _note_unspecified_regions(rows)
     rows.sort(key=lambda r: (r["cloud"], r["instance_type"], r["region"]))
@@ -253,6 +254,10 @@ def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str
 
 def _add_note(row: dict[str, str], note: str) -> None:
     row["note"] = "; ".join(n for n in (row["note"], note) if n)
+
+
+def _add_flag(row: dict[str, str], flag: str) -> None:
+    row["flags"] = ";".join(f for f in (row["flags"], flag) if f)
 
 
 def _note_unspecified_regions(rows: list[dict[str, str]]) -> None:
@@ -290,7 +295,7 @@ def _flag_low_regions(rows: list[dict[str, str]]) -> None:
             median = statistics.median(price(r) for r in group)
             low = [r for r in group if price(r) < LOW_REGION_RATIO * median]
         for row in low:
-            row["flags"] = ";".join(f for f in (row["flags"], PriceFlag.ANOMALOUS_LOW_REGION) if f)
+            _add_flag(row, PriceFlag.ANOMALOUS_LOW_REGION)
 
 
 def _gcp_low_cluster(ordered: list[dict[str, str]],
