@@ -73,13 +73,12 @@ def resolve_gpu(args: argparse.Namespace) -> GpuSpec:
 def resolve_precision(args: argparse.Namespace, gpu: GpuSpec) -> Dtype:
     """``--precision``, defaulting to bf16 (fp16 where the GPU lacks bf16); a dtype the GPU
     cannot compute in is an error."""
+    from costsim.memory.estimate import check_precision
+
     if getattr(args, "precision", None) is None:
         return gpu.default_precision
     precision = Dtype(args.precision)
-    if precision is not Dtype.FP32 and not gpu.supports(precision):
-        raise InputError("", "--precision", f"{gpu.name} has no {precision.value} support "
-                                            f"(use {gpu.default_precision.value} or fp32; "
-                                            f"got {precision.value})")
+    check_precision(gpu, precision)
     return precision
 
 

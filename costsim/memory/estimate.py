@@ -127,7 +127,8 @@ def check_precision(gpu: GpuSpec, precision: Dtype, source: str = "--precision")
     compute_bytes(precision)
     if precision is not Dtype.FP32 and not gpu.supports(precision):
         raise InputError("", source, f"{gpu.name} has no {precision.value} support "
-                                     f"(use {gpu.default_precision.value} or fp32)")
+                                     f"(use {gpu.default_precision.value} or fp32; "
+                                     f"got {precision.value})")
 
 
 def check_layout(arch: Architecture, layout: ParallelLayout) -> None:
