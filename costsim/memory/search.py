@@ -7,6 +7,7 @@ is found by doubling and bisection. Layouts are enumerated and evaluated in one 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -79,8 +80,11 @@ class LayoutFit:
         return self.layout.gpus
 
 
-def _divisors(n: int, cap: int) -> list[int]:
-    return [d for d in range(1, min(n, cap) + 1) if n % d == 0]
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n`` >= 1, ascending."""
+    # Pairs up to √n: a fleet of 10^11 GPUs must not mean 10^11 trial divisions.
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def fitting_layouts(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup, *, max_gpus: int,
@@ -95,8 +99,8 @@ def fitting_layouts(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup, *, m
     if max_gpus < 1:
         raise InputError("", "--gpus", f"must be >= 1 (got {max_gpus})")
     kv = arch.num_kv_heads
-    tps = [t for t in _divisors(arch.num_heads, max_tp) if kv % t == 0 or t % kv == 0]
-    pps = _divisors(arch.num_layers, max_gpus)
+    tps = [t for t in divisors(arch.num_heads) if t <= max_tp and (kv % t == 0 or t % kv == 0)]
+    pps = [p for p in divisors(arch.num_layers) if p <= max_gpus]
     layouts: list[ParallelLayout] = []
     for tp in tps:
         for pp in pps:

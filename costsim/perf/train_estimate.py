@@ -8,7 +8,6 @@ Degrees given by the caller are kept fixed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -27,6 +26,7 @@ from costsim.memory.estimate import (
     shape_of,
 )
 from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
+from costsim.memory.search import divisors
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.training import (
     StepArrays,
@@ -109,23 +109,17 @@ class TrainingEstimate:
         return self.step.setup
 
 
-def _divisors(n: int) -> list[int]:
-    # Pairs up to √n: a fleet of 10^11 GPUs must not mean 10^11 trial divisions.
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return small + [n // d for d in reversed(small) if d * d != n]
-
-
 def _candidates(arch: Architecture, gpus: int, base: TrainingSetup, fixed: LayoutConstraints,
                 gpus_per_node: int) -> list[TrainingSetup]:
     kv = arch.num_kv_heads
     tps = [fixed.tp] if fixed.tp else [
-        t for t in _divisors(gpus) if t <= gpus_per_node and arch.num_heads % t == 0
+        t for t in divisors(gpus) if t <= gpus_per_node and arch.num_heads % t == 0
         and (kv % t == 0 or t % kv == 0)]
     target = fixed.global_batch_seqs or max(1, round(DEFAULT_GLOBAL_BATCH_TOKENS / base.seq_len))
     setups: list[TrainingSetup] = []
     for tp in tps:
         pps = [fixed.pp] if fixed.pp else [
-            p for p in _divisors(gpus // tp) if p <= arch.num_layers and arch.num_layers % p == 0]
+            p for p in divisors(gpus // tp) if p <= arch.num_layers and arch.num_layers % p == 0]
         for pp in pps:
             if gpus % (tp * pp):
                 continue
