@@ -18,6 +18,7 @@ from costsim.domain.gpu import GpuSpec
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import (
     InferenceSetup,
+    LoraConfig,
     OptimizerKind,
     ParallelLayout,
     Quant,
@@ -151,6 +152,13 @@ def _check_tokens(arch: Architecture, tokens: int, flag: str) -> None:
                                    f"of {arch.name} (got {tokens})")
 
 
+@lru_cache(maxsize=256)
+def _adapter_counts_of(arch: Architecture, lora: LoraConfig) -> AdapterCounts:
+    # Memoized like shape_of: the layout searches encode thousands of setups that share one
+    # model and one LoRA configuration.
+    return adapter_counts(arch, lora)
+
+
 def _adapters(arch: Architecture, setup: TrainingSetup) -> AdapterCounts | None:
     if setup.lora is None:
         if setup.quant is not Quant.NONE:
@@ -158,7 +166,7 @@ def _adapters(arch: Architecture, setup: TrainingSetup) -> AdapterCounts | None:
                                             "LoRA adapters (--task finetune --lora-rank R) "
                                             f"(got --quant {setup.quant.value})")
         return None
-    return adapter_counts(arch, setup.lora)
+    return _adapter_counts_of(arch, setup.lora)
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -242,13 +250,13 @@ def stack_rows(rows: Sequence[dict[str, float]], columns: Sequence[str]) -> dict
 
 def _estimate(arrays: ComponentArrays, task: Task, arch: Architecture, gpu: GpuSpec,
               trainable: int, adapter: int) -> MemoryEstimate:
-    counts = arch.params()
+    shape = shape_of(arch)
 
     def at(values: FloatArray) -> int:
         return int(values[0])
 
     return MemoryEstimate(
-        task=task, params_total=counts.total, params_active=counts.active,
+        task=task, params_total=shape.params_total, params_active=shape.params_active,
         params_trainable=trainable, params_adapter=adapter,
         weights_bytes=at(arrays.weights), master_weights_bytes=at(arrays.master_weights),
         gradients_bytes=at(arrays.gradients), optimizer_bytes=at(arrays.optimizer),
@@ -276,9 +284,9 @@ def estimate_training(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup,
     row = encode_training(arch, gpu, setup)
     arrays = training_components(stack_rows([row], TRAIN_COLUMNS), policy)
     adapters = _adapters(arch, setup)
-    total = arch.params().total
-    adapter = adapters.total if adapters else 0
-    return _estimate(arrays, setup.task, arch, gpu, adapter if adapters else total, adapter)
+    if adapters is None:
+        return _estimate(arrays, setup.task, arch, gpu, shape_of(arch).params_total, 0)
+    return _estimate(arrays, setup.task, arch, gpu, adapters.total, adapters.total)
 
 
 def estimate_inference(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,

@@ -207,3 +207,16 @@ def test_encoder_inference_caches_nothing_and_runs_the_batch_at_once() -> None:
     est_large = estimate_inference(bert, gpu, large)
     assert est_small.kv_cache_bytes == est_large.kv_cache_bytes == 0
     assert est_large.activations_bytes > 3 * est_small.activations_bytes
+
+
+def test_model_shape_counts_equal_the_architecture_counts() -> None:
+    """Estimates report params_total/params_active from the memoized shape: they must be the
+    architecture's exact counts."""
+    from costsim.catalog.models import preset_names
+    from costsim.memory.estimate import shape_of
+
+    for name in preset_names():
+        arch = load_preset(name).architecture
+        counts = arch.params()
+        shape = shape_of(arch)
+        assert (shape.params_total, shape.params_active) == (counts.total, counts.active), name
