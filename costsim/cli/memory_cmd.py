@@ -180,14 +180,11 @@ def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
 # ----------------------------------------------------------------------------- grid
 
 
-_DEFAULTS: dict[str, Any] = {
-    "model": None, "arch": None, "task": None, "precision": None, "bytes_preset": "framework",
-    "optimizer": "adamw", "quant": "none", "kv_dtype": None, "lora_rank": None,
-    "lora_targets": None, "zero": None, "tp": None, "pp": None, "dp": None, "sp": None,
-    "gpus": None, "micro_batch": None, "seq_len": None, "grad_accum": None, "recompute": None,
-    "flash_attention": None, "batch": None, "context": None, "prompt_tokens": None,
-    "output_tokens": None, "gpu": "H100",
-}
+def _flag_defaults() -> dict[str, Any]:
+    """Every ``memory`` flag's destination and default, read off the flag definitions."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_all_memory_args(parser)
+    return vars(parser.parse_args([]))
 
 
 def _column_flag(column: str) -> str:
@@ -201,7 +198,7 @@ def _grid(args: argparse.Namespace) -> int:
 
     if args.out is None:
         raise InputError("", "--out", "--grid needs --out OUT.csv")
-    for dest, default in _DEFAULTS.items():
+    for dest, default in _flag_defaults().items():
         value = getattr(args, dest, default)
         if value != default:
             # Each row carries its own configuration; a flag beside --grid would be ignored.
@@ -285,8 +282,8 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
     from costsim.memory.estimate import component_arrays_for, encode_inference, encode_training
     from costsim.memory.runtime import VERDICT_BY_CODE
 
+    defaults = _flag_defaults()
     arch_cache: dict[tuple[str | None, str | None], tuple[Architecture, int]] = {}
-    flag_of: dict[str, str] = {}
     gpu_cache: dict[str, GpuSpec] = {}
     out: list[dict[str, Any]] = [{} for _ in rows]
     encoded: dict[bool, list[tuple[int, dict[str, float], int]]] = {False: [], True: []}
@@ -300,13 +297,11 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
             encoded[infer].append((index, row, params_total))
             continue
         try:
-            values = dict(_DEFAULTS)
+            values = dict(defaults)
             for column, text in raw.items():
                 if column is None or text is None or str(text).strip() == "":
                     continue
-                flag = flag_of.get(column)
-                if flag is None:
-                    flag = flag_of.setdefault(column, _column_flag(column))
+                flag = _column_flag(column)
                 values[flag.replace("-", "_")] = CONVERTERS[flag](text)
             if values["model"] is not None and values["arch"] is not None:
                 raise InputError("", "model", "give model or arch in a row, not both "
@@ -320,10 +315,9 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
                 arch = resolve_architecture(ns)[1]
                 arch_cache[key] = (arch, arch.params().total)
             arch, params_total = arch_cache[key]
-            gpu_name = values["gpu"] or "H100"
-            if gpu_name not in gpu_cache:
-                gpu_cache[gpu_name] = resolve_gpu(ns)
-            gpu = gpu_cache[gpu_name]
+            if values["gpu"] not in gpu_cache:
+                gpu_cache[values["gpu"]] = resolve_gpu(ns)
+            gpu = gpu_cache[values["gpu"]]
             task = resolve_task(ns)
             if task is Task.INFER:
                 row = encode_inference(arch, gpu, build_inference_setup(ns, arch, gpu))
