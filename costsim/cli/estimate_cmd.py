@@ -177,9 +177,7 @@ def _train(args: argparse.Namespace) -> int:
                                   "gpus": None, "zero": None})
     base = build_training_setup(probe, arch, gpu, task)
     base = replace(base, layout=ParallelLayout())
-    global_seqs = args.global_batch
-    if global_seqs is not None and global_seqs < 1:
-        raise InputError("", "--global-batch", f"must be >= 1 (got {global_seqs})")
+    global_seqs = args.global_batch  # >= 1: checked by its argparse type
     if flags.grad_accum is not None and (global_seqs is not None
                                          or args.global_batch_tokens is not None):
         # grad_accum = global batch / (micro_batch · dp): giving both over-determines it.
