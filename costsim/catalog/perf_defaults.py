@@ -78,6 +78,8 @@ def perf_defaults() -> PerfDefaults:
     serving = ServingAssumptions(
         engines=engines,
         allreduce_latency_s=serve["allreduce_latency_s"][0],
+        nvlink_efficiency=train["nvlink_efficiency"][0],
+        pcie_efficiency=train["pcie_efficiency"][0],
         runtime_reserve_bytes=round(serve["runtime_reserve_gib"][0] * BYTES_PER_GIB),
         tail_wait_multiplier=serve["tail_wait_multiplier"][0],
         tail_concurrency_z=serve["tail_concurrency_z"][0],

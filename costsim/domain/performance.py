@@ -122,10 +122,16 @@ class EngineProfile:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServingAssumptions:
-    """Defaults of the serving model: engine profiles, TP all-reduce latency, tail rule."""
+    """Defaults of the serving model: engine profiles, TP all-reduce latency, tail rule.
+
+    ``nvlink_efficiency`` / ``pcie_efficiency``: achieved share of the link's bandwidth for the
+    TP all-reduces, the same measured figures as training's.
+    """
 
     engines: Mapping[ServingEngine, EngineProfile]
     allreduce_latency_s: float
+    nvlink_efficiency: float
+    pcie_efficiency: float
     runtime_reserve_bytes: int
     tail_wait_multiplier: float
     tail_concurrency_z: float

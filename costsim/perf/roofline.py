@@ -40,7 +40,7 @@ from costsim.memory.estimate import (
 from costsim.memory.runtime import HeadroomPolicy
 from costsim.memory.shape import ModelShape
 from costsim.perf.flops import FloatArray, forward_flops_per_token
-from costsim.perf.training import PCIE_GB_PER_S_PER_DIRECTION
+from costsim.perf.training import intra_node_bytes_per_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,10 +144,9 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     capacity = max_kv_tokens(arch, gpu, setup, policy)
     shape = shape_of(arch)
     expert_share = shape.expert_params / shape.params_total if shape.params_total else 0.0
-    if gpu.nvlink_gb_per_s_per_direction:
-        intra = gpu.nvlink_gb_per_s_per_direction * 1e9 * 0.8
-    else:
-        intra = PCIE_GB_PER_S_PER_DIRECTION.get(gpu.pcie_generation, 31.5) * 1e9 * 0.88
+    intra = intra_node_bytes_per_s(gpu, nvlink_efficiency=assumptions.nvlink_efficiency,
+                                   pcie_efficiency=assumptions.pcie_efficiency)
+
     def arr(value: float) -> FloatArray:
         return np.asarray(float(value))
 

@@ -45,6 +45,16 @@ from costsim.perf.flops import (
 PCIE_GB_PER_S_PER_DIRECTION = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
 
+def intra_node_bytes_per_s(gpu: GpuSpec, *, nvlink_efficiency: float,
+                           pcie_efficiency: float) -> float:
+    """Achieved GPU-to-GPU bandwidth inside a node, one direction: NVLink where the GPU has
+    it, else its PCIe generation (Gen4 when the table lacks it)."""
+    if gpu.nvlink_gb_per_s_per_direction:
+        return gpu.nvlink_gb_per_s_per_direction * 1e9 * nvlink_efficiency
+    pcie = PCIE_GB_PER_S_PER_DIRECTION.get(gpu.pcie_generation, PCIE_GB_PER_S_PER_DIRECTION[4])
+    return pcie * 1e9 * pcie_efficiency
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HardwareTerms:
     """Per-option hardware facts as arrays (or scalars) in base units (FLOP/s, bytes/s)."""
@@ -114,11 +124,8 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
     if tflops is None:
         raise InputError("--precision", "", f"{gpu.name} has no {precision.value} compute; "
                          f"use {gpu.default_precision.value}")
-    if gpu.nvlink_gb_per_s_per_direction:
-        intra = gpu.nvlink_gb_per_s_per_direction * 1e9 * assumptions.nvlink_efficiency
-    else:
-        pcie = PCIE_GB_PER_S_PER_DIRECTION.get(gpu.pcie_generation, 31.5)
-        intra = pcie * 1e9 * assumptions.pcie_efficiency
+    intra = intra_node_bytes_per_s(gpu, nvlink_efficiency=assumptions.nvlink_efficiency,
+                                   pcie_efficiency=assumptions.pcie_efficiency)
     element_bytes = 4.0 if precision in (Dtype.FP32, Dtype.TF32) else 2.0
     return HardwareTerms(
         peak_flops=_as_float(tflops * 1e12),
