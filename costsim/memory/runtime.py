@@ -74,6 +74,10 @@ class HeadroomPolicy:
 
 DEFAULT_POLICY = HeadroomPolicy()
 
+# DESIGN.md §2 rule 2: a GPU is "far too big" for a job that uses under ~30 % of its memory;
+# training and serving estimates warn below this share of the usable bytes.
+LOW_MEMORY_USE = 0.30
+
 
 def verdict_for(total_bytes: float, usable_bytes: float, margin: float) -> Verdict:
     """``fits`` / ``tight`` / ``oom`` for one total against one usable capacity."""

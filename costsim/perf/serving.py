@@ -18,7 +18,7 @@ from costsim.domain.precision import Dtype
 from costsim.domain.workload import InferenceSetup, ParallelLayout, Quant, ServingEngine
 from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import check_layout, estimate_inference, max_kv_tokens
-from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
+from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.perf.latency import latency_at_load, max_rate_at_slo
 from costsim.perf.roofline import decode_step_s, prefill_latency_s, prefill_work_s, replica_terms
 from costsim.units import SECONDS_PER_HOUR
@@ -212,7 +212,7 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
         per_output = per_token = math.inf
     use = float(r.weight_bytes_per_gpu + max_batch * context * r.kv_bytes_per_token_per_gpu) / (
         gpu.capacity_bytes * profile.memory_utilization)
-    if max_batch == profile.max_batch and use < 0.3:
+    if max_batch == profile.max_batch and use < LOW_MEMORY_USE:
         warnings.append(f"GPU larger than the job needs: weights and a full batch use {use:.0%} "
                         f"of {gpu.name}'s memory")
     if max_batch < min(8, profile.max_batch):

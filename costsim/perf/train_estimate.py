@@ -25,7 +25,7 @@ from costsim.memory.estimate import (
     estimate_training,
     shape_of,
 )
-from costsim.memory.runtime import DEFAULT_POLICY, HeadroomPolicy
+from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.memory.search import divisors
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.training import (
@@ -43,8 +43,6 @@ from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR
 # default batch of `estimate train` (DESIGN.md §6).
 DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 2**20
 MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
-# DESIGN.md §2 rule 2: a GPU is "far too big" below ~30 % memory use on a small model.
-LOW_MEMORY_USE = 0.30
 LOW_MFU = 0.20
 HIGH_OVERHEAD_SHARE = 0.40
 
