@@ -43,8 +43,11 @@ from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR
 # default batch of `estimate train` (DESIGN.md §6).
 DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 2**20
 MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
+# Imbalance warning thresholds (docs/performance.md §1, beside LOW_MEMORY_USE): they decide
+# only when a warning is shown, never an estimate.
 LOW_MFU = 0.20
 HIGH_OVERHEAD_SHARE = 0.40
+LOW_GOODPUT = 0.80
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,9 +261,9 @@ def imbalance_warnings(step: TrainingStep, replica_use: float, goodput: Goodput,
                         "layout, or the network too slow)")
     if goodput.goodput <= MIN_GOODPUT * 1.0001:
         warnings.append("failures outpace progress: the run would not finish (goodput floor)")
-    elif goodput.goodput < 0.8:
+    elif goodput.goodput < LOW_GOODPUT:
         warnings.append(f"goodput only {goodput.goodput:.0%}: interruptions every "
-                        f"{goodput.mtbf_s / 3600:.1f} h on this fleet")
+                        f"{goodput.mtbf_s / SECONDS_PER_HOUR:.1f} h on this fleet")
     return warnings
 
 
