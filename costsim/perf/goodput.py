@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from costsim.domain.performance import GoodputAssumptions
 from costsim.perf.flops import FloatArray
-from costsim.units import SECONDS_PER_HOUR
+from costsim.units import BYTES_PER_GB, SECONDS_PER_HOUR
 
 # Below this goodput a run makes no meaningful progress: failures arrive faster than the work
 # between checkpoints (reported as a warning, never divided by zero).
@@ -66,7 +66,7 @@ def goodput_arrays(gpus: ArrayLike, params_total: ArrayLike, gpus_per_node: Arra
     checkpoint_bytes = np.asarray(params_total, dtype=np.float64) * (
         assumptions.checkpoint_bytes_per_param)
     checkpoint_s = assumptions.checkpoint_fixed_s + checkpoint_bytes / (
-        nodes * assumptions.checkpoint_write_gb_per_s_per_node * 1e9)
+        nodes * assumptions.checkpoint_write_gb_per_s_per_node * BYTES_PER_GB)
     interval_s = np.sqrt(2.0 * checkpoint_s * mtbf_s)
     finite = np.isfinite(mtbf_s)
     # Without failures there is no interval to keep: no checkpoint or failure loss.

@@ -41,6 +41,7 @@ from costsim.memory.runtime import HeadroomPolicy
 from costsim.memory.shape import ModelShape
 from costsim.perf.flops import FloatArray, forward_flops_per_token
 from costsim.perf.training import intra_node_bytes_per_s
+from costsim.units import BYTES_PER_GB, FLOPS_PER_TFLOPS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,8 +158,8 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         expert_weight_bytes_per_gpu=arr(memory.weights_bytes * expert_share),
         kv_bytes_per_token_per_gpu=arr(kv_per_token),
         kv_capacity_tokens=arr(capacity),
-        peak_flops=arr(tflops * 1e12),
-        hbm_bytes_per_s=arr(gpu.memory_bandwidth_gb_per_s * 1e9),
+        peak_flops=arr(tflops * FLOPS_PER_TFLOPS),
+        hbm_bytes_per_s=arr(gpu.memory_bandwidth_gb_per_s * BYTES_PER_GB),
         intra_node_bytes_per_s=arr(intra),
         activation_bytes=arr(2.0 if setup.precision is not Dtype.FP32 else 4.0),
         hbm_efficiency=arr(engine.hbm_efficiency),

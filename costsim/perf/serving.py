@@ -21,7 +21,7 @@ from costsim.memory.estimate import check_layout, estimate_inference, max_kv_tok
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.perf.latency import latency_at_load, max_rate_at_slo
 from costsim.perf.roofline import decode_step_s, prefill_latency_s, prefill_work_s, replica_terms
-from costsim.units import SECONDS_PER_HOUR
+from costsim.units import SECONDS_PER_HOUR, bytes_to_gib
 
 TP_CHOICES = (1, 2, 4, 8)
 
@@ -89,8 +89,8 @@ def smallest_tp(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     est = estimate_inference(arch, gpu, replace(setup, layout=ParallelLayout(tp=8), batch=1),
                              policy)
     raise InfeasibleError(f"{arch.name} does not fit 8 x {gpu.name} for serving: weights "
-                          f"{est.weights_bytes / 2**30:.1f} GiB per GPU + one sequence's KV "
-                          f"cache > {est.usable_bytes / 2**30:.1f} GiB usable")
+                          f"{bytes_to_gib(est.weights_bytes):.1f} GiB per GPU + one sequence's KV "
+                          f"cache > {bytes_to_gib(est.usable_bytes):.1f} GiB usable")
 
 
 def check_generative(arch: Architecture) -> None:
@@ -159,7 +159,7 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     r = replica_terms(arch, gpu, setup, profile, assumptions, engine_policy)
     kv_seqs = int(r.kv_capacity_tokens) // context
     if kv_seqs < 1:
-        weights_gib = float(r.weight_bytes_per_gpu) / 2**30
+        weights_gib = bytes_to_gib(float(r.weight_bytes_per_gpu))
         raise InfeasibleError(f"{arch.name} with tp={tp} on {gpu.name}: weights "
                               f"{weights_gib:.1f} GiB per GPU leave no KV cache for one "
                               f"{context}-token sequence (kv_cache overflows)")

@@ -40,6 +40,7 @@ from costsim.perf.flops import (
     hardware_flops_per_token,
     model_flops_per_token,
 )
+from costsim.units import BYTES_PER_GB, FLOPS_PER_TFLOPS
 
 # PCIe x16 bandwidth per direction by generation, GB/s (PCIe 3/4/5/6: 16/32/63/126; stas00).
 PCIE_GB_PER_S_PER_DIRECTION = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
@@ -50,9 +51,9 @@ def intra_node_bytes_per_s(gpu: GpuSpec, *, nvlink_efficiency: float,
     """Achieved GPU-to-GPU bandwidth inside a node, one direction: NVLink where the GPU has
     it, else its PCIe generation (Gen4 when the table lacks it)."""
     if gpu.nvlink_gb_per_s_per_direction:
-        return gpu.nvlink_gb_per_s_per_direction * 1e9 * nvlink_efficiency
+        return gpu.nvlink_gb_per_s_per_direction * BYTES_PER_GB * nvlink_efficiency
     pcie = PCIE_GB_PER_S_PER_DIRECTION.get(gpu.pcie_generation, PCIE_GB_PER_S_PER_DIRECTION[4])
-    return pcie * 1e9 * pcie_efficiency
+    return pcie * BYTES_PER_GB * pcie_efficiency
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +129,7 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
                                    pcie_efficiency=assumptions.pcie_efficiency)
     element_bytes = 4.0 if precision in (Dtype.FP32, Dtype.TF32) else 2.0
     return HardwareTerms(
-        peak_flops=_as_float(tflops * 1e12),
+        peak_flops=_as_float(tflops * FLOPS_PER_TFLOPS),
         compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)),
         tp_overlap=_as_float(assumptions.tp_overlap(gpu.generation)),
         intra_node_bytes_per_s=_as_float(intra),
@@ -323,8 +324,8 @@ def step_from_arrays(arrays: StepArrays, index: int, setup: TrainingSetup,
         tokens_per_s=tokens_per_s,
         model_flops_per_token=model_fpt,
         hardware_flops_per_token=hw_fpt,
-        model_tflops_per_gpu=model_fpt * tokens_per_s / gpus / 1e12,
-        hardware_tflops_per_gpu=hw_fpt * tokens_per_s / gpus / 1e12,
+        model_tflops_per_gpu=model_fpt * tokens_per_s / gpus / FLOPS_PER_TFLOPS,
+        hardware_tflops_per_gpu=hw_fpt * tokens_per_s / gpus / FLOPS_PER_TFLOPS,
         mfu=model_fpt * tokens_per_s / gpus / peak_flops,
         hfu=hw_fpt * tokens_per_s / gpus / peak_flops,
         compute_s=at(arrays.compute_s),
