@@ -153,9 +153,9 @@ def _check_tokens(arch: Architecture, tokens: int, flag: str) -> None:
 
 
 @lru_cache(maxsize=256)
-def _adapter_counts_of(arch: Architecture, lora: LoraConfig) -> AdapterCounts:
-    # Memoized like shape_of: the layout searches encode thousands of setups that share one
-    # model and one LoRA configuration.
+def adapter_counts_of(arch: Architecture, lora: LoraConfig) -> AdapterCounts:
+    """Memoized :func:`adapter_counts`: the layout searches encode thousands of setups that
+    share one model and one LoRA configuration."""
     return adapter_counts(arch, lora)
 
 
@@ -166,7 +166,7 @@ def _adapters(arch: Architecture, setup: TrainingSetup) -> AdapterCounts | None:
                                             "LoRA adapters (--task finetune --lora-rank R) "
                                             f"(got --quant {setup.quant.value})")
         return None
-    return _adapter_counts_of(arch, setup.lora)
+    return adapter_counts_of(arch, setup.lora)
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -333,7 +333,8 @@ def component_arrays_for(rows: Sequence[dict[str, float]], *, infer: bool,
 
 
 __all__ = [
-    "SHAPE_COLUMNS", "MemoryEstimate", "check_layout", "check_precision", "component_arrays_for",
+    "SHAPE_COLUMNS", "MemoryEstimate", "adapter_counts_of", "check_layout", "check_precision",
+    "component_arrays_for",
     "encode_inference", "encode_training", "estimate_inference", "estimate_training",
     "kv_cache_bytes_per_token", "max_kv_tokens", "stack_rows",
 ]

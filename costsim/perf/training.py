@@ -32,7 +32,7 @@ from costsim.domain.performance import Interconnect, TrainingAssumptions
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import Recompute, TrainingSetup
 from costsim.errors import InputError
-from costsim.memory.lora import adapter_counts
+from costsim.memory.estimate import adapter_counts_of, shape_of
 from costsim.memory.shape import ModelShape
 from costsim.perf.flops import (
     RECOMPUTE_CODES,
@@ -170,8 +170,8 @@ def layout_arrays(setups: Sequence[TrainingSetup],
         if arch is None:
             raise InputError("", "--lora-rank", "LoRA setups need the architecture to count "
                                                 "their adapters")
-        total = float(arch.params().total)
-        trainable = np.asarray([float(adapter_counts(arch, s.lora).total) if s.lora else total
+        total = float(shape_of(arch).params_total)
+        trainable = np.asarray([float(adapter_counts_of(arch, s.lora).total) if s.lora else total
                                 for s in setups])
         frozen = np.asarray([s.lora is not None for s in setups])
     return LayoutArrays(
