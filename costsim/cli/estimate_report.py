@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from costsim.cli.common import format_table
+from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 
 def training_payload(est: Any, model: str, price_source: str,
@@ -63,11 +64,11 @@ def training_payload(est: Any, model: str, price_source: str,
 
 
 def _duration(seconds: float) -> str:
-    if seconds >= 2 * 86400:
-        return f"{seconds / 86400:.2f} days"
-    if seconds >= 2 * 3600:
-        return f"{seconds / 3600:.2f} hours"
-    return f"{seconds / 60:.1f} minutes"
+    if seconds >= 2 * SECONDS_PER_DAY:
+        return f"{seconds / SECONDS_PER_DAY:.2f} days"
+    if seconds >= 2 * SECONDS_PER_HOUR:
+        return f"{seconds / SECONDS_PER_HOUR:.2f} hours"
+    return f"{seconds / SECONDS_PER_MINUTE:.1f} minutes"
 
 
 def print_train(p: dict[str, Any]) -> None:
