@@ -163,8 +163,6 @@ def _train(args: argparse.Namespace) -> int:
     if task is Task.INFER:
         raise InputError("", "--task", "estimate train needs train or finetune (got infer)")
     flags = read_layout_flags(args)
-    if flags.zero is not None and flags.zero > 3:
-        raise InputError("", "--zero", f"must be 0, 1, 2 or 3 (got {flags.zero})")
     gpus = flags.gpus
     if gpus is None:
         if None in (flags.tp, flags.pp, flags.dp):

@@ -108,11 +108,14 @@ class LayoutFlags:
 
 
 def read_layout_flags(args: argparse.Namespace) -> LayoutFlags:
-    """Collect the layout flags from parsed arguments."""
+    """Collect the layout flags from parsed arguments (``--zero`` checked to be a stage 0..3)."""
+    zero = getattr(args, "zero", None)
+    if zero is not None and zero > 3:
+        raise InputError("", "--zero", f"must be 0, 1, 2 or 3 (got {zero})")
     recompute = getattr(args, "recompute", None)
     return LayoutFlags(
         tp=getattr(args, "tp", None), pp=getattr(args, "pp", None), dp=getattr(args, "dp", None),
-        zero=getattr(args, "zero", None), sp=getattr(args, "sp", None),
+        zero=zero, sp=getattr(args, "sp", None),
         gpus=getattr(args, "gpus", None), micro_batch=getattr(args, "micro_batch", None),
         seq_len=getattr(args, "seq_len", None), grad_accum=getattr(args, "grad_accum", None),
         recompute=Recompute(recompute) if recompute else None,
@@ -122,15 +125,13 @@ def read_layout_flags(args: argparse.Namespace) -> LayoutFlags:
 
 def resolve_layout(flags: LayoutFlags, arch: Architecture) -> ParallelLayout:
     """The ``memory`` layout: tp, pp default 1; dp = gpus/(tp·pp) when ``--gpus`` is given,
-    else 1; zero 0. Checks ``--gpus`` = dp·tp·pp, the ZeRO stage and that tp divides the heads.
+    else 1; zero 0. Checks ``--gpus`` = dp·tp·pp and that tp divides the heads.
     """
     from costsim.memory.estimate import check_layout
 
     tp = flags.tp or 1
     pp = flags.pp or 1
     zero = 0 if flags.zero is None else flags.zero
-    if zero > 3:
-        raise InputError("", "--zero", f"must be 0, 1, 2 or 3 (got {zero})")
     if flags.gpus is not None:
         if flags.dp is None:
             if flags.gpus % (tp * pp):
