@@ -32,7 +32,7 @@ def _nonnegative_float(flag: str) -> Callable[[str], float]:
 
 # Layout and fine-tuning flags that ``estimate serve`` shares with ``estimate train`` through
 # the common parser but has no use for: given to serve, they are an error, not ignored.
-TRAINING_ONLY_DESTS = frozenset({"zero", "dp", "sp", "micro_batch", "seq_len", "grad_accum",
+SERVE_UNUSED_DESTS = frozenset({"zero", "dp", "sp", "micro_batch", "seq_len", "grad_accum",
                                  "recompute", "lora_rank", "lora_targets"})
 
 
@@ -235,7 +235,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError("", "--pp", f"serving replicas use tensor parallelism only "
                                      f"(got {args.pp})")
     for dest, value in vars(args).items():
-        if dest in TRAINING_ONLY_DESTS and value not in (None, False):
+        if dest in SERVE_UNUSED_DESTS and value not in (None, False):
             flag = "--" + dest.replace("_", "-")
             raise InputError("", flag, f"is a training flag; estimate serve does not use it "
                                        f"(got {flag} {value})")
