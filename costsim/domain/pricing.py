@@ -169,10 +169,6 @@ class Offering:
         """``cloud region instance_type`` (the ledger's ``pool``)."""
         return f"{self.cloud} {self.region} {self.instance_type}"
 
-    def blocked(self, option: PurchaseOption) -> bool:
-        """True when a data-quality flag keeps ``option`` of this offering from auto-selection."""
-        return any(flag.blocks(option) for flag in self.flags)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BillingRule:
