@@ -21,15 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costsim.domain.precision import Dtype
-from costsim.domain.workload import BytesPreset, OptimizerKind, Quant
+from costsim.domain.workload import BytesPreset, OptimizerKind
 from costsim.errors import InputError
-from costsim.memory.shape import (
-    INT4_BYTES_PER_GROUP,
-    INT4_GROUP_SIZE,
-    NF4_BLOCK_SIZE,
-    NF4_BYTES_PER_BLOCK,
-    QUANT_ELEMENT_BYTES,
-)
 
 FP32_BYTES = 4.0
 BNB_8BIT_BLOCK_SIZE = 2048  # bitsandbytes blockwise 8-bit optimizer block
@@ -91,19 +84,6 @@ def trainable_bytes_per_param(precision: Dtype, preset: BytesPreset, optimizer: 
         return TrainableBytes(weights=FP32_BYTES, master=0.0, gradients=FP32_BYTES, optimizer=opt)
     w, m, g = MIXED_PRECISION_BYTES[preset]
     return TrainableBytes(weights=w, master=m, gradients=g, optimizer=opt)
-
-
-def quantized_bytes_per_param(quant: Quant) -> float:
-    """Average bytes per quantized linear weight, constants included (per-row int8 aside)."""
-    match quant:
-        case Quant.INT4:
-            return QUANT_ELEMENT_BYTES[quant] + INT4_BYTES_PER_GROUP / INT4_GROUP_SIZE
-        case Quant.NF4:
-            return QUANT_ELEMENT_BYTES[quant] + NF4_BYTES_PER_BLOCK / NF4_BLOCK_SIZE
-        case Quant.INT8 | Quant.FP8:
-            return QUANT_ELEMENT_BYTES[quant]
-        case _:
-            raise ValueError("quant 'none' has no quantized size")
 
 
 def optimizer_state_bytes(params: float, optimizer: OptimizerKind) -> float:

@@ -64,12 +64,6 @@ class LayoutConstraints:
     recompute: Recompute | None = None
     global_batch_seqs: int | None = None
 
-    @property
-    def complete(self) -> bool:
-        """True when every layout degree and the batch split are given."""
-        return None not in (self.tp, self.pp, self.zero, self.micro_batch, self.recompute) and (
-            self.grad_accum is not None or self.global_batch_seqs is not None)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LayoutChoice:
