@@ -105,28 +105,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.set_defaults(handler=_serve)
 
 
-# The largest GPU count one cloud instance holds (8-GPU HGX/DGX boards): a job on more GPUs
-# spans whole 8-GPU nodes joined by the cluster network.
-MAX_GPUS_PER_INSTANCE = 8
-
-
 def lookup_price(gpu: str, gpus: int, cloud: str | None,
                  override: float | None) -> tuple[float, str, list[str]]:
     """(price per GPU-hour, its source, warnings): the override, else the cheapest on-demand
     offering of ``gpu`` for ``gpus`` GPUs by the DESIGN.md §8 rule.
 
-    The GPUs of one job must share instances of min(gpus, 8) GPUs (NVLink inside, the cluster
-    network between), so a 64-GPU run is never priced as 64 single-GPU machines. Where no
-    cloud sells instances that large, the rule is relaxed and a warning says so.
+    The GPUs of one job must share instances of min(gpus, 8) GPUs (8-GPU HGX/DGX boards,
+    ``memory.host.GPUS_PER_NODE``: NVLink inside, the cluster network between), so a 64-GPU run
+    is never priced as 64 single-GPU machines. Where no cloud sells instances that large, the
+    rule is relaxed and a warning says so.
     """
     if override is not None:
         return override, "--price-usd-per-gpu-hour", []
     from costsim.catalog.prices import cheapest_offering
     from costsim.domain.pricing import PurchaseOption
     from costsim.errors import InfeasibleError
+    from costsim.memory.host import GPUS_PER_NODE
 
     warnings: list[str] = []
-    min_per_instance = min(gpus, MAX_GPUS_PER_INSTANCE)
+    min_per_instance = min(gpus, GPUS_PER_NODE)
     try:
         selection = cheapest_offering(gpu, gpus, PurchaseOption.ON_DEMAND, cloud=cloud,
                                       min_gpus_per_instance=min_per_instance)
