@@ -175,92 +175,29 @@ class Architecture:
         """The linear layers of one transformer block, with their Hugging Face leaf names."""
         h, i = self.hidden_size, self.intermediate_size
         names = self.linear_names
-
-        def name_of(role: LinearRole) -> str:
-            # A role without a family-specific module name keeps the role's own name.
-            return names.get(role, role.value)
-
-        layers: list[LinearShape] = []
-        if self.fused_qkv:
-            layers.append(
-                LinearShape(
-                    name=name_of(LinearRole.QKV),
-                    role=LinearRole.QKV,
-                    in_features=h,
-                    out_features=self.q_size + 2 * self.kv_size,
-                    bias=self.qkv_bias,
-                )
-            )
-        else:
-            for role, width in (
-                (LinearRole.Q, self.q_size),
-                (LinearRole.K, self.kv_size),
-                (LinearRole.V, self.kv_size),
-            ):
-                layers.append(
-                    LinearShape(
-                        name=name_of(role),
-                        role=role,
-                        in_features=h,
-                        out_features=width,
-                        bias=self.qkv_bias,
-                    )
-                )
-        layers.append(
-            LinearShape(
-                name=name_of(LinearRole.ATTN_OUT),
-                role=LinearRole.ATTN_OUT,
-                in_features=self.q_size,
-                out_features=h,
-                bias=self.attn_out_bias,
-            )
-        )
+        # MLP projections repeat once per expert in an MoE block.
         copies = self.num_experts or 1
-        expert = self.is_moe
+
+        def linear(role: LinearRole, in_features: int, out_features: int, bias: bool,
+                   mlp: bool = False) -> LinearShape:
+            # A role without a family-specific module name keeps the role's own name.
+            return LinearShape(name=names.get(role, role.value), role=role,
+                               in_features=in_features, out_features=out_features, bias=bias,
+                               copies=copies if mlp else 1, expert=mlp and self.is_moe)
+
+        if self.fused_qkv:
+            layers = [linear(LinearRole.QKV, h, self.q_size + 2 * self.kv_size, self.qkv_bias)]
+        else:
+            layers = [linear(LinearRole.Q, h, self.q_size, self.qkv_bias),
+                      linear(LinearRole.K, h, self.kv_size, self.qkv_bias),
+                      linear(LinearRole.V, h, self.kv_size, self.qkv_bias)]
+        layers.append(linear(LinearRole.ATTN_OUT, self.q_size, h, self.attn_out_bias))
         if self.gated_mlp:
-            layers.append(
-                LinearShape(
-                    name=name_of(LinearRole.MLP_GATE),
-                    role=LinearRole.MLP_GATE,
-                    in_features=h,
-                    out_features=i,
-                    bias=self.mlp_bias,
-                    copies=copies,
-                    expert=expert,
-                )
-            )
-        layers.append(
-            LinearShape(
-                name=name_of(LinearRole.MLP_UP),
-                role=LinearRole.MLP_UP,
-                in_features=h,
-                out_features=i,
-                bias=self.mlp_bias,
-                copies=copies,
-                expert=expert,
-            )
-        )
-        layers.append(
-            LinearShape(
-                name=name_of(LinearRole.MLP_DOWN),
-                role=LinearRole.MLP_DOWN,
-                in_features=i,
-                out_features=h,
-                bias=self.mlp_bias,
-                copies=copies,
-                expert=expert,
-            )
-        )
+            layers.append(linear(LinearRole.MLP_GATE, h, i, self.mlp_bias, mlp=True))
+        layers.append(linear(LinearRole.MLP_UP, h, i, self.mlp_bias, mlp=True))
+        layers.append(linear(LinearRole.MLP_DOWN, i, h, self.mlp_bias, mlp=True))
         if self.is_moe:
-            layers.append(
-                LinearShape(
-                    name=name_of(LinearRole.ROUTER),
-                    role=LinearRole.ROUTER,
-                    in_features=h,
-                    out_features=self.num_experts,
-                    bias=False,
-                )
-            )
+            layers.append(linear(LinearRole.ROUTER, h, self.num_experts, bias=False))
         return tuple(layers)
 
     def params(self) -> ParamCounts:
