@@ -222,7 +222,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     from costsim.domain.precision import Dtype
     from costsim.domain.workload import Quant, ServingEngine
-    from costsim.perf.serving import check_generative, estimate_serving
+    from costsim.perf.serving import check_generative, estimate_serving, with_price
 
     name, arch = resolve_architecture(args)
     gpu = resolve_gpu(args)
@@ -249,19 +249,15 @@ def _serve(args: argparse.Namespace) -> int:
     defaults = perf_defaults()
     kv_dtype = Dtype(args.kv_dtype) if args.kv_dtype else None
 
-    def run(price_usd_per_gpu_hour: float, replica_tp: int | None) -> Any:
-        return estimate_serving(
-            arch, gpu, engine=ServingEngine(args.engine), precision=precision,
-            quant=Quant(args.quant or "none"), kv_dtype=kv_dtype, prompt_tokens=prompt,
-            output_tokens=output, batch=args.batch or 1, tp=replica_tp,
-            rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s,
-            slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=price_usd_per_gpu_hour,
-            assumptions=defaults.serving, context_tokens=args.context)
-
-    # The replica size decides how many GPUs the price lookup asks for.
-    est = run(0.0, tp)
+    # Priced after the estimate: the replica size decides how many GPUs the lookup asks for.
+    est = estimate_serving(
+        arch, gpu, engine=ServingEngine(args.engine), precision=precision,
+        quant=Quant(args.quant or "none"), kv_dtype=kv_dtype, prompt_tokens=prompt,
+        output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
+        slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
+        assumptions=defaults.serving, context_tokens=args.context)
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
     if price:
-        est = run(price, est.gpus_per_replica)
+        est = with_price(est, price)
     return _emit(args, serving_payload(est, name, source, price_warnings), print_serve)

@@ -112,6 +112,44 @@ def check_request_tokens(arch: Architecture, prompt_tokens: int, output_tokens: 
                          f"{arch.name} (got {prompt_tokens} + {output_tokens} = {total})")
 
 
+def _check_price(price_usd_per_gpu_hour: float) -> None:
+    if price_usd_per_gpu_hour < 0:
+        raise InputError("", "--price-usd-per-gpu-hour",
+                         f"must be >= 0 (got {price_usd_per_gpu_hour:g})")
+
+
+def _cost_per_million_usd(price_usd_per_gpu_hour: float, tp: int, replicas: int | None,
+                          rate_requests_per_s: float | None, capacity_requests_per_s: float,
+                          prompt_tokens: int, output_tokens: int) -> tuple[float, float]:
+    """(USD per million output tokens, per million prompt + output tokens): the replicas a
+    rate needs at that rate, else one replica at its capacity (inf when that is 0)."""
+    replica_usd_per_s = price_usd_per_gpu_hour * tp / SECONDS_PER_HOUR
+    if replicas is not None and rate_requests_per_s is not None:
+        usd_per_s = replicas * replica_usd_per_s
+        requests_per_s = rate_requests_per_s
+    else:
+        usd_per_s = replica_usd_per_s
+        requests_per_s = capacity_requests_per_s
+    if requests_per_s <= 0:
+        return math.inf, math.inf
+    return (usd_per_s / (requests_per_s * output_tokens) * 1e6,
+            usd_per_s / (requests_per_s * (prompt_tokens + output_tokens)) * 1e6)
+
+
+def with_price(est: ServingEstimate, price_usd_per_gpu_hour: float) -> ServingEstimate:
+    """``est`` priced at ``price_usd_per_gpu_hour``: only the price and the cost fields change
+    (nothing else in a serving estimate depends on the price)."""
+    _check_price(price_usd_per_gpu_hour)
+    capacity = (est.max_requests_per_s if est.max_requests_per_s_at_slo is None
+                else est.max_requests_per_s_at_slo)
+    per_output, per_token = _cost_per_million_usd(
+        price_usd_per_gpu_hour, est.gpus_per_replica, est.replicas_needed,
+        est.rate_requests_per_s, capacity, est.prompt_tokens, est.output_tokens)
+    return replace(est, price_usd_per_gpu_hour=price_usd_per_gpu_hour,
+                   cost_per_million_output_tokens_usd=per_output,
+                   cost_per_million_tokens_usd=per_token)
+
+
 def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                      precision: Dtype, quant: Quant, kv_dtype: Dtype | None,
                      prompt_tokens: int, output_tokens: int, batch: int, tp: int | None,
@@ -139,9 +177,7 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                          ("--slo-tpot-s", slo_tpot_s)):
         if fvalue is not None and not fvalue > 0:
             raise InputError("", flag, f"must be > 0 (got {fvalue:g})")
-    if price_usd_per_gpu_hour < 0:
-        raise InputError("", "--price-usd-per-gpu-hour",
-                         f"must be >= 0 (got {price_usd_per_gpu_hour:g})")
+    _check_price(price_usd_per_gpu_hour)
     check_generative(arch)
     check_request_tokens(arch, prompt_tokens, output_tokens)
     sequence = prompt_tokens + output_tokens
@@ -198,18 +234,9 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     else:
         ttft, tpot = prefill_s, step_at_batch
         ttft95, tpot95 = prefill_s + step_at_batch, step_at_batch
-    replica_usd_per_s = price_usd_per_gpu_hour * tp / SECONDS_PER_HOUR
-    if replicas is not None and rate_requests_per_s is not None:
-        usd_per_s = replicas * replica_usd_per_s
-        requests_per_s = rate_requests_per_s
-    else:
-        usd_per_s = replica_usd_per_s
-        requests_per_s = capacity
-    if requests_per_s > 0:
-        per_output = usd_per_s / (requests_per_s * output_tokens) * 1e6
-        per_token = usd_per_s / (requests_per_s * (prompt_tokens + output_tokens)) * 1e6
-    else:
-        per_output = per_token = math.inf
+    per_output, per_token = _cost_per_million_usd(
+        price_usd_per_gpu_hour, tp, replicas, rate_requests_per_s, capacity, prompt_tokens,
+        output_tokens)
     use = float(r.weight_bytes_per_gpu + max_batch * context * r.kv_bytes_per_token_per_gpu) / (
         gpu.capacity_bytes * profile.memory_utilization)
     if max_batch == profile.max_batch and use < LOW_MEMORY_USE:

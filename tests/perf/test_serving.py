@@ -17,7 +17,7 @@ from costsim.errors import InfeasibleError, InputError
 from costsim.memory.runtime import DEFAULT_POLICY
 from costsim.perf.latency import latency_at_load
 from costsim.perf.roofline import decode_step_s, replica_terms
-from costsim.perf.serving import ServingEstimate, estimate_serving
+from costsim.perf.serving import ServingEstimate, estimate_serving, with_price
 from tests.perf.conftest import arch
 
 
@@ -199,3 +199,19 @@ def test_requests_the_model_cannot_run_are_input_errors(defaults: PerfDefaults,
                                                         needle: str) -> None:
     with pytest.raises(InputError, match=re.escape(needle)):
         _serve(defaults, **kw)
+
+
+@pytest.mark.parametrize("kw", [
+    {},
+    {"rate_requests_per_s": 20.0},
+    {"rate_requests_per_s": 20.0, "slo_ttft_s": 1.0, "slo_tpot_s": 0.05},
+    {"slo_tpot_s": 0.05},
+])
+def test_pricing_an_estimate_equals_estimating_at_that_price(defaults: PerfDefaults,
+                                                             kw: dict[str, float]) -> None:
+    """``with_price`` (the CLI prices after sizing the replica) changes exactly what
+    ``estimate_serving`` at that price would."""
+    assert with_price(_serve(defaults, price_usd_per_gpu_hour=0.0, **kw), 3.7) == _serve(
+        defaults, price_usd_per_gpu_hour=3.7, **kw)
+    with pytest.raises(InputError, match="--price-usd-per-gpu-hour"):
+        with_price(_serve(defaults, **kw), -1.0)
