@@ -316,12 +316,17 @@ def max_kv_tokens(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     (0 when not even the weights fit). ``setup.batch`` and ``context_tokens`` size the
     activation peak; the KV cache of ``setup`` itself is not subtracted. 0 for an encoder-only
     model (no KV cache)."""
-    estimate = estimate_inference(arch, gpu, setup, policy)
-    free = estimate.usable_bytes - (estimate.total_bytes - estimate.kv_cache_bytes)
-    per_token = kv_cache_bytes_per_token(arch, setup)
-    if per_token == 0:
+    return kv_tokens_beside(estimate_inference(arch, gpu, setup, policy),
+                            kv_cache_bytes_per_token(arch, setup))
+
+
+def kv_tokens_beside(estimate: MemoryEstimate, kv_bytes_per_token: int) -> int:
+    """:func:`max_kv_tokens` from an inference estimate already made and its KV bytes per
+    token (0 when not even the weights fit, or when nothing is cached)."""
+    if kv_bytes_per_token == 0:
         return 0  # an encoder-only model has no KV cache to fill
-    return max(0, free // per_token)
+    free = estimate.usable_bytes - (estimate.total_bytes - estimate.kv_cache_bytes)
+    return max(0, free // kv_bytes_per_token)
 
 
 def component_arrays_for(rows: Sequence[dict[str, float]], *, infer: bool,
@@ -336,5 +341,5 @@ __all__ = [
     "SHAPE_COLUMNS", "MemoryEstimate", "adapter_counts_of", "check_layout", "check_precision",
     "component_arrays_for",
     "encode_inference", "encode_training", "estimate_inference", "estimate_training",
-    "kv_cache_bytes_per_token", "max_kv_tokens", "stack_rows",
+    "kv_cache_bytes_per_token", "kv_tokens_beside", "max_kv_tokens", "stack_rows",
 ]

@@ -34,7 +34,7 @@ from costsim.errors import InputError
 from costsim.memory.estimate import (
     estimate_inference,
     kv_cache_bytes_per_token,
-    max_kv_tokens,
+    kv_tokens_beside,
     shape_of,
 )
 from costsim.memory.runtime import HeadroomPolicy
@@ -142,7 +142,7 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
                                             f"support (use {gpu.default_precision.value})")
     memory = estimate_inference(arch, gpu, setup, policy)
     kv_per_token = kv_cache_bytes_per_token(arch, setup)
-    capacity = max_kv_tokens(arch, gpu, setup, policy)
+    capacity = kv_tokens_beside(memory, kv_per_token)
     shape = shape_of(arch)
     expert_share = shape.expert_params / shape.params_total if shape.params_total else 0.0
     intra = intra_node_bytes_per_s(gpu, nvlink_efficiency=assumptions.nvlink_efficiency,
