@@ -25,6 +25,7 @@ from costsim.catalog.price_tables import (
 )
 from costsim.catalog.resources import csv_bool
 from costsim.catalog.servers import OWNED_CLOUD, owned_offerings, server_bom
+from costsim.domain.gpu import GPUS_PER_NODE
 from costsim.domain.pricing import (
     RENTAL_OPTIONS,
     BillingRule,
@@ -303,6 +304,27 @@ class PriceBook:
         raise InfeasibleError(f"no {option.value} offering of {get_gpu(gpu).name} in {where}"
                               f"{reason}")
 
+    def cheapest_offering_for_job(self, gpu: str, count: int, option: PurchaseOption,
+                                  cloud: str | None = None,
+                                  region: str | None = None) -> Selection:
+        """The cheapest offering for one job on ``count`` GPUs that talk to each other.
+
+        The job's GPUs must sit in instances of min(count, GPUS_PER_NODE) GPUs (NVLink inside,
+        the cluster network between), so a 64-GPU training run is never priced as 64
+        single-GPU machines. Where no offering that large exists, the rule is relaxed to any
+        instance size; callers compare ``selection.offering.gpus_per_instance`` with
+        ``min(count, GPUS_PER_NODE)`` to warn.
+
+        Raises:
+            CatalogError: unknown GPU, cloud or region.
+            InfeasibleError: nothing sells ``option`` for this GPU there.
+        """
+        try:
+            return self.cheapest_offering(gpu, count, option, cloud, region,
+                                          min_gpus_per_instance=min(count, GPUS_PER_NODE))
+        except InfeasibleError:
+            return self.cheapest_offering(gpu, count, option, cloud, region)
+
 
 @cache
 def _default_book() -> PriceBook:
@@ -329,6 +351,13 @@ def cheapest_offering(gpu: str, count: int, option: PurchaseOption, cloud: str |
     """DESIGN.md §8 selection on the (default) book; see :meth:`PriceBook.cheapest_offering`."""
     return (book or price_book()).cheapest_offering(gpu, count, option, cloud, region,
                                                     min_gpus_per_instance)
+
+
+def cheapest_offering_for_job(gpu: str, count: int, option: PurchaseOption,
+                              cloud: str | None = None, region: str | None = None,
+                              book: PriceBook | None = None) -> Selection:
+    """One job's GPUs on the (default) book; see :meth:`PriceBook.cheapest_offering_for_job`."""
+    return (book or price_book()).cheapest_offering_for_job(gpu, count, option, cloud, region)
 
 
 def rate_usd_per_gpu_hour(offering: Offering, option: PurchaseOption,

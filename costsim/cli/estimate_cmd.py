@@ -108,38 +108,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def lookup_price(gpu: str, gpus: int, cloud: str | None,
                  override: float | None) -> tuple[float, str, list[str]]:
     """(price per GPU-hour, its source, warnings): the override, else the cheapest on-demand
-    offering of ``gpu`` for ``gpus`` GPUs by the DESIGN.md §8 rule.
-
-    The GPUs of one job must share instances of min(gpus, 8) GPUs (8-GPU HGX/DGX boards,
-    ``memory.host.GPUS_PER_NODE``: NVLink inside, the cluster network between), so a 64-GPU run
-    is never priced as 64 single-GPU machines. Where no cloud sells instances that large, the
-    rule is relaxed and a warning says so.
-    """
+    offering for one job on ``gpus`` GPUs (DESIGN.md §8 rule, whole multi-GPU instances; see
+    :meth:`costsim.catalog.prices.PriceBook.cheapest_offering_for_job`)."""
     if override is not None:
         return override, "--price-usd-per-gpu-hour", []
-    from costsim.catalog.prices import cheapest_offering
+    from costsim.catalog.prices import cheapest_offering_for_job
+    from costsim.domain.gpu import GPUS_PER_NODE
     from costsim.domain.pricing import PurchaseOption
     from costsim.errors import InfeasibleError
-    from costsim.memory.host import GPUS_PER_NODE
 
-    warnings: list[str] = []
-    min_per_instance = min(gpus, GPUS_PER_NODE)
     try:
-        selection = cheapest_offering(gpu, gpus, PurchaseOption.ON_DEMAND, cloud=cloud,
-                                      min_gpus_per_instance=min_per_instance)
-    except InfeasibleError:
-        try:
-            selection = cheapest_offering(gpu, gpus, PurchaseOption.ON_DEMAND, cloud=cloud)
-        except InfeasibleError as exc:
-            return 0.0, "", [f"no on-demand price for {gpu}: {exc}; cost reported as 0 (use "
-                             "--price-usd-per-gpu-hour)"]
+        selection = cheapest_offering_for_job(gpu, gpus, PurchaseOption.ON_DEMAND, cloud=cloud)
+    except InfeasibleError as exc:
+        return 0.0, "", [f"no on-demand price for {gpu}: {exc}; cost reported as 0 (use "
+                         "--price-usd-per-gpu-hour)"]
+    warnings: list[str] = []
+    wanted = min(gpus, GPUS_PER_NODE)
+    if selection.offering.gpus_per_instance < wanted:
         warnings.append(
-            f"no on-demand {gpu} instance holds {min_per_instance} GPUs; priced as "
+            f"no on-demand {gpu} instance holds {wanted} GPUs; priced as "
             f"{selection.offering.gpus_per_instance}-GPU instances, whose interconnect is "
             "slower than the model assumes"
         )
     quote = selection.quote
-    source = (f"{selection.offering.key} on-demand, {quote.source}, {quote.effective_date}")
+    source = f"{selection.offering.key} on-demand, {quote.source}, {quote.effective_date}"
     return quote.price_usd_per_gpu_hour, source, warnings
 
 

@@ -7,6 +7,10 @@ from enum import StrEnum
 
 from costsim.domain.precision import Dtype
 
+# HGX/DGX baseboards and the largest cloud GPU instances hold 8 GPUs joined by NVLink; a job
+# on more GPUs spans several such nodes joined by the cluster network.
+GPUS_PER_NODE = 8
+
 
 class CapacityBasis(StrEnum):
     """Where a GPU's ``capacity_bytes`` comes from (DESIGN.md §5)."""

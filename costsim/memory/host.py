@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costsim.domain.gpu import GPUS_PER_NODE
 from costsim.units import BYTES_PER_GIB
 
-GPUS_PER_NODE = 8  # HGX / DGX baseboards and the large cloud instances hold 8 GPUs
 PROCESS_BYTES = 2 * BYTES_PER_GIB
 PREFETCH_BATCHES = 2  # PyTorch DataLoader prefetch_factor default
 TOKEN_ID_BYTES = 8 * 2  # int64 input ids + int64 labels

@@ -279,3 +279,21 @@ def test_region_less_rows_are_kept_flagged_and_explained() -> None:
     named = [o for o in shipped_offerings() if o.cloud == "seeweb" and o.region != "unspecified"]
     assert named
     assert all(not o.note for o in named)
+
+
+def test_a_multi_gpu_job_is_priced_on_whole_multi_gpu_instances() -> None:
+    """64 H100s for one job come in 8-GPU instances; one GPU may come in a 1-GPU instance."""
+    job = price_book().cheapest_offering_for_job("H100", 64, OD)
+    assert job.offering.gpus_per_instance == 8
+    assert job.instances == 8
+    loose = price_book().cheapest_offering("H100", 64, OD)
+    assert loose.total_usd_per_hour <= job.total_usd_per_hour
+    single = price_book().cheapest_offering_for_job("H100", 1, OD)
+    assert single.quote.price_usd_per_gpu_hour <= job.quote.price_usd_per_gpu_hour
+
+
+def test_job_rule_relaxes_where_no_large_instance_exists() -> None:
+    """Where a cloud sells no 8-GPU instance of a GPU, the job still gets a price."""
+    lam = price_book().cheapest_offering_for_job("A10", 16, OD, cloud="lambda")
+    assert lam.offering.gpus_per_instance < 8
+    assert lam.instances * lam.offering.gpus_per_instance >= 16
