@@ -224,7 +224,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError("", "--pp", f"serving replicas use tensor parallelism only "
                                      f"(got {args.pp})")
     for dest, value in vars(args).items():
-        if dest in SERVE_UNUSED_DESTS and value not in (None, False):
+        # `is` comparisons: `--zero 0` is a given flag although 0 == False.
+        if dest in SERVE_UNUSED_DESTS and value is not None and value is not False:
             flag = "--" + dest.replace("_", "-")
             raise InputError("", flag, f"is a training flag; estimate serve does not use it "
                                        f"(got {flag} {value})")
