@@ -103,6 +103,22 @@ class _Keys:
             raise ConfigError(self.source, key, f"must be true or false (got {value!r})")
         return value
 
+    def any_dropout(self, *names: str, default: float) -> bool:
+        """True when any dropout probability ``names`` is > 0; a missing one is ``default``
+        (the family's transformers default)."""
+        dropout = False
+        for name in names:
+            value = self.config.get(name)
+            if value is None:
+                value = default
+            elif isinstance(value, bool) or not isinstance(value, int | float) or not (
+                0 <= value < 1
+            ):
+                raise ConfigError(self.source, name,
+                                  f"must be a probability in [0, 1) (got {value!r})")
+            dropout = dropout or value > 0
+        return dropout
+
 
 def architecture_from_config(
     config: object, *, name: str, source: str = "config.json"
@@ -188,6 +204,8 @@ def _read_llama_like(keys: _Keys, family: ArchFamily) -> dict[str, Any]:
         "mlp_bias": keys.get_bool("mlp_bias", default=False),
         "qk_norm": family is ArchFamily.QWEN3,
         "sliding_window": sliding_window,
+        # LlamaConfig & co.: attention_dropout 0.0 (the only dropout these models have).
+        "dropout": keys.any_dropout("attention_dropout", default=0.0),
         "linear_names": _MIXTRAL_NAMES if family is ArchFamily.MIXTRAL else _LLAMA_NAMES,
     }
     if family is ArchFamily.MIXTRAL:
@@ -274,6 +292,7 @@ def _read_gpt2(keys: _Keys) -> dict[str, Any]:
         "qkv_bias": True,
         "attn_out_bias": True,
         "mlp_bias": True,
+        "dropout": keys.any_dropout("resid_pdrop", "embd_pdrop", "attn_pdrop", default=0.1),
         "linear_names": _GPT2_NAMES,
     }
 
@@ -302,6 +321,8 @@ def _read_bert(keys: _Keys) -> dict[str, Any]:
         "final_norm": False,  # post-LN: each block ends with its own LayerNorm
         "type_vocab_size": keys.get_int("type_vocab_size", default=2, minimum=0),
         "pooler": True,  # BertModel(add_pooling_layer=True), as counted by transformers
+        "dropout": keys.any_dropout("hidden_dropout_prob", "attention_probs_dropout_prob",
+                                    default=0.1),
         "linear_names": _BERT_NAMES,
     }
 
@@ -327,6 +348,7 @@ def _read_gpt_neox(keys: _Keys) -> dict[str, Any]:
         "qkv_bias": bias,
         "attn_out_bias": bias,
         "mlp_bias": True,
+        "dropout": keys.any_dropout("attention_dropout", "hidden_dropout", default=0.0),
         "linear_names": _FUSED_NAMES,
     }
 
@@ -355,6 +377,7 @@ def _read_bloom(keys: _Keys) -> dict[str, Any]:
         "attn_out_bias": True,
         "mlp_bias": True,
         "embedding_norm": True,  # word_embeddings_layernorm
+        "dropout": keys.any_dropout("attention_dropout", "hidden_dropout", default=0.0),
         "linear_names": _FUSED_NAMES,
     }
 
@@ -392,6 +415,7 @@ def _read_falcon(keys: _Keys) -> dict[str, Any]:
         "attn_out_bias": bias,
         "mlp_bias": bias,
         "norms_per_layer": norms,
+        "dropout": keys.any_dropout("attention_dropout", "hidden_dropout", default=0.0),
         "linear_names": _FUSED_NAMES,
     }
 

@@ -96,6 +96,8 @@ class Architecture:
     Sizes are element counts. ``num_experts`` is 0 for a dense model. ``norms_per_layer`` counts
     the per-block norms over the hidden size (two in most families, one in Falcon-7B's parallel
     block). ``sliding_window`` caps the attended (and cached) tokens; None means full attention.
+    ``dropout`` is True when the config trains with dropout (a hidden or attention dropout
+    probability above 0): training then saves the dropout masks for backward.
     """
 
     name: str
@@ -125,6 +127,7 @@ class Architecture:
     num_experts: int = 0
     experts_per_token: int = 0
     sliding_window: int | None = None
+    dropout: bool = False
     linear_names: Mapping[LinearRole, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costsim.domain.architecture import ArchFamily, Architecture
+from costsim.domain.architecture import Architecture
 from costsim.domain.workload import Quant
 
 # Quantization constants (bytes of scales / zero points per block of weights).
@@ -33,12 +33,6 @@ QUANT_ELEMENT_BYTES: dict[Quant, float] = {
     Quant.NF4: 0.5,
     Quant.FP8: 1.0,
 }
-
-# Families whose Hugging Face configs train with dropout (hidden and attention dropout 0.1);
-# the others (llama, mistral, mixtral, qwen, gpt_neox, bloom, falcon) default to 0.0, so no
-# dropout masks are saved for backward.
-DROPOUT_FAMILIES = frozenset({ArchFamily.GPT2, ArchFamily.BERT})
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelShape:
@@ -148,7 +142,7 @@ def model_shape(arch: Architecture) -> ModelShape:
         num_experts=arch.num_experts,
         experts_per_token=arch.experts_per_token if arch.is_moe else 1,
         gated_mlp=arch.gated_mlp,
-        dropout=arch.family in DROPOUT_FAMILIES,
+        dropout=arch.dropout,
         is_decoder=arch.is_decoder,
         sliding_window=arch.sliding_window or 0,
         embedding_params=counts.embedding,

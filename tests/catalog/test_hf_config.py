@@ -79,3 +79,18 @@ def test_unknown_preset_suggests_close_names() -> None:
 def test_preset_lookup_ignores_case_and_separators() -> None:
     """LLaMA_2 7B and llama-2-7b are the same preset."""
     assert load_preset("LLaMA_2 7B").name == "llama-2-7b"
+
+
+def test_dropout_follows_the_config_and_the_family_default() -> None:
+    """Dropout masks are saved only when the config trains with dropout (HF defaults: 0.1 for
+    gpt2 and bert, 0.0 for llama-style and fused families)."""
+    gpt2 = {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 1}
+    assert architecture_from_config(gpt2, name="g").dropout
+    no_drop = {**gpt2, "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
+    assert not architecture_from_config(no_drop, name="g").dropout
+    partial = {**gpt2, "attn_pdrop": 0.0}  # resid/embd keep their 0.1 default
+    assert architecture_from_config(partial, name="g").dropout
+    assert not architecture_from_config(LLAMA, name="l").dropout
+    assert architecture_from_config({**LLAMA, "attention_dropout": 0.1}, name="l").dropout
+    with pytest.raises(ConfigError, match="attention_dropout: must be a probability"):
+        architecture_from_config({**LLAMA, "attention_dropout": 1.5}, name="l")

@@ -58,6 +58,8 @@ COMPLETED_RUNS = {
     "F3": ("mpt-1b", "A100-80GB", 8, 14, "none"),
     "F4": ("mpt-30b", "H100", 32, 14, "full"),
     "F5": ("mpt-70b", "H100", 64, 8, "full"),
+    "F6": ("mpt-7b-2k", "A100-80GB", 8, 6, "none"),
+    "F7": ("mpt-7b-2k", "H100", 8, 6, "none"),
 }
 
 
