@@ -43,6 +43,15 @@ def perf_defaults() -> PerfDefaults:
             row["generation"]: float(row["tp_comm_overlap"]) for row in efficiency_rows
         },
         width_half_point=train["width_half_point"][0],
+        gemm_half_tokens_by_generation={
+            row["generation"]: float(row["gemm_half_tokens"]) for row in efficiency_rows
+        },
+        # Generations without a GEMM profile (turing, ada): their ridge points (dense peak / HBM
+        # bandwidth: T4 203, L4 403, L40S 419 FLOP/byte) are nearer H100's 295 than A100's
+        # 153, so the hopper knee; documented as assumed.
+        default_gemm_half_tokens=float(
+            next(row["gemm_half_tokens"] for row in efficiency_rows
+                 if row["generation"] == "hopper")),
         sync_overhead_per_node_doubling=train["sync_overhead_per_node_doubling"][0],
         nvlink_efficiency=train["nvlink_efficiency"][0],
         pcie_efficiency=train["pcie_efficiency"][0],
@@ -51,6 +60,8 @@ def perf_defaults() -> PerfDefaults:
             **{key: source for key, (_, source) in train.items()},
             **{f"efficiency.{row['generation']}": row["source"] for row in efficiency_rows},
             **{f"tp_overlap.{row['generation']}": row["tp_overlap_source"]
+               for row in efficiency_rows},
+            **{f"gemm_half_tokens.{row['generation']}": row["gemm_half_tokens_source"]
                for row in efficiency_rows},
         },
     )

@@ -47,7 +47,9 @@ class TrainingAssumptions:
 
     ``compute_efficiency_by_generation``: achieved fraction of dense peak of the compute part of
     a training step for very wide layers, per GPU generation (``GpuSpec.generation``).
-    ``width_half_point``: hidden size at which layer efficiency halves, η(h) = η∞ · h/(h + h½).
+    ``width_half_point``: hidden size at which layer efficiency halves, w(h) = h/(h + h½).
+    ``gemm_half_tokens_by_generation``: tokens per GEMM (micro-batch × sequence length, the M
+    dimension) at which GEMM efficiency halves, g(M) = M/(M + M½), per GPU generation.
     ``sync_overhead_per_node_doubling``: straggler / synchronisation loss per doubling of nodes.
     ``tp_overlap_by_generation``: share of TP collectives hidden behind GEMMs.
     """
@@ -60,7 +62,15 @@ class TrainingAssumptions:
     nvlink_efficiency: float
     pcie_efficiency: float
     backward_share_of_compute: float = 2.0 / 3.0
+    gemm_half_tokens_by_generation: Mapping[str, float] = field(default_factory=dict)
+    default_gemm_half_tokens: float = 0.0
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def gemm_half_tokens(self, generation: str) -> float:
+        """M½ of a GPU generation: the tokens per GEMM at which its GEMMs reach half their
+        large-shape rate (the documented default for generations without a profile)."""
+        return self.gemm_half_tokens_by_generation.get(generation,
+                                                       self.default_gemm_half_tokens)
 
     def tp_overlap(self, generation: str) -> float:
         """Share of tensor-parallel collectives hidden behind GEMMs by that generation's

@@ -209,8 +209,8 @@ def _simplest_of_the_fastest(setups: list[TrainingSetup], tokens_per_s: np.ndarr
                              memory_bytes: np.ndarray) -> int:
     """Index of the layout to run: among those within SPEED_TIE_SHARE of the fastest, the one
     with the least sharding (ZeRO stage, then TP·PP), the least recomputation and the largest
-    micro-batch (fewer accumulation steps; bigger GEMMs run closer to peak, a gain the
-    efficiency model does not credit); then the fastest, then the lowest memory."""
+    micro-batch (fewer accumulation steps; bigger GEMMs run closer to peak, which the
+    efficiency term g(M) credits only in part); then the fastest, then the lowest memory."""
     fastest = float(np.max(tokens_per_s))
     tied = [i for i in range(len(setups)) if tokens_per_s[i] >= fastest * (1 - SPEED_TIE_SHARE)]
 

@@ -2,7 +2,8 @@
 
 One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequences. Per GPU:
 
-    t_compute  = hardware FLOPs of its share / (dense peak · η∞(generation) · h/(h + h½))
+    t_compute  = hardware FLOPs of its share / (dense peak · η),
+                 η = η∞(generation) · h/(h + h½) · M/(M + M½(generation)), M = b·s tokens per GEMM
     t_tp       = (1 − overlap) · grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
     t_p2p      = grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                    (pp > 1)
     bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / grad_accum   (= (p−1)/(m+p−1) of a step)
@@ -62,6 +63,7 @@ class HardwareTerms:
 
     peak_flops: FloatArray
     compute_efficiency: FloatArray  # η∞ of the GPU generation
+    gemm_half_tokens: FloatArray  # M½ of the GPU generation: g(M) = M/(M + M½)
     tp_overlap: FloatArray  # share of TP collectives hidden behind GEMMs
     intra_node_bytes_per_s: FloatArray  # achieved, one direction
     network_bytes_per_s_per_gpu: FloatArray  # achieved, one direction
@@ -131,6 +133,7 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
     return HardwareTerms(
         peak_flops=_as_float(tflops * FLOPS_PER_TFLOPS),
         compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)),
+        gemm_half_tokens=_as_float(assumptions.gemm_half_tokens(gpu.generation)),
         tp_overlap=_as_float(assumptions.tp_overlap(gpu.generation)),
         intra_node_bytes_per_s=_as_float(intra),
         network_bytes_per_s_per_gpu=_as_float(network.bytes_per_s_per_gpu),
@@ -149,6 +152,7 @@ def stack_hardware(terms: Sequence[HardwareTerms]) -> HardwareTerms:
     return HardwareTerms(
         peak_flops=col("peak_flops"),
         compute_efficiency=col("compute_efficiency"),
+        gemm_half_tokens=col("gemm_half_tokens"),
         tp_overlap=col("tp_overlap"),
         intra_node_bytes_per_s=col("intra_node_bytes_per_s"),
         network_bytes_per_s_per_gpu=col("network_bytes_per_s_per_gpu"),
@@ -220,7 +224,9 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
     trainable = (layout.trainable_params if layout.trainable_params is not None
                  else float(shape.params_total))
     tokens_per_rank = mb * seq * ga
-    eta = hw.compute_efficiency * h / (h + assumptions.width_half_point)
+    tokens_per_gemm = mb * seq  # the M dimension of every GEMM of a micro-batch
+    eta = (hw.compute_efficiency * h / (h + assumptions.width_half_point)
+           * tokens_per_gemm / (tokens_per_gemm + hw.gemm_half_tokens))
     compute_s = hw_fpt * tokens_per_rank / (tp * pp) / (hw.peak_flops * eta)
 
     per_node = hw.gpus_per_node

@@ -206,3 +206,34 @@ def test_zero1_hides_more_of_the_dp_collective_than_ddp(defaults: PerfDefaults) 
                                    replace(BASE, layout=ParallelLayout(dp=64, zero=1)),
                                    network=net, assumptions=defaults.training)
     assert zero1.data_parallel_exposed_s < ddp.data_parallel_exposed_s
+
+
+@pytest.mark.parametrize(("gpu", "vidur"), [
+    # Vidur's Llama-2-7B linear layers, achieved fraction of peak at 128 / 512 / 4096 tokens
+    # (microsoft/vidur data/profiling/compute/{a100,h100}/.../mlp.csv; reference §1.3).
+    ("A100-80GB", (0.47, 0.70, 0.71)),
+    ("H100", (0.29, 0.64, 0.76)),
+])
+def test_tokens_per_gemm_term_follows_vidurs_profile(gpu: str, vidur: tuple[float, ...],
+                                                     defaults: PerfDefaults) -> None:
+    """Compute time per token scales with 1/g(M), M = micro-batch × sequence length; relative
+    to 4096 tokens, g reproduces Vidur's 128- and 512-token points within 0.15."""
+    def compute_per_token(micro_batch: int, seq_len: int) -> float:
+        setup = replace(BASE, micro_batch=micro_batch, seq_len=seq_len, grad_accum=1)
+        step = _step(setup, defaults, gpu=gpu)
+        flops = step.hardware_flops_per_token  # type: ignore[attr-defined]
+        return step.compute_s / (micro_batch * seq_len) / flops  # type: ignore[attr-defined]
+
+    half = defaults.training.gemm_half_tokens(get_gpu(gpu).generation)
+    # Same sequence length, so the same FLOPs per token: only g(M) differs.
+    ratio = compute_per_token(1, 4096) / compute_per_token(32, 4096)
+    assert ratio == pytest.approx((1 + half / 4096) / (1 + half / (32 * 4096)), rel=1e-9)
+    for tokens, measured in zip((128, 512), vidur[:2], strict=True):
+        g_rel = (tokens / (tokens + half)) / (4096 / (4096 + half))
+        assert g_rel == pytest.approx(measured / vidur[2], abs=0.15)
+
+
+def test_bigger_micro_batches_run_closer_to_peak(defaults: PerfDefaults) -> None:
+    small = _step(replace(BASE, seq_len=512, micro_batch=1, grad_accum=64), defaults)
+    big = _step(replace(BASE, seq_len=512, micro_batch=16, grad_accum=4), defaults)
+    assert big.mfu > 1.2 * small.mfu  # type: ignore[attr-defined]

@@ -1,14 +1,15 @@
 """Further published runs, predicted with default assumptions only, like the calibration rows of
 test_validation.py: within the row's tolerance on the source's own basis. Training:
-tests/data/training_runs_extra.csv rows X2–X8; serving: tests/data/serving_cases_extra.csv
+tests/data/training_runs_extra.csv rows X2–X13; serving: tests/data/serving_cases_extra.csv
 (TensorRT-LLM's published FP8 throughput). A source in each row.
 
 * Megatron-LM 2021 rows the shipped set leaves out (39.1B on 512 GPUs, 529.6B on 2,520) and
   BLOOM-176B (Megatron-DeepSpeed): hardware TFLOPS/GPU on Megatron's FLOP formula, the layout
   (TP, PP, micro-batch, global batch, full recompute) as published.
-* llm-foundry (FSDP) rows of other sizes, GPU counts and GPUs than C5–C8: tokens/s/GPU with
-  FSDP full shard and the published activation checkpointing and global batch; the micro-batch
-  is searched like any user's (the memory engine decides what fits).
+* llm-foundry (FSDP) rows of other sizes, sequence lengths, GPU counts and GPUs than C5–C8
+  (X5–X13): tokens/s/GPU with FSDP full shard and the published activation checkpointing and
+  global batch; the micro-batch is searched like any user's (the memory engine decides what
+  fits).
 
 What a row fixes comes from its source; no row gets a constant of its own. The network of a
 row is the default of its GPU, except BLOOM's, whose cluster is published (Jean Zay: 4 × 100
@@ -47,9 +48,11 @@ with (DATA / "training_runs_extra.csv").open(encoding="utf-8") as _handle:
 
 # Test architecture of each row (tests/data/architectures/NAME.json; shapes from the row).
 ARCH_OF = {"X2": "megatron-gpt-39b", "X3": "megatron-gpt-530b", "X4": "bloom-176b",
-           "X5": "mpt-13b", "X6": "mpt-70b", "X7": "mpt-30b", "X8": "mpt-1b"}
+           "X5": "mpt-13b", "X6": "mpt-70b", "X7": "mpt-30b", "X8": "mpt-1b",
+           "X9": "mpt-7b-8k", "X10": "mpt-7b-2k", "X11": "mpt-1b", "X12": "mpt-3b",
+           "X13": "mpt-13b-4k"}
 MEGATRON = ("X2", "X3", "X4")
-FOUNDRY = ("X5", "X6", "X7", "X8")
+FOUNDRY = ("X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13")
 # Published micro-batch of the Megatron-style rows: Megatron-LM 2021 ran one sequence per
 # micro-batch; BLOOM ran MBS 2 (tr11-176B-ml README, "Replica setup").
 MICRO_BATCH = {"X2": 1, "X3": 1, "X4": 2}
