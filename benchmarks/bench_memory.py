@@ -18,6 +18,7 @@ import numpy as np
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_preset
 from costsim.cli.main import main
+from costsim.cli.memory_grid import run_grid
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import InferenceSetup, ParallelLayout, Task, TrainingSetup
 from costsim.memory.core import INFER_COLUMNS, TRAIN_COLUMNS
@@ -76,26 +77,41 @@ def bench_engine(rows: int, repeats: int, workers: int) -> tuple[float, float]:
     return rows / best_train, rows / best_infer
 
 
-def bench_grid(rows: int) -> float:
+def write_grid(path: Path, rows: int) -> None:
+    """The benchmark grid: training rows over six models, two GPUs and random layouts."""
     rng = np.random.default_rng(1)
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["model", "task", "tp", "pp", "dp", "zero", "micro_batch",
+                         "seq_len", "recompute", "gpu"])
+        for _ in range(rows):
+            writer.writerow([
+                rng.choice(MODELS), "train", rng.choice([1, 2, 4, 8]),
+                rng.choice([1, 2, 4]), rng.choice([1, 2, 8, 64]), rng.integers(0, 4),
+                rng.integers(1, 9), rng.choice([512, 1024, 2048]),
+                rng.choice(["none", "selective", "full"]), rng.choice(["H100", "A100-80GB"]),
+            ])
+
+
+def bench_grid(rows: int, compare: bool) -> tuple[float, float | None]:
+    """Rows per second of ``costsim memory --grid`` (the whole command), and with ``compare``
+    of the one-by-one reference path too (whose output must be byte-identical)."""
     with tempfile.TemporaryDirectory() as tmp:
         grid = Path(tmp) / "grid.csv"
-        with grid.open("w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["model", "task", "tp", "pp", "dp", "zero", "micro_batch",
-                             "seq_len", "recompute", "gpu"])
-            for _ in range(rows):
-                writer.writerow([
-                    rng.choice(MODELS), "train", rng.choice([1, 2, 4, 8]),
-                    rng.choice([1, 2, 4]), rng.choice([1, 2, 8, 64]), rng.integers(0, 4),
-                    rng.integers(1, 9), rng.choice([512, 1024, 2048]),
-                    rng.choice(["none", "selective", "full"]), rng.choice(["H100", "A100-80GB"]),
-                ])
+        write_grid(grid, rows)
+        out = Path(tmp) / "out.csv"
         start = time.perf_counter()
-        code = main(["memory", "--grid", str(grid), "--out", str(Path(tmp) / "out.csv")])
+        code = main(["memory", "--grid", str(grid), "--out", str(out)])
         elapsed = time.perf_counter() - start
         assert code == 0
-    return rows / elapsed
+        if not compare:
+            return rows / elapsed, None
+        reference = Path(tmp) / "reference.csv"
+        start = time.perf_counter()
+        run_grid(grid, reference, reference=True)
+        elapsed_reference = time.perf_counter() - start
+        assert out.read_bytes() == reference.read_bytes(), "fast and reference paths differ"
+    return rows / elapsed, rows / elapsed_reference
 
 
 def run() -> None:
@@ -103,6 +119,9 @@ def run() -> None:
     parser.add_argument("--rows", type=int, default=200_000, help="engine configurations")
     parser.add_argument("--grid-rows", type=int, default=100_000, help="grid CSV rows")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compare", action="store_true",
+                        help="also time the one-by-one reference grid path (and check that "
+                             "both write the same bytes)")
     args = parser.parse_args()
     for workers in (1, 2):
         train_rate, infer_rate = bench_engine(args.rows, args.repeats, workers)
@@ -110,9 +129,12 @@ def run() -> None:
               f"{train_rate:,.0f} configs/s")
         print(f"engine, {workers} thread(s), inference: {args.rows:,} configs, "
               f"{infer_rate:,.0f} configs/s")
-    grid_rate = bench_grid(args.grid_rows)
+    grid_rate, reference_rate = bench_grid(args.grid_rows, args.compare)
     print(f"costsim memory --grid (CSV in → CSV out): {args.grid_rows:,} rows, "
           f"{grid_rate:,.0f} configs/s")
+    if reference_rate is not None:
+        print(f"  one-by-one reference path (same bytes): {reference_rate:,.0f} configs/s, "
+              f"{grid_rate / reference_rate:.1f}× slower than the grid path")
 
 
 if __name__ == "__main__":

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
-from costsim.cli.flags import CONVERTERS, add_all_memory_args
+from costsim.cli.flags import add_all_memory_args
 
 if TYPE_CHECKING:
-    import csv
-
-    from costsim.domain.architecture import Architecture
-    from costsim.domain.gpu import GpuSpec
     from costsim.memory.estimate import MemoryEstimate
-
-MAX_GRID_ROWS = 5_000_000
-GRID_OUTPUT_COLUMNS = ("params_total", "weights_bytes", "master_weights_bytes",
-                       "gradients_bytes", "optimizer_bytes", "activations_bytes",
-                       "kv_cache_bytes", "runtime_overhead_bytes", "total_bytes", "usable_bytes",
-                       "verdict", "error")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -180,25 +170,13 @@ def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
 # ----------------------------------------------------------------------------- grid
 
 
-def _flag_defaults() -> dict[str, Any]:
-    """Every ``memory`` flag's destination and default, read off the flag definitions."""
-    parser = argparse.ArgumentParser(add_help=False)
-    add_all_memory_args(parser)
-    return vars(parser.parse_args([]))
-
-
-def _column_flag(column: str) -> str:
-    return column.strip().lower().replace("_", "-")
-
-
 def _grid(args: argparse.Namespace) -> int:
-    import csv
-
+    from costsim.cli.memory_grid import flag_defaults, run_grid
     from costsim.errors import InputError
 
     if args.out is None:
         raise InputError("", "--out", "--grid needs --out OUT.csv")
-    for dest, default in _flag_defaults().items():
+    for dest, default in flag_defaults().items():
         value = getattr(args, dest, default)
         if value != default:
             # Each row carries its own configuration; a flag beside --grid would be ignored.
@@ -207,165 +185,8 @@ def _grid(args: argparse.Namespace) -> int:
                                        f"{args.grid} (got {flag} {value})")
     if args.out.exists() and not args.force:
         raise InputError("", "--out", f"{args.out} exists; add --force to overwrite it")
-    try:
-        handle = args.grid.open(newline="", encoding="utf-8-sig")  # spreadsheets add a BOM
-    except OSError as exc:
-        raise InputError(str(args.grid), "", f"cannot read the file ({exc.strerror})") from exc
-    try:
-        with handle:
-            columns, rows = _read_grid(csv.DictReader(handle), str(args.grid))
-    except UnicodeDecodeError as exc:
-        raise InputError(str(args.grid), "", f"is not UTF-8 text (byte {exc.start}); save "
-                                             "the grid as CSV (UTF-8)") from None
-    except csv.Error as exc:
-        raise InputError(str(args.grid), "", f"is not a valid CSV file ({exc})") from None
-    results, errors = evaluate_grid(rows, base_dir=args.grid.parent)
-    try:
-        _write_atomic(args.out, columns, rows, results)
-    except OSError as exc:
-        raise InputError("", "--out", f"cannot write {args.out} ({exc.strerror})") from None
+    rows, errors = run_grid(args.grid, args.out)
     if errors:
-        sys.stderr.write(f"costsim memory: {errors} of {len(rows)} grid rows have errors "
+        sys.stderr.write(f"costsim memory: {errors} of {rows} grid rows have errors "
                          f"(see the 'error' column of {args.out})\n")
     return EXIT_OK
-
-
-def _read_grid(reader: csv.DictReader[str], source: str) -> tuple[list[str], list[dict[str, str]]]:
-    """Check the header (known, distinct flag columns incl. model or arch) and read the rows.
-
-    Raises:
-        InputError / CatalogError: a bad header, a row with more cells than the header, or more
-            than ``MAX_GRID_ROWS`` rows.
-    """
-    from costsim.errors import CatalogError, InputError
-
-    columns = list(reader.fieldnames or [])
-    if not columns:
-        raise InputError(source, "", "is empty: the first line must name the columns "
-                                     "(flag names such as model, micro_batch)")
-    seen: dict[str, str] = {}
-    for column in columns:
-        flag = _column_flag(column)
-        if flag not in CONVERTERS:
-            raise CatalogError("grid column", column, list(CONVERTERS), source=source)
-        if flag in seen:
-            raise InputError(source, column, f"repeats the column {seen[flag]!r} (each flag "
-                                             "once)")
-        seen[flag] = column
-    if "model" not in seen and "arch" not in seen:
-        raise InputError(source, "", "needs a 'model' or 'arch' column")
-    rows: list[dict[str, str]] = []
-    for index, raw in enumerate(reader):
-        if index >= MAX_GRID_ROWS:
-            raise InputError(source, "", f"more than {MAX_GRID_ROWS} rows")
-        if None in raw:  # DictReader files surplus cells under the key None
-            raise InputError(source, f"line {reader.line_num}",
-                             f"has more cells than the {len(columns)} columns of the header")
-        rows.append(raw)
-    return columns, rows
-
-
-def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
-                  ) -> tuple[list[dict[str, Any]], int]:
-    """Evaluate grid rows (flag-named string columns); return output values per row and the
-    number of rows with errors. Rows are encoded one by one and evaluated in two vectorized
-    calls (training rows, inference rows)."""
-    from costsim.cli.layout_args import (
-        build_inference_setup,
-        build_training_setup,
-        resolve_architecture,
-        resolve_gpu,
-        resolve_task,
-    )
-    from costsim.domain.workload import Task
-    from costsim.errors import CostsimError, InputError
-    from costsim.memory.estimate import component_arrays_for, encode_inference, encode_training
-    from costsim.memory.runtime import VERDICT_BY_CODE
-
-    defaults = _flag_defaults()
-    arch_cache: dict[tuple[str | None, str | None], tuple[Architecture, int]] = {}
-    gpu_cache: dict[str, GpuSpec] = {}
-    out: list[dict[str, Any]] = [{} for _ in rows]
-    encoded: dict[bool, list[tuple[int, dict[str, float], int]]] = {False: [], True: []}
-    errors = 0
-    # Identical rows (common in hand-made grids) are encoded once.
-    seen: dict[tuple[tuple[str | None, str | None], ...], tuple[bool, dict[str, float], int]] = {}
-    for index, raw in enumerate(rows):
-        signature = tuple(raw.items())
-        if signature in seen:
-            infer, row, params_total = seen[signature]
-            encoded[infer].append((index, row, params_total))
-            continue
-        try:
-            values = dict(defaults)
-            for column, text in raw.items():
-                if column is None or text is None or str(text).strip() == "":
-                    continue
-                flag = _column_flag(column)
-                values[flag.replace("-", "_")] = CONVERTERS[flag](text)
-            if values["model"] is not None and values["arch"] is not None:
-                raise InputError("", "model", "give model or arch in a row, not both "
-                                              f"(got {values['model']!r} and "
-                                              f"{str(values['arch'])!r})")
-            if values["arch"] is not None and not Path(values["arch"]).is_absolute():
-                values["arch"] = base_dir / values["arch"]
-            ns = argparse.Namespace(**values)
-            key = (values["model"], None if values["arch"] is None else str(values["arch"]))
-            if key not in arch_cache:
-                arch = resolve_architecture(ns)[1]
-                arch_cache[key] = (arch, arch.params().total)
-            arch, params_total = arch_cache[key]
-            if values["gpu"] not in gpu_cache:
-                gpu_cache[values["gpu"]] = resolve_gpu(ns)
-            gpu = gpu_cache[values["gpu"]]
-            task = resolve_task(ns)
-            if task is Task.INFER:
-                row = encode_inference(arch, gpu, build_inference_setup(ns, arch, gpu))
-            else:
-                row = encode_training(arch, gpu, build_training_setup(ns, arch, gpu, task))
-            encoded[task is Task.INFER].append((index, row, params_total))
-            seen[signature] = (task is Task.INFER, row, params_total)
-        except (CostsimError, ValueError) as exc:
-            errors += 1
-            out[index] = {"error": str(exc)}
-    for infer, items in encoded.items():
-        if not items:
-            continue
-        arrays = component_arrays_for([row for _, row, _ in items], infer=infer)
-        fields = (("weights_bytes", arrays.weights),
-                  ("master_weights_bytes", arrays.master_weights),
-                  ("gradients_bytes", arrays.gradients), ("optimizer_bytes", arrays.optimizer),
-                  ("activations_bytes", arrays.activations), ("kv_cache_bytes", arrays.kv_cache),
-                  ("runtime_overhead_bytes", arrays.runtime_overhead),
-                  ("total_bytes", arrays.total), ("usable_bytes", arrays.usable))
-        as_int = {name: values.astype("int64").tolist() for name, values in fields}
-        codes = arrays.verdict_code.tolist()
-        for position, (index, _, params_total) in enumerate(items):
-            result: dict[str, Any] = {"params_total": params_total}
-            for name, _values in fields:
-                result[name] = as_int[name][position]
-            result["verdict"] = VERDICT_BY_CODE[codes[position]].value
-            result["error"] = ""
-            out[index] = result
-    return out, errors
-
-
-def _write_atomic(path: Path, columns: list[str], rows: Iterable[Mapping[str, str]],
-                  results: list[dict[str, Any]]) -> None:
-    import csv
-    import os
-    import tempfile
-
-    header = columns + [c for c in GRID_OUTPUT_COLUMNS if c not in columns]
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=header, extrasaction="ignore")
-            writer.writeheader()
-            for raw, result in zip(rows, results, strict=True):
-                writer.writerow({**raw, **result})
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise

@@ -1,0 +1,200 @@
+"""``costsim memory --grid``: the fast path (grouped, bulk-checked) writes the same bytes as the
+one-by-one reference path, bad rows and their messages included."""
+
+from __future__ import annotations
+
+import csv
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from costsim.cli.memory_grid import run_grid
+from costsim.errors import InputError
+
+ARCH = Path(__file__).resolve().parents[1] / "data" / "architectures"
+
+# Good values, then bad ones (unknown names, rule breakers, non-numbers) for each column.
+VALUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "model": (("llama-2-7b", "llama-3-8b", "mixtral-8x7b", "gpt2", "bert-base-uncased",
+               "tiny-llama", "mistral-7b", "llama-2-70b", " llama-2-7b "), ("lama-2-7b", "")),
+    "arch": (("",), ("gpt2.json", "missing.json")),
+    "precision": (("bf16", "fp16", "fp32", "tf32", "BF16 ", ""), ("fp64", "fp8")),
+    "gpu": (("H100", "A100", "A100-80GB", "h100 sxm", "", " "), ("H100-SMX", "V100", "T4")),
+    "quant": (("none", ""), ("nf4", "int8", "int4", "fp8")),
+    "optimizer": (("adamw", "adamw-8bit", "sgd", "sgd-momentum", "adafactor", ""), ("adam",)),
+    "bytes_preset": (("paper", "framework", "deepspeed", "pure", ""), ("half",)),
+    "tp": (("1", "2", "4", "8", "", " 2 "), ("3", "64", "x", "0")),
+    "pp": (("1", "2", "4", ""), ("200", "-1")),
+    "dp": (("", "", "1", "2", "8", "64"), ("1.5",)),
+    "gpus": (("", "", "", "8", "64"), ("24", "1000000000", "1000000001")),
+    "zero": (("0", "1", "2", "3", ""), ("4",)),
+    "sp": (("", "true", "false", "1"), ("maybe",)),
+    "flash_attention": (("", "true", "false", "off"), ("y",)),
+    "micro_batch": (("1", "2", "4", "8", "16", "", "1_0"), ("0", "x", "1e3")),
+    "seq_len": (("512", "1024", "2048", "4096", ""), ("8192", "100000")),
+    "grad_accum": (("1", "4", "16", ""), ("-2",)),
+    "recompute": (("none", "selective", "full", ""), ("half",)),
+    "lora_rank": (("8", "16"), ("0", "r")),
+    "lora_targets": (("", "q_proj,v_proj", "all-linear"),
+                     ("query,value", "all-linear,q_proj", " , ")),
+    "batch": (("1", "4", "32", "256", ""), ("0", "many")),
+    "context": (("", "", "128", "1024", "4096"), ("8192", "50", "100000")),
+    "prompt_tokens": (("", "", "0", "100", "512"), ("2000",)),
+    "output_tokens": (("", "", "1", "256"), ("5000",)),
+    "kv_dtype": (("", "", "fp8", "int8", "fp16", "bf16", "fp32"), ("int4",)),
+}
+TRAIN_ONLY = ("micro_batch", "seq_len", "grad_accum", "recompute")
+INFER_ONLY = ("batch", "context", "prompt_tokens", "output_tokens", "kv_dtype")
+LORA = ("lora_rank", "lora_targets")
+
+
+def _row(rng: random.Random, columns: list[str]) -> list[str]:
+    """A row of one kind (train, finetune or infer) with its own flags; one row in three has
+    one or two bad values (another kind's flag, an unknown name, a rule broken, not a number),
+    and now and then a row is short (its last cells are empty)."""
+    kind = rng.choice(("train", "finetune", "infer", ""))
+    row = {dest: rng.choice(good) for dest, (good, _) in VALUES.items()}
+    row["task"] = kind
+    skip = set(INFER_ONLY if kind != "infer" else TRAIN_ONLY)
+    if kind != "finetune" or rng.random() < 0.3:
+        skip |= set(LORA)
+    for dest in skip:
+        row[dest] = ""
+    if rng.random() < 0.35:
+        for _ in range(rng.choice((1, 1, 2))):
+            dest = rng.choice([*VALUES, "task"])
+            row[dest] = "trian" if dest == "task" else rng.choice(VALUES[dest][1])
+    cells = [row[column.replace("-", "_").lower()] for column in columns]
+    if rng.random() < 0.03:
+        cells = cells[: rng.randrange(1, len(cells))]
+    return cells
+
+
+def _write(path: Path, columns: list[str], rows: list[list[str]], blank_lines: bool) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for index, row in enumerate(rows):
+            writer.writerow(row)
+            if blank_lines and index % 97 == 0:
+                handle.write("\r\n")  # a blank line: skipped
+
+
+def _both(tmp_path: Path, grid: Path) -> bytes:
+    fast, reference = tmp_path / "fast.csv", tmp_path / "reference.csv"
+    counts_fast = run_grid(grid, fast)
+    counts_reference = run_grid(grid, reference, reference=True)
+    assert counts_fast == counts_reference
+    assert fast.read_bytes() == reference.read_bytes()
+    return fast.read_bytes()
+
+
+ALL_COLUMNS = ["model", "arch", "task", "precision", "gpu", "quant", "optimizer", "bytes-preset",
+               "tp", "pp", "dp", "gpus", "zero", "sp", "flash_attention", "micro_batch",
+               "seq-len", "grad_accum", "recompute", "lora_rank", "lora-targets", "batch",
+               "context", "prompt_tokens", "output-tokens", "kv_dtype"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_path_matches_the_reference_on_a_varied_grid(tmp_path: Path, seed: int) -> None:
+    shutil.copy(ARCH / "gpt2.json", tmp_path / "gpt2.json")  # arch paths are grid-relative
+    rng = random.Random(seed)
+    columns = list(ALL_COLUMNS)
+    if seed == 1:
+        columns = [c.replace("_", "-") for c in columns]  # micro-batch, prompt-tokens, …
+    if seed == 2:
+        columns = [c.upper() for c in columns]
+    rows = [_row(rng, columns) for _ in range(2500)]
+    rows += rows[:200]  # repeated rows
+    grid = tmp_path / "grid.csv"
+    _write(grid, columns, rows, blank_lines=True)
+    out = _both(tmp_path, grid).decode()
+    results = list(csv.DictReader(out.splitlines()))
+    errors = sum(1 for row in results if row["error"])
+    # Both kinds of row are well represented.
+    assert 300 < errors < len(results) - 300
+    assert sum(1 for row in results if row["verdict"] and row["kv_cache_bytes"] != "0") > 100
+    messages = "\n".join(row["error"] for row in results)
+    for needle in ("did you mean", "--tp", "--gpus", "--lora-targets", "whole number",
+                   "does not apply", "--seq-len", "--context", "give model or arch",
+                   "must be <= 1,000,000,000"):
+        assert needle in messages
+
+
+def test_fast_path_matches_on_named_bad_rows(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.csv"
+    grid.write_text(
+        "model,task,tp,pp,dp,gpus,micro_batch,seq_len,lora_rank,lora_targets,batch,context,gpu\n"
+        "llama-2-7b,train,2,,,,2,,,,,,A100\n"            # fits (or not): a fast row
+        "lama-2-7b,train,1,,,,1,,,,,,H100\n"              # unknown model
+        "llama-2-7b,train,3,,,,1,,,,,,H100\n"             # tp does not divide the heads
+        "llama-2-7b,train,2,2,2,16,1,,,,,,H100\n"         # gpus != dp·tp·pp
+        "llama-2-7b,train,2,2,,10,1,,,,,,H100\n"          # gpus not a multiple of tp·pp
+        "llama-2-7b,finetune,,,,,,,8,\"query,value\",,,H100\n"  # LoRA target missing
+        "llama-2-7b,finetune,,,,,,,8,\"q_proj,v_proj\",,,H100\n"
+        "llama-2-7b,train,x,,,,1,,,,,,H100\n"             # non-numeric
+        "llama-2-7b,,,,,,,,,,,,\n"                        # every default
+        "llama-2-7b,infer,,,,,,,,,8,4096,\n"
+        "llama-2-7b,infer,,,,,,,,,8,9000,\n"              # context beyond the positions
+        "llama-2-7b,infer,,,,,2,,,,,,\n"                  # a training flag on an infer row
+        "llama-2-7b,train,,,,,,9000,,,,,\n"               # seq-len beyond the positions
+        "llama-2-7b,train\n",                             # a short row
+        encoding="utf-8")
+    out = _both(tmp_path, grid).decode()
+    rows = list(csv.DictReader(out.splitlines()))
+    assert rows[0]["error"] == ""
+    assert "did you mean" in rows[1]["error"]
+    assert "--tp" in rows[2]["error"]
+    assert "--gpus" in rows[3]["error"]
+    assert "--gpus" in rows[4]["error"]
+    assert "query" in rows[5]["error"]
+    assert rows[6]["error"] == ""
+    assert "whole number" in rows[7]["error"]
+    assert rows[8]["error"] == ""
+    assert rows[9]["error"] == ""
+    assert "--context" in rows[10]["error"]
+    assert "--micro-batch" in rows[11]["error"]
+    assert "--seq-len" in rows[12]["error"]
+    assert rows[13]["error"] == ""
+
+
+def test_fast_path_matches_on_the_benchmark_grid(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    models = ("llama-2-7b", "llama-3-8b", "llama-2-70b", "mixtral-8x7b", "qwen2.5-72b",
+              "mistral-7b")
+    rows = [[rng.choice(models), "train", rng.choice("1248"), rng.choice("124"),
+             rng.choice(("1", "2", "8", "64")), str(rng.randrange(4)), str(rng.randrange(1, 9)),
+             rng.choice(("512", "1024", "2048")), rng.choice(("none", "selective", "full")),
+             rng.choice(("H100", "A100-80GB"))] for _ in range(3000)]
+    grid = tmp_path / "grid.csv"
+    _write(grid, ["model", "task", "tp", "pp", "dp", "zero", "micro_batch", "seq_len",
+                  "recompute", "gpu"], rows, blank_lines=False)
+    _both(tmp_path, grid)
+
+
+@pytest.mark.parametrize("content", [
+    "model,tp\n",                                   # no rows
+    "model,tp\nnope,1\nnope,2\n",                   # every row bad
+    "model,tp\n\n\ngpt2,1\n\n",                     # blank lines
+    "model,lora_targets\ngpt2,\"c_attn,\"\"x\"\"\"\n",  # quoted cells
+    "model,task,batch\ngpt2,infer,1\r\ngpt2,infer,2\r\n",
+])
+def test_fast_path_matches_on_small_grids(tmp_path: Path, content: str) -> None:
+    grid = tmp_path / "grid.csv"
+    grid.write_text(content, encoding="utf-8")
+    _both(tmp_path, grid)
+
+
+def test_fast_reader_reports_the_reference_error(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.csv"
+    grid.write_text("model,tp\ngpt2,1\n\n\"gpt2\n\",1\ngpt2,1,2\n", encoding="utf-8")
+    messages = []
+    for reference in (False, True):
+        with pytest.raises(InputError, match="has more cells") as info:
+            run_grid(grid, tmp_path / "out.csv", reference=reference)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "line 6: has more cells than the 2 columns" in messages[0]
+    assert not (tmp_path / "out.csv").exists()
