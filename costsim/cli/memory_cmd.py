@@ -171,7 +171,8 @@ def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
 
 
 def _grid(args: argparse.Namespace) -> int:
-    from costsim.cli.memory_grid import flag_defaults, run_grid
+    from costsim.cli.memory_grid import run_grid
+    from costsim.cli.memory_grid_rows import flag_defaults
     from costsim.errors import InputError
 
     if args.out is None:
