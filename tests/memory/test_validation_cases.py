@@ -4,30 +4,21 @@ names its source) as a test: ``api`` rows through the engine, ``cli`` rows throu
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import BytesPreset, OptimizerKind, Recompute
 from costsim.memory.activations import layer_activation_bytes
 from costsim.memory.states import model_state_bytes, optimizer_state_bytes
 from costsim.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
+from tests.memory.conftest import run_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ARCH = DATA / "architectures"
 CASES = {row["id"]: row for row in csv.DictReader((DATA / "memory_cases.csv").open())}
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
-    code = main(["memory", *argv, "--json"])
-    out = capsys.readouterr().out
-    assert code == 0
-    payload: dict[str, object] = json.loads(out)
-    return payload
 
 
 def case_z1(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,25 +11,16 @@ all through ``costsim memory`` with default assumptions.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import pytest
 
-from costsim.cli.main import main
+from tests.memory.conftest import run_json
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ARCH = DATA / "architectures"
 with (DATA / "memory_cases_extra.csv").open(encoding="utf-8") as _handle:
     CASES = {row["id"]: row for row in csv.DictReader(_handle)}
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
-    code = main(["memory", *argv, "--json"])
-    out = capsys.readouterr().out
-    assert code == 0
-    payload: dict[str, object] = json.loads(out)
-    return payload
 
 
 EXACT_PARAMS = {"mpt-1b": 1315950592, "mpt-3b": 2651837440, "mpt-13b": 12853954560,

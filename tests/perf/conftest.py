@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from costsim.catalog.models import load_architecture_file
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.architecture import Architecture
 from costsim.domain.performance import PerfDefaults
+from costsim.perf.train_estimate import TrainingEstimate
 
 ARCH_DIR = Path(__file__).parents[1] / "data" / "architectures"
 
@@ -23,3 +25,18 @@ def defaults() -> PerfDefaults:
 def arch(name: str) -> Architecture:
     """A test architecture from tests/data/architectures/NAME.json."""
     return load_architecture_file(ARCH_DIR / f"{name}.json")
+
+
+def reported_figure(pattern: str, text: str) -> float:
+    """The number ``pattern``'s first group finds in a row's ``reported`` text (commas dropped)."""
+    match = re.search(pattern, text)
+    assert match, f"no {pattern!r} in {text!r}"
+    return float(match.group(1).replace(",", ""))
+
+
+def megatron_tflops_per_gpu(est: TrainingEstimate, model: Architecture) -> float:
+    """Megatron's FLOP basis: 96·B·s·l·h²·(1 + s/6h + V/16lh) per iteration (full recompute,
+    attention and logits included; Narayanan et al. 2021, Shoeybi et al. 2019)."""
+    s, layers, h, v = est.setup.seq_len, model.num_layers, model.hidden_size, model.vocab_size
+    per_token = 96 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    return per_token * est.step.tokens_per_s / est.gpus / 1e12

@@ -10,7 +10,6 @@ publish is searched like any user's.
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from costsim.perf.burst import burst_throughput
 from costsim.perf.roofline import replica_terms
 from costsim.perf.serving import estimate_serving
 from costsim.perf.train_estimate import LayoutConstraints, TrainingEstimate, estimate_training_run
-from tests.perf.conftest import arch
+from tests.perf.conftest import arch, megatron_tflops_per_gpu, reported_figure
 
 DATA = Path(__file__).parents[1] / "data"
 TOLERANCE = 0.20
@@ -90,41 +89,27 @@ def _run(row_id: str, defaults: PerfDefaults) -> tuple[TrainingEstimate, Archite
     return est, model
 
 
-def _reported(pattern: str, text: str) -> float:
-    match = re.search(pattern, text)
-    assert match, f"no {pattern!r} in {text!r}"
-    return float(match.group(1).replace(",", ""))
-
-
-def megatron_tflops_per_gpu(est: TrainingEstimate, model: Architecture) -> float:
-    """Megatron's FLOP basis: 96·B·s·l·h²·(1 + s/6h + V/16lh) per iteration (full recompute,
-    attention and logits included; Narayanan et al. 2021, Shoeybi et al. 2019)."""
-    s, layers, h, v = est.setup.seq_len, model.num_layers, model.hidden_size, model.vocab_size
-    per_token = 96 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
-    return per_token * est.step.tokens_per_s / est.gpus / 1e12
-
-
-def predicted_and_reported(row_id: str, defaults: PerfDefaults) -> tuple[float, float]:
+def predicted_andreported_figure(row_id: str, defaults: PerfDefaults) -> tuple[float, float]:
     """(predicted, reported) on the row's own basis."""
     est, model = _run(row_id, defaults)
     text = TRAINING[row_id]["reported"]
     if row_id in MEGATRON:
-        return megatron_tflops_per_gpu(est, model), _reported(r"([\d.]+) TFLOPS/GPU", text)
+        return megatron_tflops_per_gpu(est, model), reported_figure(r"([\d.]+) TFLOPS/GPU", text)
     if row_id in FOUNDRY:
-        return est.step.tokens_per_s / est.gpus, _reported(r"([\d,]+) tokens/s/GPU", text)
-    return est.gpu_hours, _reported(r"([\d,]+) GPU-hours", text)
+        return est.step.tokens_per_s / est.gpus, reported_figure(r"([\d,]+) tokens/s/GPU", text)
+    return est.gpu_hours, reported_figure(r"([\d,]+) GPU-hours", text)
 
 
 @pytest.mark.parametrize("row_id", [*MEGATRON, *FOUNDRY])
 def test_calibration_rows_within_20_percent_on_their_basis(row_id: str,
                                                            defaults: PerfDefaults) -> None:
-    predicted, reported = predicted_and_reported(row_id, defaults)
+    predicted, reported = predicted_andreported_figure(row_id, defaults)
     assert predicted == pytest.approx(reported, rel=TOLERANCE), (row_id, predicted, reported)
 
 
 @pytest.mark.parametrize("row_id", ["T1", "T2"])
 def test_llama2_all_in_gpu_hours_within_20_percent(row_id: str, defaults: PerfDefaults) -> None:
-    predicted, reported = predicted_and_reported(row_id, defaults)
+    predicted, reported = predicted_andreported_figure(row_id, defaults)
     assert predicted == pytest.approx(reported, rel=TOLERANCE), (row_id, predicted, reported)
 
 
@@ -147,14 +132,14 @@ def _serve(model: str, gpu: str, engine: ServingEngine, precision: Dtype, prompt
 def test_s1_gpt_fast_batch1_decode(defaults: PerfDefaults) -> None:
     est = _serve("llama-2-7b", "A100-80GB", ServingEngine.TORCH_COMPILE, Dtype.BF16, 5, 200,
                  defaults)
-    reported = _reported(r"([\d.]+) tokens/s", SERVING["S1"]["reported"])
+    reported = reported_figure(r"([\d.]+) tokens/s", SERVING["S1"]["reported"])
     assert est.decode_tokens_per_s == pytest.approx(reported, rel=0.20)  # type: ignore[attr-defined]
 
 
 def test_s2_llama_cpp_rtx4090_decode(defaults: PerfDefaults) -> None:
     est = _serve("llama-3-8b", "RTX4090", ServingEngine.LLAMA_CPP, Dtype.FP16, 16, 1024,
                  defaults)
-    reported = _reported(r"([\d.]+) tokens/s", SERVING["S2"]["reported"])
+    reported = reported_figure(r"([\d.]+) tokens/s", SERVING["S2"]["reported"])
     assert est.decode_tokens_per_s == pytest.approx(reported, rel=0.20)  # type: ignore[attr-defined]
 
 
@@ -179,7 +164,7 @@ def test_s3_vllm_h100_throughput_of_a_500_prompt_burst(defaults: PerfDefaults) -
         prompts = _sharegpt_like_lengths(202, 1024, 500, rng)
         outputs = _sharegpt_like_lengths(179, 1024, 500, rng)
         rates.append(burst_throughput(terms, prompts, outputs, profile.max_batch).requests_per_s)
-    reported = _reported(r"~([\d.]+) requests/s", SERVING["S3"]["reported"])
+    reported = reported_figure(r"~([\d.]+) requests/s", SERVING["S3"]["reported"])
     assert float(np.mean(rates)) == pytest.approx(reported, rel=0.25)
     steady = _serve("llama-3-8b", "H100", ServingEngine.VLLM, Dtype.BF16, 202, 179, defaults)
     assert steady.max_requests_per_s > float(np.mean(rates))  # type: ignore[attr-defined]
@@ -205,5 +190,5 @@ def test_megatron_core_70b_h100_mfu_within_20_percent(defaults: PerfDefaults) ->
                               global_batch_seqs=int(row["global_batch_seqs"]))
     est = estimate_training_run(model, get_gpu(row["gpu"]), int(row["gpus"]), 1e9, base, fixed,
                                 defaults=defaults, price_usd_per_gpu_hour=1.0)
-    reported = _reported(r"MFU ([\d.]+)%", row["reported"]) / 100
+    reported = reported_figure(r"MFU ([\d.]+)%", row["reported"]) / 100
     assert est.step.mfu == pytest.approx(reported, rel=TOLERANCE)

@@ -39,7 +39,7 @@ from costsim.domain.workload import (
 )
 from costsim.perf.serving import estimate_serving
 from costsim.perf.train_estimate import LayoutConstraints, TrainingEstimate, estimate_training_run
-from tests.perf.conftest import arch
+from tests.perf.conftest import arch, megatron_tflops_per_gpu, reported_figure
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -64,12 +64,6 @@ def _tolerance(row: dict[str, str]) -> float:
     match = re.fullmatch(r"\+-(\d+)%", row["tolerance"])
     assert match, row["tolerance"]
     return int(match.group(1)) / 100
-
-
-def _reported(pattern: str, text: str) -> float:
-    match = re.search(pattern, text)
-    assert match, f"no {pattern!r} in {text!r}"
-    return float(match.group(1).replace(",", ""))
 
 
 def _jean_zay(defaults: PerfDefaults) -> Interconnect:
@@ -105,19 +99,12 @@ def _run(row_id: str, defaults: PerfDefaults) -> tuple[TrainingEstimate, Archite
     return est, model
 
 
-def megatron_tflops_per_gpu(est: TrainingEstimate, model: Architecture) -> float:
-    """96·B·s·l·h²·(1 + s/6h + V/16lh) per iteration (full recompute, attention and logits)."""
-    s, layers, h, v = est.setup.seq_len, model.num_layers, model.hidden_size, model.vocab_size
-    per_token = 96 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
-    return per_token * est.step.tokens_per_s / est.gpus / 1e12
-
-
-def predicted_and_reported(row_id: str, defaults: PerfDefaults) -> tuple[float, float]:
+def predicted_andreported_figure(row_id: str, defaults: PerfDefaults) -> tuple[float, float]:
     est, model = _run(row_id, defaults)
     text = ROWS[row_id]["reported"]
     if row_id in MEGATRON:
-        return megatron_tflops_per_gpu(est, model), _reported(r"([\d.]+) TFLOPS/GPU", text)
-    return est.step.tokens_per_s / est.gpus, _reported(r"([\d,]+) tokens/s/GPU", text)
+        return megatron_tflops_per_gpu(est, model), reported_figure(r"([\d.]+) TFLOPS/GPU", text)
+    return est.step.tokens_per_s / est.gpus, reported_figure(r"([\d,]+) tokens/s/GPU", text)
 
 
 def test_every_extra_row_is_checked() -> None:
@@ -126,7 +113,7 @@ def test_every_extra_row_is_checked() -> None:
 
 @pytest.mark.parametrize("row_id", [*MEGATRON, *FOUNDRY])
 def test_extra_calibration_rows_within_tolerance(row_id: str, defaults: PerfDefaults) -> None:
-    predicted, reported = predicted_and_reported(row_id, defaults)
+    predicted, reported = predicted_andreported_figure(row_id, defaults)
     tolerance = _tolerance(ROWS[row_id])
     assert predicted == pytest.approx(reported, rel=tolerance), (row_id, predicted, reported)
 
@@ -174,7 +161,7 @@ def test_tensorrt_llm_fp8_max_throughput(row_id: str, defaults: PerfDefaults) ->
                            output_tokens=output, batch=1, tp=tp, rate_requests_per_s=None,
                            slo_ttft_s=None, slo_tpot_s=None, price_usd_per_gpu_hour=1.0,
                            assumptions=defaults.serving)
-    reported = _reported(r"([\d,]+) output tokens/s", row["reported"])
+    reported = reported_figure(r"([\d,]+) output tokens/s", row["reported"])
     predicted = est.output_tokens_per_s
     assert predicted == pytest.approx(reported, rel=_tolerance(row)), (row_id, predicted,
                                                                        reported)
