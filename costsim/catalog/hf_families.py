@@ -170,16 +170,28 @@ _LLAMA_LIKE_DEFAULTS: dict[ArchFamily, dict[str, int]] = {
 }
 
 
-def _read_gpt2(keys: ConfigKeys) -> dict[str, Any]:
-    hidden = keys.get_int("n_embd", "hidden_size", default=768)
-    heads = keys.get_int("n_head", "num_attention_heads", default=12)
+def _mha_shape(keys: ConfigKeys, *, layers: tuple[str, ...], hidden: tuple[str, ...],
+               heads: tuple[str, ...], defaults: tuple[int, int, int]) -> dict[str, Any]:
+    """Layers, hidden size, heads, KV heads (= heads: multi-head attention) and head_dim, read
+    under the family's key names with its transformers defaults (layers, hidden, heads)."""
+    hidden_size = keys.get_int(*hidden, default=defaults[1])
+    num_heads = keys.get_int(*heads, default=defaults[2])
     return {
-        "num_layers": keys.get_int("n_layer", "num_hidden_layers", default=12),
-        "hidden_size": hidden,
-        "num_heads": heads,
-        "num_kv_heads": heads,
-        "head_dim": head_dim_of(keys, hidden, heads, "n_head"),
-        "intermediate_size": keys.get_int("n_inner", default=4 * hidden),
+        "num_layers": keys.get_int(*layers, default=defaults[0]),
+        "hidden_size": hidden_size,
+        "num_heads": num_heads,
+        "num_kv_heads": num_heads,
+        "head_dim": head_dim_of(keys, hidden_size, num_heads, heads[0]),
+    }
+
+
+def _read_gpt2(keys: ConfigKeys) -> dict[str, Any]:
+    shape = _mha_shape(keys, layers=("n_layer", "num_hidden_layers"),
+                       hidden=("n_embd", "hidden_size"), heads=("n_head", "num_attention_heads"),
+                       defaults=(12, 768, 12))
+    return {
+        **shape,
+        "intermediate_size": keys.get_int("n_inner", default=4 * shape["hidden_size"]),
         "vocab_size": keys.get_int("vocab_size", default=50257),
         "max_position_embeddings": keys.get_int(
             "n_positions", "max_position_embeddings", default=1024
@@ -198,14 +210,9 @@ def _read_gpt2(keys: ConfigKeys) -> dict[str, Any]:
 
 
 def _read_bert(keys: ConfigKeys) -> dict[str, Any]:
-    hidden = keys.get_int("hidden_size", default=768)
-    heads = keys.get_int("num_attention_heads", default=12)
     return {
-        "num_layers": keys.get_int("num_hidden_layers", default=12),
-        "hidden_size": hidden,
-        "num_heads": heads,
-        "num_kv_heads": heads,
-        "head_dim": head_dim_of(keys, hidden, heads, "num_attention_heads"),
+        **_mha_shape(keys, layers=("num_hidden_layers",), hidden=("hidden_size",),
+                     heads=("num_attention_heads",), defaults=(12, 768, 12)),
         "intermediate_size": keys.get_int("intermediate_size", default=3072),
         "vocab_size": keys.get_int("vocab_size", default=30522),
         "max_position_embeddings": keys.get_int("max_position_embeddings", default=512),
@@ -228,15 +235,11 @@ def _read_bert(keys: ConfigKeys) -> dict[str, Any]:
 
 
 def _read_gpt_neox(keys: ConfigKeys) -> dict[str, Any]:
-    hidden = keys.get_int("hidden_size", default=6144)
-    heads = keys.get_int("num_attention_heads", default=64)
+    shape = _mha_shape(keys, layers=("num_hidden_layers",), hidden=("hidden_size",),
+                       heads=("num_attention_heads",), defaults=(44, 6144, 64))
     bias = keys.get_bool("attention_bias", default=True)
     return {
-        "num_layers": keys.get_int("num_hidden_layers", default=44),
-        "hidden_size": hidden,
-        "num_heads": heads,
-        "num_kv_heads": heads,
-        "head_dim": head_dim_of(keys, hidden, heads, "num_attention_heads"),
+        **shape,
         "intermediate_size": keys.get_int("intermediate_size", default=24576),
         "vocab_size": keys.get_int("vocab_size", default=50432),
         "max_position_embeddings": keys.get_int("max_position_embeddings", default=2048),
@@ -254,15 +257,12 @@ def _read_gpt_neox(keys: ConfigKeys) -> dict[str, Any]:
 
 
 def _read_bloom(keys: ConfigKeys) -> dict[str, Any]:
-    hidden = keys.get_int("hidden_size", "n_embed", default=64)
-    heads = keys.get_int("n_head", "num_attention_heads", default=8)
+    shape = _mha_shape(keys, layers=("n_layer", "num_hidden_layers"),
+                       hidden=("hidden_size", "n_embed"), heads=("n_head", "num_attention_heads"),
+                       defaults=(2, 64, 8))
     return {
-        "num_layers": keys.get_int("n_layer", "num_hidden_layers", default=2),
-        "hidden_size": hidden,
-        "num_heads": heads,
-        "num_kv_heads": heads,
-        "head_dim": head_dim_of(keys, hidden, heads, "n_head"),
-        "intermediate_size": 4 * hidden,  # BloomMLP is fixed at 4h
+        **shape,
+        "intermediate_size": 4 * shape["hidden_size"],  # BloomMLP is fixed at 4h
         "vocab_size": keys.get_int("vocab_size", default=250880),
         # ALiBi has no position limit; seq_length is the trained context (2048 for BLOOM).
         "max_position_embeddings": keys.get_int(
@@ -283,8 +283,9 @@ def _read_bloom(keys: ConfigKeys) -> dict[str, Any]:
 
 
 def _read_falcon(keys: ConfigKeys) -> dict[str, Any]:
-    hidden = keys.get_int("hidden_size", default=4544)
-    heads = keys.get_int("num_attention_heads", "n_head", default=71)
+    shape = _mha_shape(keys, layers=("num_hidden_layers", "n_layer"), hidden=("hidden_size",),
+                       heads=("num_attention_heads", "n_head"), defaults=(32, 4544, 71))
+    hidden, heads = shape["hidden_size"], shape["num_heads"]
     new_arch = keys.get_bool("new_decoder_architecture", default=False)
     parallel = keys.get_bool("parallel_attn", default=True)
     if new_arch:
@@ -296,11 +297,8 @@ def _read_falcon(keys: ConfigKeys) -> dict[str, Any]:
         norms = 1 if parallel else 2
     bias = keys.get_bool("bias", default=False)
     return {
-        "num_layers": keys.get_int("num_hidden_layers", "n_layer", default=32),
-        "hidden_size": hidden,
-        "num_heads": heads,
+        **shape,
         "num_kv_heads": kv_heads,
-        "head_dim": head_dim_of(keys, hidden, heads, "num_attention_heads"),
         "intermediate_size": keys.get_int("ffn_hidden_size", default=4 * hidden),
         "vocab_size": keys.get_int("vocab_size", default=65024),
         "max_position_embeddings": keys.get_int("max_position_embeddings", default=2048),
