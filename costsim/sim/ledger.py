@@ -1,0 +1,230 @@
+"""The cost ledger: what a plan pays for, in the categories and views of DESIGN §7.
+
+Three views are booked side by side, because finance asks three questions:
+
+* **economic** (``cost_usd``): everything charged or committed for the plan within the horizon —
+  compute, the whole obligation of every commitment (idle hours and the stranded part after the
+  horizon included), owned capex minus the residual value at the horizon's end, power, staff,
+  storage and data transfer;
+* **cash**: what leaves the bank each month within the horizon (upfront payments and capex in the
+  month they are paid, recurring charges when billed; nothing after the horizon);
+* **amortized**: capex depreciated straight-line and upfront payments spread over their term.
+
+Every line names a **category** (DESIGN §7) and the **component** it pays for, so the budget split
+(GPU vs memory and storage vs the rest) can be reported. Amounts are kept in float while a
+replication runs and rounded to the cent once, per line; totals are the sum of the rounded lines,
+so lines add up to totals exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Category(StrEnum):
+    """Ledger categories (DESIGN §7 "Cost views")."""
+
+    COMPUTE = "compute"
+    RESERVED_IDLE = "reserved-idle"
+    SPOT_LOST_WORK = "spot-lost-work"
+    STORAGE = "storage"
+    DATA_TRANSFER = "data-transfer"
+    CAPEX = "capex"
+    RESIDUAL_VALUE = "residual-value"  # negative: value the hardware keeps at the horizon's end
+    POWER_COLOCATION = "power-colocation"
+    MAINTENANCE_STAFF = "maintenance-staff"
+    STRANDED_COMMITMENT = "stranded-commitment"
+
+
+class Component(StrEnum):
+    """What a ledger line buys, for the budget split (GPU / memory and storage / the rest)."""
+
+    GPU_INSTANCE = "gpu-instance"  # a rented GPU machine (its CPU and RAM come bundled)
+    CPU_INSTANCE = "cpu-instance"
+    STORAGE = "storage"
+    NETWORK = "network"
+    POWER_FACILITY = "power-facility"
+    STAFF = "staff"
+    GPU = "gpu"  # owned servers: the BOM's lines
+    CPU = "cpu"
+    MEMORY = "memory"
+    CHASSIS = "chassis"
+
+    @property
+    def budget_group(self) -> str:
+        """``gpu``, ``memory-storage`` or ``other``: the seed rule's three budget shares."""
+        if self in (Component.GPU_INSTANCE, Component.GPU):
+            return "gpu"
+        if self in (Component.MEMORY, Component.STORAGE):
+            return "memory-storage"
+        return "other"
+
+
+# The BOM's component kinds (costsim/data/server_components.csv) as ledger components.
+BOM_KIND_COMPONENT: dict[str, Component] = {
+    "gpu": Component.GPU, "cpu": Component.CPU, "ram": Component.MEMORY,
+    "nvme": Component.STORAGE, "nic": Component.NETWORK, "fabric": Component.NETWORK,
+    "chassis": Component.CHASSIS,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LineKey:
+    """What identifies a ledger line: where the money went and why."""
+
+    phase: str  # "" for plan-level lines (a commitment's idle hours, owned capex)
+    pool: str  # "cloud region instance_type", or "owned <server>"
+    gpu: str
+    option: str
+    category: Category
+    component: Component
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerLine:
+    """One line of the economic ledger, rounded to the cent."""
+
+    key: LineKey
+    gpu_hours: float
+    amount_usd: float
+
+    @property
+    def rate_usd_per_gpu_hour(self) -> float:
+        """amount / GPU-hours (0 for lines that are not GPU time)."""
+        return self.amount_usd / self.gpu_hours if self.gpu_hours > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MonthRow:
+    """One calendar month of the horizon: cash (capex + opex) and the amortized cost."""
+
+    month: str
+    cash_usd: float
+    capex_usd: float
+    opex_usd: float
+    amortized_usd: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ledger:
+    """A plan's ledger: economic lines and monthly rows, each adding up to its total."""
+
+    lines: tuple[LedgerLine, ...]
+    months: tuple[MonthRow, ...]
+
+    @property
+    def cost_usd(self) -> float:
+        """Economic cost: the sum of the lines, to the cent."""
+        return _cents_sum(line.amount_usd for line in self.lines)
+
+    @property
+    def cash_usd(self) -> float:
+        """Cash paid within the horizon: the sum of the monthly rows."""
+        return _cents_sum(row.cash_usd for row in self.months)
+
+    def by_category(self) -> dict[Category, float]:
+        """Economic cost per category, to the cent."""
+        sums: dict[Category, list[float]] = defaultdict(list)
+        for line in self.lines:
+            sums[line.key.category].append(line.amount_usd)
+        return {cat: _cents_sum(values) for cat, values in sums.items()}
+
+    def by_budget_group(self) -> dict[str, float]:
+        """Economic cost per budget group (gpu / memory-storage / other), to the cent."""
+        sums: dict[str, list[float]] = defaultdict(list)
+        for line in self.lines:
+            sums[line.key.component.budget_group].append(line.amount_usd)
+        return {group: _cents_sum(values) for group, values in sums.items()}
+
+
+class LedgerBook:
+    """Accumulates one replication's charges; :meth:`close` rounds and freezes them."""
+
+    def __init__(self, month_labels: Sequence[str]) -> None:
+        self._labels = tuple(month_labels)
+        self._lines: dict[LineKey, list[float]] = {}
+        self._capex = [0.0] * len(self._labels)
+        self._opex = [0.0] * len(self._labels)
+        self._amortized = [0.0] * len(self._labels)
+
+    def charge(self, key: LineKey, amount_usd: float, gpu_hours: float = 0.0) -> None:
+        """Book an economic amount (and the GPU-hours it paid for) on a line."""
+        if not math.isfinite(amount_usd) or not math.isfinite(gpu_hours):
+            raise ValueError(f"non-finite charge on {key}: {amount_usd}, {gpu_hours}")
+        line = self._lines.setdefault(key, [0.0, 0.0])
+        line[0] += gpu_hours
+        line[1] += amount_usd
+
+    def cash(self, month: int, amount_usd: float, *, capex: bool) -> None:
+        """Book cash paid in horizon month ``month`` (ignored outside the horizon)."""
+        if 0 <= month < len(self._labels):
+            (self._capex if capex else self._opex)[month] += amount_usd
+
+    def amortize(self, month: int, amount_usd: float) -> None:
+        """Book the amortized cost of horizon month ``month`` (ignored outside the horizon)."""
+        if 0 <= month < len(self._labels):
+            self._amortized[month] += amount_usd
+
+    def spend(self, key: LineKey, month: int, amount_usd: float, gpu_hours: float = 0.0) -> None:
+        """A pay-as-you-go charge: economic, cash (opex) and amortized views in one month."""
+        self.charge(key, amount_usd, gpu_hours)
+        self.cash(month, amount_usd, capex=False)
+        self.amortize(month, amount_usd)
+
+    def close(self) -> Ledger:
+        """The rounded, frozen ledger (lines sorted for a stable order)."""
+        ordered = sorted(self._lines.items(), key=lambda kv: _sort_key(kv[0]))
+        lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=_cents(amount))
+                      for key, (hours, amount) in ordered)
+        months = tuple(
+            MonthRow(month=label, capex_usd=_cents(capex), opex_usd=_cents(opex),
+                     cash_usd=_cents(_cents(capex) + _cents(opex)),
+                     amortized_usd=_cents(amortized))
+            for label, capex, opex, amortized in zip(self._labels, self._capex, self._opex,
+                                                     self._amortized, strict=True))
+        return Ledger(lines=lines, months=months)
+
+
+def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
+    """The replications' mean ledger: each line and month averaged, then rounded to the cent
+    (its totals are the sums of those rounded means, so they still add up exactly)."""
+    if not ledgers:
+        raise ValueError("no ledgers to average")
+    n = len(ledgers)
+    sums: dict[LineKey, list[float]] = {}
+    for ledger in ledgers:
+        for line in ledger.lines:
+            acc = sums.setdefault(line.key, [0.0, 0.0])
+            acc[0] += line.gpu_hours
+            acc[1] += line.amount_usd
+    ordered = sorted(sums.items(), key=lambda kv: _sort_key(kv[0]))
+    lines = tuple(LedgerLine(key=key, gpu_hours=hours / n, amount_usd=_cents(amount / n))
+                  for key, (hours, amount) in ordered)
+    months = []
+    for index, row in enumerate(ledgers[0].months):
+        capex = _cents(math.fsum(led.months[index].capex_usd for led in ledgers) / n)
+        opex = _cents(math.fsum(led.months[index].opex_usd for led in ledgers) / n)
+        months.append(MonthRow(
+            month=row.month, capex_usd=capex, opex_usd=opex, cash_usd=_cents(capex + opex),
+            amortized_usd=_cents(math.fsum(led.months[index].amortized_usd
+                                           for led in ledgers) / n)))
+    return Ledger(lines=lines, months=tuple(months))
+
+
+def _sort_key(key: LineKey) -> tuple[str, ...]:
+    return (key.phase, key.pool, key.gpu, key.option, key.category.value, key.component.value)
+
+
+def _cents(amount: float) -> float:
+    """Round half away from zero to the cent (Python's round() is banker's rounding)."""
+    cents = math.floor(abs(amount) * 100 + 0.5 + 1e-9)
+    return math.copysign(cents, amount) / 100 if cents else 0.0
+
+
+def _cents_sum(amounts: Iterable[float]) -> float:
+    """Exact sum of cent amounts (integer cents, no float drift)."""
+    return sum(round(a * 100) for a in amounts) / 100
