@@ -1,0 +1,80 @@
+"""Sizing a serving fleet hour by hour: replicas for a rate, served share, SLO attainment.
+
+A replica serves up to ``capacity`` requests/s within the SLO (the performance model's
+``max_requests_per_s_at_slo``, or its maximum throughput without an SLO). The autoscaler keeps
+``rate ≤ replicas · capacity · target_utilization``, within [min, max] replicas. Replicas added
+in an hour serve only after the scale-up delay; until then the hour runs on the previous count.
+Requests beyond what the running replicas serve within the SLO count against SLO attainment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from costsim.units import SECONDS_PER_HOUR
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetHours:
+    """A fleet's hourly replica counts and what it served."""
+
+    replicas: IntArray
+    requests: FloatArray  # requests arriving in each hour
+    served_within_slo: FloatArray  # of those, served within the SLO
+
+    @property
+    def replica_hours(self) -> float:
+        """Replica-hours paid (each hour's replicas for the whole hour)."""
+        return float(self.replicas.sum())
+
+    @property
+    def slo_attainment(self) -> float:
+        """Share of requests served within the SLO (1 when there were none)."""
+        total = float(self.requests.sum())
+        return float(self.served_within_slo.sum()) / total if total > 0 else 1.0
+
+
+def replicas_for(rates_per_s: FloatArray, capacity_per_replica: float, target_utilization: float,
+                 min_replicas: int, max_replicas: int | None) -> IntArray:
+    """Replicas the autoscaler runs for each hour's rate: ceil(rate / (capacity · target)),
+    clipped to [min, max]."""
+    if capacity_per_replica <= 0:
+        raise ValueError("a replica must serve a positive rate")
+    need = np.ceil(rates_per_s / (capacity_per_replica * target_utilization) - 1e-9)
+    need = np.maximum(need.astype(np.int64), min_replicas)
+    if max_replicas is not None:
+        need = np.minimum(need, max_replicas)
+    return need
+
+
+def fleet_hours(rates_per_s: FloatArray, capacity_per_replica: float, target_utilization: float,
+                min_replicas: int, max_replicas: int | None,
+                scale_up_delay_s: float) -> FleetHours:
+    """Replica counts, requests and requests served within the SLO, hour by hour."""
+    replicas = replicas_for(rates_per_s, capacity_per_replica, target_utilization, min_replicas,
+                            max_replicas)
+    requests = rates_per_s * SECONDS_PER_HOUR
+    running = replicas.astype(np.float64) * capacity_per_replica
+    served = np.minimum(rates_per_s, running) * SECONDS_PER_HOUR
+    # during the scale-up delay the hour runs on the previous hour's replicas
+    before = np.concatenate(([float(replicas[0]) if replicas.size else 0.0],
+                             replicas[:-1].astype(np.float64))) * capacity_per_replica
+    delay_share = min(1.0, scale_up_delay_s / SECONDS_PER_HOUR)
+    short = np.maximum(0.0, np.minimum(rates_per_s, running) - before) * (
+        delay_share * SECONDS_PER_HOUR)
+    return FleetHours(replicas=replicas, requests=requests,
+                      served_within_slo=np.maximum(0.0, served - short))
+
+
+def mix_capacity(capacities_per_s: FloatArray, shares: FloatArray) -> float:
+    """Requests/s one replica serves of a request mix: the harmonic mean of the per-size
+    capacities weighted by share (each request takes 1/capacity replica-seconds)."""
+    if np.any(capacities_per_s <= 0):
+        raise ValueError("every request size needs a positive capacity")
+    return float(1.0 / np.sum(shares / capacities_per_s))

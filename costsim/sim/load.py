@@ -1,0 +1,72 @@
+"""Serving demand over the calendar, in hourly buckets.
+
+rate(t) = peak · d(hour) · w(weekday) · (1 + g)^(months since the phase began), with
+
+    d(h) = trough + (1 − trough) · (1 + cos(2π (h − peak_hour) / 24)) / 2
+
+(1 at the peak hour, ``trough`` twelve hours away) and w = ``weekend_fraction`` on Saturdays and
+Sundays, 1 otherwise. Buckets are one hour: the fleet is resized hourly, so the cost of a
+simulated year is 8,760 buckets whatever the request rate (a year at 1,000 requests/s costs the
+same to simulate as a year at 1 request/s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+from numpy.typing import NDArray
+
+from costsim.domain.phases import LoadProfile
+from costsim.domain.simulation import SimAssumptions
+from costsim.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadShape:
+    """The profile's shape with every default resolved (for the report's assumptions)."""
+
+    peak_requests_per_s: float
+    diurnal: bool
+    weekly: bool
+    growth_pct_per_month: float
+    trough_fraction: float
+    weekend_fraction: float
+    peak_hour: float
+
+
+def resolve_shape(load: LoadProfile, defaults: SimAssumptions,
+                  growth_pct_per_month: float | None = None) -> LoadShape:
+    """The load profile with its unset fields taken from the defaults; ``growth_pct_per_month``
+    replaces the profile's growth (Monte Carlo's draw)."""
+    return LoadShape(
+        peak_requests_per_s=load.peak_requests_per_s, diurnal=load.diurnal, weekly=load.weekly,
+        growth_pct_per_month=(load.growth_pct_per_month if growth_pct_per_month is None
+                              else growth_pct_per_month),
+        trough_fraction=(defaults.diurnal_trough_fraction if load.trough_fraction is None
+                         else load.trough_fraction),
+        weekend_fraction=(defaults.weekend_fraction if load.weekend_fraction is None
+                          else load.weekend_fraction),
+        peak_hour=defaults.diurnal_peak_hour)
+
+
+def hourly_rates(shape: LoadShape, start_day: date, start_s: float, hours: int) -> FloatArray:
+    """Mean request rate (requests/s) in each hour from ``start_s`` (seconds after 00:00 of
+    ``start_day``) for ``hours`` hours."""
+    t_h = start_s / SECONDS_PER_HOUR + np.arange(hours, dtype=np.float64) + 0.5  # bucket middles
+    rate = np.full(hours, shape.peak_requests_per_s, dtype=np.float64)
+    if shape.diurnal:
+        hour_of_day = np.mod(t_h, HOURS_PER_DAY)
+        wave = (1 + np.cos(2 * np.pi * (hour_of_day - shape.peak_hour) / HOURS_PER_DAY)) / 2
+        rate *= shape.trough_fraction + (1 - shape.trough_fraction) * wave
+    if shape.weekly:
+        weekday0 = start_day.weekday()
+        weekday = np.mod(weekday0 + np.floor(t_h / HOURS_PER_DAY).astype(np.int64), 7)
+        rate *= np.where(weekday >= 5, shape.weekend_fraction, 1.0)
+    if shape.growth_pct_per_month:
+        months = (t_h - start_s / SECONDS_PER_HOUR) / HOURS_PER_MONTH
+        rate *= (1 + shape.growth_pct_per_month / 100) ** months
+    return rate

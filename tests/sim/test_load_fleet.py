@@ -1,0 +1,83 @@
+"""Serving load and autoscaling, against hand-computed days."""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from costsim.catalog.sim_defaults import sim_assumptions
+from costsim.domain.phases import LoadProfile
+from costsim.sim.fleet import fleet_hours, mix_capacity, replicas_for
+from costsim.sim.load import hourly_rates, resolve_shape
+
+MONDAY = date(2027, 1, 4)
+
+
+def test_a_flat_day_needs_rate_over_capacity_times_target_replicas_every_hour() -> None:
+    shape = resolve_shape(LoadProfile(peak_requests_per_s=10, diurnal=False), sim_assumptions())
+    rates = hourly_rates(shape, MONDAY, 0.0, 24)
+    fleet = fleet_hours(rates, capacity_per_replica=2.5, target_utilization=0.8,
+                        min_replicas=1, max_replicas=None, scale_up_delay_s=0)
+    assert fleet.replica_hours == 24 * 5  # ceil(10 / (2.5 * 0.8)) = 5
+    assert fleet.slo_attainment == 1.0
+
+
+def test_a_diurnal_day_matches_the_replica_hours_computed_by_hand() -> None:
+    load = LoadProfile(peak_requests_per_s=20, diurnal=True, trough_fraction=0.5)
+    shape = resolve_shape(load, sim_assumptions())
+    fleet = fleet_hours(hourly_rates(shape, MONDAY, 0.0, 24), capacity_per_replica=5,
+                        target_utilization=1.0, min_replicas=1, max_replicas=None,
+                        scale_up_delay_s=0)
+    by_hand = 0
+    for hour in range(24):
+        d = 0.5 + 0.5 * (1 + math.cos(2 * math.pi * (hour + 0.5 - shape.peak_hour) / 24)) / 2
+        by_hand += math.ceil(20 * d / 5 - 1e-9)
+    assert fleet.replica_hours == by_hand
+    assert 24 * 2 < by_hand < 24 * 4  # between the trough's 2 and the peak's 4 replicas
+
+
+def test_weekends_and_growth_shape_the_rate() -> None:
+    load = LoadProfile(peak_requests_per_s=10, diurnal=False, weekly=True, weekend_fraction=0.5,
+                       growth_pct_per_month=10)
+    rates = hourly_rates(resolve_shape(load, sim_assumptions()), MONDAY, 0.0, 24 * 7)
+    assert rates[5 * 24 + 1] / rates[4 * 24 + 1] == pytest.approx(0.5, rel=0.01)  # Sat vs Fri
+    month_h = 730
+    later = hourly_rates(resolve_shape(load, sim_assumptions()), MONDAY, 0.0, month_h + 1)
+    assert later[month_h] / later[0] == pytest.approx(1.10, rel=0.01)
+
+
+def test_max_replicas_caps_the_fleet_and_costs_slo_attainment() -> None:
+    rates = np.full(24, 100.0)
+    fleet = fleet_hours(rates, capacity_per_replica=10, target_utilization=1.0, min_replicas=0,
+                        max_replicas=5, scale_up_delay_s=0)
+    assert fleet.replica_hours == 24 * 5
+    assert fleet.slo_attainment == pytest.approx(0.5)
+
+
+def test_scale_up_delay_loses_the_first_minutes_of_added_capacity() -> None:
+    rates = np.array([10.0, 20.0])
+    fleet = fleet_hours(rates, capacity_per_replica=10, target_utilization=1.0, min_replicas=1,
+                        max_replicas=None, scale_up_delay_s=360)  # a tenth of an hour
+    # hour 2: 20/s arrive, 10/s can be served for the first 6 minutes
+    assert fleet.served_within_slo[1] == pytest.approx(20 * 3600 - 10 * 360)
+
+
+def test_a_request_mix_takes_the_harmonic_mean_capacity() -> None:
+    assert mix_capacity(np.array([10.0, 2.0]), np.array([0.5, 0.5])) == pytest.approx(
+        1 / (0.5 / 10 + 0.5 / 2))
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e4), min_size=1, max_size=48),
+       st.floats(min_value=0.1, max_value=100), st.floats(min_value=0.1, max_value=1.0))
+def test_more_demand_never_needs_fewer_replicas(rates: list[float], capacity: float,
+                                                target: float) -> None:
+    base = np.array(rates)
+    low = replicas_for(base, capacity, target, 1, None)
+    high = replicas_for(base * 1.5, capacity, target, 1, None)
+    assert np.all(high >= low)
+    assert np.all(low * capacity * target >= base - 1e-6)
