@@ -2,9 +2,10 @@
 
 A GPU holds N jobs of ``job_bytes`` when (N + 1) · job ≤ usable memory (DESIGN §2 rule 5, the
 memory engine's :func:`costsim.memory.search.jobs_sharing_node`): room for N jobs plus one job's
-worth of headroom; a job alone needs only to fit. A node takes a job when enough of its GPUs have a free slot and its host RAM
-still holds the job's share. Jobs sharing a GPU are assumed not to slow each other (the seed
-article's premise for small prototype jobs; documented in docs/simulator.md).
+worth of headroom; a job alone needs only to fit. A node takes a job when enough of its GPUs
+have a free slot and its host RAM still holds the job's share. Jobs sharing a GPU are assumed
+not to slow each other (the seed article's premise for small prototype jobs; documented in
+docs/simulator.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,263 @@
+"""Everything about a plan that does not depend on the random draw, computed once per plan.
+
+For each phase: the GPUs and their priced sources (:mod:`costsim.sim.capacity`), and the
+engines' answers — the training layout and steady-state time, serving capacity per replica at
+the SLO, an experiment job's memory and GPU-hours. A plan that cannot work (the model does not fit
+the GPU, no offering sells the option, the SLO cannot be met, a commitment names a GPU no phase
+uses) collects every reason and is reported infeasible, never simulated into nonsense.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.perf_defaults import perf_defaults
+from costsim.catalog.prices import PriceBook, price_book
+from costsim.catalog.sim_defaults import sim_assumptions
+from costsim.domain.gpu import GpuSpec
+from costsim.domain.performance import PerfDefaults
+from costsim.domain.phases import (
+    ExperimentsPhase,
+    GenericJob,
+    ModelJob,
+    ServingPhase,
+    TrainingPhase,
+)
+from costsim.domain.plans import Plan
+from costsim.domain.scenario import Scenario
+from costsim.domain.simulation import SimAssumptions
+from costsim.domain.uncertainty import Distribution, Fixed
+from costsim.errors import CostsimError
+from costsim.memory.estimate import estimate_training
+from costsim.memory.host import host_ram
+from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.setups import training_setup
+from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
+from costsim.sim.capacity import EntrySource, entry_source, plan_commitments
+from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
+from costsim.sim.pools import CommitmentPool, OwnedPool, owned_pool
+from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
+from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingPrep:
+    """A training phase's GPUs, layout and steady-state time, and what interrupts it."""
+
+    phase: TrainingPhase
+    source: EntrySource
+    gpus: int
+    steady_s: float
+    tokens_per_s: float
+    layout: str
+    mfu: float
+    checkpoint_s: float
+    interval_s: float
+    restart_s: float
+    faults_per_gpu_hour: float
+    evaluation_fraction: float
+    checkpoint_bytes: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExperimentsPrep:
+    """An experiments phase: one job's needs, the node it runs on, and the fixed node count
+    (None: elastic, each job on its own instance)."""
+
+    phase: ExperimentsPhase
+    source: EntrySource
+    need: JobNeed
+    gpu_hours: Distribution
+    node: NodeShape
+    nodes: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingPrep:
+    """A serving phase and its fleet entries (requests routed by size)."""
+
+    phase: ServingPhase
+    entries: tuple[ServingEntryPrep, ...]
+
+
+PhasePrep = TrainingPrep | ExperimentsPrep | ServingPrep
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedPlan:
+    """A plan ready to simulate, or the reasons it cannot work."""
+
+    scenario: Scenario
+    plan: Plan
+    phases: dict[str, PhasePrep]
+    commitments: tuple[CommitmentPool, ...]
+    owned: tuple[OwnedPool, ...]
+    infeasible_reasons: tuple[str, ...]
+    sim_defaults: SimAssumptions
+
+    @property
+    def feasible(self) -> bool:
+        """True when the plan can be simulated."""
+        return not self.infeasible_reasons
+
+
+def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = None,
+                 defaults: PerfDefaults | None = None,
+                 sim_defaults: SimAssumptions | None = None) -> PreparedPlan:
+    """Price and size every phase of ``plan`` (the engines run here, once per plan)."""
+    book = book or price_book(scenario.prices.overrides)
+    defaults = defaults or perf_defaults()
+    sim_defaults = sim_defaults or sim_assumptions()
+    reasons: list[str] = []
+    commitments = plan_commitments(scenario, plan, book, reasons)
+    owned = []
+    for i, purchase in enumerate(plan.owned):
+        try:
+            owned.append(owned_pool(purchase, scenario.calendar))
+        except CostsimError as error:
+            reasons.append(f"plan '{plan.name}', owned {i}: {error}")
+    phases: dict[str, PhasePrep] = {}
+    for phase in scenario.phase_order():
+        use = plan.use_of(phase.name)
+        prep: PhasePrep | None
+        if isinstance(phase, TrainingPhase):
+            prep = _training(scenario, plan, phase, book, defaults, reasons)
+        elif isinstance(phase, ExperimentsPhase):
+            prep = _experiments(scenario, plan, phase, book, defaults, sim_defaults,
+                                tuple(commitments), tuple(owned), reasons)
+        else:
+            entries = prepare_serving(scenario, plan, phase, use.entries, book, defaults,
+                                      sim_defaults, reasons)
+            prep = None if entries is None else ServingPrep(phase=phase, entries=entries)
+        if prep is not None:
+            phases[phase.name] = prep
+    return PreparedPlan(scenario=scenario, plan=plan, phases=phases,
+                        commitments=tuple(commitments), owned=tuple(owned),
+                        infeasible_reasons=tuple(reasons), sim_defaults=sim_defaults)
+
+
+def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceBook,
+              defaults: PerfDefaults, reasons: list[str]) -> TrainingPrep | None:
+    entry = plan.use_of(phase.name).entries[0]
+    where = f"plan '{plan.name}', phase '{phase.name}'"
+    model = scenario.model(phase.model)
+    try:
+        gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
+        base = training_setup(model.architecture, gpu, task=phase.task,
+                              precision=phase.precision, seq_len=phase.seq_len,
+                              lora_rank=phase.lora_rank, quant=phase.quant,
+                              source=f"phases.{phase.name}.precision")
+        gpus = entry.count or (phase.layout.gpus if phase.layout else None)
+        if gpus is None:
+            reasons.append(f"{where}: a training phase needs a GPU count (use.count)")
+            return None
+        lay = phase.layout
+        fixed = LayoutConstraints(
+            tp=lay.tp if lay else None, pp=lay.pp if lay else None,
+            dp=lay.dp if lay else None, zero=lay.zero if lay else None,
+            global_batch_seqs=(None if phase.global_batch_tokens is None
+                               else max(1, round(phase.global_batch_tokens / base.seq_len))))
+        est = estimate_training_run(model.architecture, gpu, gpus, phase.tokens, base, fixed,
+                                    defaults=defaults, price_usd_per_gpu_hour=0.0)
+    except CostsimError as error:
+        reasons.append(f"{where}: {error}")
+        return None
+    source = entry_source(scenario, plan, phase.name, entry, gpus, book, reasons)
+    if source is None:
+        return None
+    setup = est.step.setup
+    lay_used = setup.layout
+    goodput = est.goodput
+    return TrainingPrep(
+        phase=phase, source=source, gpus=gpus, steady_s=goodput.steady_wall_time_s,
+        tokens_per_s=est.step.tokens_per_s,
+        layout=(f"tp={lay_used.tp} pp={lay_used.pp} dp={lay_used.dp} zero={lay_used.zero} "
+                f"micro_batch={setup.micro_batch} grad_accum={setup.grad_accum} "
+                f"recompute={setup.recompute.value}"),
+        mfu=est.step.mfu, checkpoint_s=goodput.checkpoint_s,
+        interval_s=max(goodput.checkpoint_interval_s, 1.0) if math.isfinite(
+            goodput.checkpoint_interval_s) else goodput.steady_wall_time_s + 1.0,
+        restart_s=goodput.restart_s,
+        faults_per_gpu_hour=defaults.goodput.interruptions_per_gpu_hour,
+        evaluation_fraction=goodput.evaluation_fraction,
+        checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param)
+
+
+def _experiments(scenario: Scenario, plan: Plan, phase: ExperimentsPhase, book: PriceBook,
+                 defaults: PerfDefaults, sim_defaults: SimAssumptions,
+                 commitments: tuple[CommitmentPool, ...], owned: tuple[OwnedPool, ...],
+                 reasons: list[str]) -> ExperimentsPrep | None:
+    entry = plan.use_of(phase.name).entries[0]
+    where = f"plan '{plan.name}', phase '{phase.name}'"
+    job = phase.job
+    try:
+        gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
+        usable = int(gpu.capacity_bytes * DEFAULT_POLICY.train_utilization)
+        if isinstance(job, GenericJob):
+            host = job.host_ram_gib if job.host_ram_gib is not None else (
+                job.gpu_memory_gib * sim_defaults.generic_job_host_ram_per_vram)
+            need = JobNeed(gpus=job.gpus, gpu_bytes=gib_to_bytes(job.gpu_memory_gib),
+                           host_ram_bytes=gib_to_bytes(host))
+            hours: Distribution = job.gpu_hours
+        else:
+            need, hours = _model_job(scenario, job, gpu, defaults, f"phases.{phase.name}.job")
+    except CostsimError as error:
+        reasons.append(f"{where}: {error}")
+        return None
+    source = entry_source(scenario, plan, phase.name, entry, need.gpus, book, reasons)
+    if source is None:
+        return None
+    node = _node_shape(source, usable, commitments, owned)
+    if not fits_anywhere(need, node):
+        reasons.append(f"{where}: a job needs {need.gpus} GPU(s) with "
+                       f"{need.gpu_bytes / BYTES_PER_GIB:.1f} GiB each and "
+                       f"{need.host_ram_bytes / BYTES_PER_GIB:.1f} GiB of host RAM; a "
+                       f"{node.gpus}x{gpu.name} node with {node.host_ram_bytes / BYTES_PER_GIB:.0f}"
+                       f" GiB RAM ({usable / BYTES_PER_GIB:.1f} GiB usable per GPU) cannot run it")
+        return None
+    nodes = None if entry.count is None else math.ceil(entry.count / node.gpus)
+    return ExperimentsPrep(phase=phase, source=source, need=need, gpu_hours=hours, node=node,
+                           nodes=nodes)
+
+
+def _model_job(scenario: Scenario, job: ModelJob, gpu: GpuSpec, defaults: PerfDefaults,
+               source: str) -> tuple[JobNeed, Distribution]:
+    """A model job on one GPU: its memory from the memory engine, its GPU-hours from the
+    performance model's steady time for the job's tokens."""
+    arch = scenario.model(job.model).architecture
+    base = training_setup(arch, gpu, task=job.task, precision=job.precision,
+                          seq_len=job.seq_len, lora_rank=job.lora_rank, quant=job.quant,
+                          source=f"{source}.precision")
+    memory = estimate_training(arch, gpu, base)
+    est = estimate_training_run(arch, gpu, 1, job.tokens, base, LayoutConstraints(tp=1, pp=1,
+                                dp=1), defaults=defaults, price_usd_per_gpu_hour=0.0)
+    ram = host_ram(weights_storage_bytes=memory.weights_bytes, gpus=1,
+                   capacity_bytes=gpu.capacity_bytes,
+                   tokens_per_micro_batch=est.step.setup.micro_batch * base.seq_len)
+    need = JobNeed(gpus=1, gpu_bytes=est.memory_total_bytes, host_ram_bytes=ram.total_bytes)
+    return need, Fixed(value=est.goodput.steady_wall_time_s / SECONDS_PER_HOUR)
+
+
+def _node_shape(source: EntrySource, usable: int, commitments: tuple[CommitmentPool, ...],
+                owned: tuple[OwnedPool, ...]) -> NodeShape:
+    """The node a job lands on: the rented offering, the committed offering or the server."""
+    offering = None
+    if source.rental is not None:
+        offering = source.rental.offering
+    elif source.implied_commitment is not None:
+        offering = source.implied_commitment.offering
+    else:
+        for pool in commitments:
+            if pool.gpu == source.gpu:
+                offering = pool.offering
+                break
+    if offering is not None:
+        return NodeShape(gpus=offering.gpus_per_instance, gpu_usable_bytes=usable,
+                         host_ram_bytes=gib_to_bytes(offering.host_ram_gib))
+    for server_pool in owned:
+        if server_pool.gpu == source.gpu:
+            return NodeShape(gpus=server_pool.server.gpu_count, gpu_usable_bytes=usable,
+                             host_ram_bytes=gib_to_bytes(server_pool.server.ram_gib))
+    raise AssertionError("a bounded source without a pool")  # entry_source checked this

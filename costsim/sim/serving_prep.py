@@ -1,0 +1,119 @@
+"""A serving phase's fleet, sized once per plan: replica size and capacity at the SLO per GPU
+type, and the routing of request sizes to GPU types.
+
+Each request size (bucket) goes to the fleet entry that serves it at the lowest cost per request
+(price per GPU-hour × GPUs per replica ÷ requests/s a replica serves within the SLO): the ground
+on which many small cards can beat a few large ones. An entry's capacity for its mix of sizes is
+the share-weighted harmonic mean (:func:`costsim.sim.fleet.mix_capacity`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.prices import PriceBook
+from costsim.domain.performance import PerfDefaults
+from costsim.domain.phases import ServingPhase
+from costsim.domain.plans import Plan, UseEntry
+from costsim.domain.scenario import Scenario
+from costsim.domain.simulation import SimAssumptions
+from costsim.errors import CostsimError
+from costsim.perf.serving import estimate_serving
+from costsim.sim.capacity import EntrySource, entry_source
+from costsim.sim.fleet import mix_capacity
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingEntryPrep:
+    """One GPU type of a serving fleet and the requests routed to it."""
+
+    source: EntrySource
+    gpus_per_replica: int
+    capacity_per_replica_s: float  # requests/s within the SLO, for the routed mix
+    request_share: float  # share of all requests routed here
+    prompt_tokens: float  # mean per routed request
+    output_tokens: float
+    min_replicas: int
+    max_replicas: int | None
+    target_utilization: float
+    scale_up_delay_s: float
+
+
+def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
+                    entries: Sequence[UseEntry], book: PriceBook, defaults: PerfDefaults,
+                    sim_defaults: SimAssumptions,
+                    reasons: list[str]) -> tuple[ServingEntryPrep, ...] | None:
+    """Size each fleet entry and route the request buckets; None (with reasons) when the model
+    cannot be served within the SLO by the plan's fleet."""
+    where = f"plan '{plan.name}', phase '{phase.name}'"
+    arch = scenario.model(phase.model).architecture
+    buckets = phase.requests
+    capacity = np.zeros((len(entries), len(buckets)))
+    tp = [0] * len(entries)
+    sources: list[EntrySource | None] = []
+    for i, entry in enumerate(entries):
+        try:
+            gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
+            precision = phase.precision or gpu.default_precision
+            for j, bucket in enumerate(buckets):
+                est = estimate_serving(
+                    arch, gpu, engine=phase.engine, precision=precision, quant=phase.quant,
+                    kv_dtype=phase.kv_dtype, prompt_tokens=bucket.prompt_tokens,
+                    output_tokens=bucket.output_tokens, batch=1, tp=None,
+                    rate_requests_per_s=None, slo_ttft_s=phase.slo.ttft_p95_s,
+                    slo_tpot_s=phase.slo.tpot_p95_s, price_usd_per_gpu_hour=0.0,
+                    assumptions=defaults.serving)
+                at_slo = est.max_requests_per_s_at_slo
+                capacity[i, j] = est.max_requests_per_s if at_slo is None else at_slo
+                tp[i] = est.gpus_per_replica
+        except CostsimError as error:
+            reasons.append(f"{where}, {entry.gpu}: {error}")
+            sources.append(None)
+            continue
+        sources.append(entry_source(scenario, plan, phase.name, entry, tp[i], book, reasons))
+    cost_per_request = np.full(capacity.shape, np.inf)
+    for i, source in enumerate(sources):
+        pool = None if source is None else source.price_pool
+        rate = pool.rate_usd_per_gpu_hour if pool is not None else 0.0
+        served = capacity[i] > 0
+        cost_per_request[i, served] = (rate * tp[i]) / capacity[i, served]
+    # bounded entries (reserved, owned) price at 0 here: capacity already paid for goes first
+    routed_to = np.argmin(cost_per_request, axis=0)
+    unserved = [j for j in range(len(buckets))
+                if not np.isfinite(cost_per_request[routed_to[j], j])]
+    if unserved:
+        sizes = ", ".join(f"{buckets[j].prompt_tokens}+{buckets[j].output_tokens} tokens"
+                          for j in unserved)
+        reasons.append(f"{where}: no GPU of the fleet serves requests of {sizes} within the "
+                       f"SLO (ttft p95 {phase.slo.ttft_p95_s} s, tpot p95 "
+                       f"{phase.slo.tpot_p95_s} s)")
+        return None
+    preps = []
+    for i, source in enumerate(sources):
+        mine = [j for j in range(len(buckets)) if routed_to[j] == i]
+        if source is None or not mine:
+            continue
+        shares = np.array([buckets[j].share for j in mine])
+        total = float(shares.sum())
+        auto = source.entry.autoscale
+        preps.append(ServingEntryPrep(
+            source=source, gpus_per_replica=tp[i],
+            capacity_per_replica_s=mix_capacity(capacity[i, mine], shares / total),
+            request_share=total,
+            prompt_tokens=float(sum(buckets[j].share * buckets[j].prompt_tokens
+                                    for j in mine) / total),
+            output_tokens=float(sum(buckets[j].share * buckets[j].output_tokens
+                                    for j in mine) / total),
+            min_replicas=auto.min_replicas if auto else 1,
+            max_replicas=auto.max_replicas if auto else None,
+            target_utilization=(auto.target_utilization if auto and auto.target_utilization
+                                else sim_defaults.target_utilization),
+            scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
+                              else sim_defaults.scale_up_delay_s)))
+    if any(s is None for s in sources):
+        return None  # an entry of the plan cannot run: its reason is already recorded
+    return tuple(preps)
