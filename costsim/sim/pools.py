@@ -18,7 +18,7 @@ ledger lines.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from costsim.catalog.prices import PriceBook
@@ -161,32 +161,41 @@ def seconds_by_month(t0_s: float, t1_s: float, month_starts_s: Sequence[float]) 
     return out
 
 
-def book_commitment(pool: CommitmentPool, used_gpu_s_by_month: Sequence[float],
+def book_commitment(pool: CommitmentPool, used_gpu_s_by_phase: Mapping[str, Sequence[float]],
                     calendar: Calendar, book: LedgerBook) -> None:
-    """Book a commitment's whole obligation: used, idle (in the horizon) and stranded hours.
+    """Book a commitment's whole obligation: each phase's use, idle hours in the horizon, and
+    the stranded part of the term after it.
 
-    ``used_gpu_s_by_month`` is the GPU-time work used on the pool in each horizon month. Every
-    committed GPU-hour costs r_c, so used + idle + stranded = the obligation.
+    ``used_gpu_s_by_phase`` maps a phase to the GPU-time it used on the pool in each horizon
+    month. Every committed GPU-hour costs r_c, so used + idle + stranded = the obligation.
     """
     months = calendar.month_starts_s()
     active = seconds_by_month(pool.start_s, pool.end_s, months)
     rate = pool.rate_usd_per_gpu_hour
     committed_in_horizon_h = sum(active) * pool.gpus / SECONDS_PER_HOUR
-    used_h = min(sum(used_gpu_s_by_month) / SECONDS_PER_HOUR, committed_in_horizon_h)
     term_gpu_h = pool.terms.term_hours * pool.gpus
     stranded_h = max(0.0, term_gpu_h - committed_in_horizon_h)
+    used_total_h = 0.0
+    for phase, used in sorted(used_gpu_s_by_phase.items()):
+        used_h = sum(used) / SECONDS_PER_HOUR
+        if used_h <= 0:
+            continue
+        used_total_h += used_h
+        book.charge(LineKey(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
+                            category=Category.COMPUTE, component=Component.GPU_INSTANCE),
+                    used_h * rate, gpu_hours=used_h)
+
     def line(category: Category) -> LineKey:
         return plan_line(pool.name, pool.gpu, pool.option, category, Component.GPU_INSTANCE)
 
-    book.charge(line(Category.COMPUTE), used_h * rate, gpu_hours=used_h)
-    idle_h = committed_in_horizon_h - used_h
+    idle_h = max(0.0, committed_in_horizon_h - used_total_h)
     book.charge(line(Category.RESERVED_IDLE), idle_h * rate, gpu_hours=idle_h)
     if stranded_h > 0:
         book.charge(line(Category.STRANDED_COMMITMENT), stranded_h * rate, gpu_hours=stranded_h)
     # cash: the upfront in the start month, the recurring rate for the hours billed each month
-    start_month = calendar.month_index(pool.start_s)
     if pool.start_s < calendar.horizon_s:
-        book.cash(start_month, pool.instances * pool.terms.upfront_usd, capex=False)
+        book.cash(calendar.month_index(pool.start_s), pool.instances * pool.terms.upfront_usd,
+                  capex=False)
     for m, seconds in enumerate(active):
         hours = seconds / SECONDS_PER_HOUR
         book.cash(m, pool.instances * pool.terms.recurring_usd_per_hour * hours, capex=False)

@@ -61,6 +61,7 @@ class RunOutcome:
     fallback_s: float  # time on the on-demand fallback pool
     waiting_s: float  # spot reacquire waits without a fallback (not billed)
     lost_work_s: float  # compute redone after interruptions
+    preemption_loss_s: float  # of the billed time: work lost to preemptions and their restarts
     restart_total_s: float
     checkpoint_total_s: float
     extra_loss_s: float
@@ -85,7 +86,7 @@ def _progress(elapsed_s: float, spec: RunSpec) -> tuple[float, float, float]:
 def simulate_run(spec: RunSpec, rng: np.random.Generator) -> RunOutcome:
     """Run ``spec`` once; draws interruption times from ``rng``."""
     remaining = spec.work_s / (1 - spec.evaluation_fraction) if spec.work_s > 0 else 0.0
-    wall = billed = fallback = waiting = lost = restarts = checkpoints = 0.0
+    wall = billed = fallback = waiting = lost = restarts = checkpoints = preempt_loss = 0.0
     faults = preemptions = 0
     fault_rate = 0.0 if math.isinf(spec.mtbf_s) else 1.0 / spec.mtbf_s
     fallback_left = 0.0  # seconds of on-demand fallback before the job returns to spot
@@ -123,11 +124,14 @@ def simulate_run(spec: RunSpec, rng: np.random.Generator) -> RunOutcome:
             kept += in_progress  # checkpointed within the notice
         else:
             lost += in_progress
+            if preempted and not on_fallback:
+                preempt_loss += in_progress
         remaining -= kept
         restarts += spec.restart_s
         wall += spec.restart_s
         if preempted:
             preemptions += 1
+            preempt_loss += spec.restart_s
             if spec.fallback:  # restart at once on on-demand, for the reacquire window
                 fallback += spec.restart_s
                 fallback_left = spec.reacquire_s
@@ -144,6 +148,7 @@ def simulate_run(spec: RunSpec, rng: np.random.Generator) -> RunOutcome:
                 billed += spec.restart_s
     extra = (wall - waiting) * spec.extra_loss_fraction / (1 - spec.extra_loss_fraction)
     return RunOutcome(wall_s=wall + extra, billed_s=billed + extra, fallback_s=fallback,
-                      waiting_s=waiting, lost_work_s=lost, restart_total_s=restarts,
+                      waiting_s=waiting, lost_work_s=lost, preemption_loss_s=preempt_loss,
+                      restart_total_s=restarts,
                       checkpoint_total_s=checkpoints, extra_loss_s=extra, faults=faults,
                       preemptions=preemptions)

@@ -1,0 +1,80 @@
+"""Bounded capacity (reservations, owned servers) hour by hour: what exists, what phases took.
+
+Each bounded pool holds an hourly capacity (GPUs that exist in that hour) and an hourly
+occupancy; phases take GPUs in the order they ask, never more than is free. What a phase could
+not get goes to its spill pool (or is not served). Per-phase use is kept so the ledger can book
+each phase's share of a commitment as its compute and the rest as idle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from costsim.units import SECONDS_PER_HOUR
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(slots=True)
+class BoundedPool:
+    """One reservation or set of owned servers during one simulation (mutable)."""
+
+    key: str  # index into the plan's commitment/owned pools, e.g. "commitment:0"
+    gpu: str
+    owned: bool
+    capacity: FloatArray  # GPUs available in each horizon hour
+    occupancy: FloatArray = field(init=False)
+    by_phase: dict[str, FloatArray] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.occupancy = np.zeros_like(self.capacity)
+
+    def free(self) -> FloatArray:
+        """GPUs not taken in each hour."""
+        return np.maximum(0.0, self.capacity - self.occupancy)
+
+    def take(self, phase: str, hour0: int, gpus: FloatArray) -> FloatArray:
+        """Take up to ``gpus[i]`` GPUs in hour ``hour0 + i``; returns what was taken."""
+        end = min(len(self.capacity), hour0 + len(gpus))
+        if end <= hour0:
+            return np.zeros_like(gpus)
+        got = np.zeros_like(gpus)
+        got[: end - hour0] = np.minimum(gpus[: end - hour0], self.free()[hour0:end])
+        self.occupancy[hour0:end] += got[: end - hour0]
+        use = self.by_phase.setdefault(phase, np.zeros_like(self.capacity))
+        use[hour0:end] += got[: end - hour0]
+        return got
+
+    def used_gpu_s_by_month(self, month_hours: list[tuple[int, int]], phase: str | None = None
+                            ) -> list[float]:
+        """GPU-seconds used in each horizon month (one phase, or all)."""
+        use = self.occupancy if phase is None else self.by_phase.get(phase)
+        if use is None:
+            return [0.0] * len(month_hours)
+        return [float(use[a:b].sum()) * SECONDS_PER_HOUR for a, b in month_hours]
+
+
+def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[int, FloatArray]:
+    """GPUs held over [t0, t1) as an hourly profile (partial hours pro rata): (first hour, per
+    hour GPU-hours)."""
+    h0 = int(t0_s // SECONDS_PER_HOUR)
+    h1 = max(h0 + 1, int(np.ceil(t1_s / SECONDS_PER_HOUR)))
+    h1 = min(h1, hours)
+    if h1 <= h0:
+        return h0, np.zeros(0)
+    starts = np.arange(h0, h1, dtype=np.float64) * SECONDS_PER_HOUR
+    cover = np.clip(np.minimum(starts + SECONDS_PER_HOUR, t1_s) - np.maximum(starts, t0_s), 0,
+                    SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+    return h0, cover * gpus
+
+
+def hourly_capacity(hours: int, t0_s: float, t1_s: float, gpus: int) -> FloatArray:
+    """Capacity of ``gpus`` GPUs that exist over [t0, t1), hour by hour."""
+    profile = np.zeros(hours)
+    h0, held = interval_gpus(hours, max(0.0, t0_s), t1_s, float(gpus))
+    if held.size:
+        profile[h0:h0 + held.size] = held
+    return profile

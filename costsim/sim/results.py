@@ -1,0 +1,87 @@
+"""What a simulation returns: everything a report table or chart shows, as frozen values.
+
+``report`` imports only these and the domain types (DESIGN §4), so timelines, ledgers, fleet
+sizes and utilization live here, not in the engines' internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costsim.domain.phases import PhaseKind
+from costsim.sim.ledger import Ledger
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseTimeline:
+    """When a phase ran in one replication (seconds from the scenario start)."""
+
+    phase: str
+    kind: PhaseKind
+    start_s: float | None  # None: it never started within the horizon
+    end_s: float | None  # None: unfinished at the horizon's end
+    deadline_s: float | None = None
+
+    @property
+    def deadline_met(self) -> bool | None:
+        """True/False for a phase with a deadline, None otherwise."""
+        if self.deadline_s is None:
+            return None
+        return self.end_s is not None and self.start_s is not None and (
+            self.end_s - self.start_s <= self.deadline_s)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingRunRecord:
+    """One training phase in one replication."""
+
+    phase: str
+    gpus: int
+    wall_s: float
+    gpu_hours: float  # GPU-hours held for the run (incl. fallback, excl. unbilled waits)
+    faults: int
+    preemptions: int
+    lost_work_s: float
+    cost_usd: float  # the phase's ledger lines
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingRecord:
+    """One serving phase in one replication."""
+
+    phase: str
+    requests: float
+    served_within_slo: float
+    tokens_served: float
+    output_tokens_served: float
+    replica_hours: float
+    cost_usd: float
+    replicas_by_hour: tuple[int, ...]  # whole fleet (replicas of every entry)
+
+    @property
+    def slo_attainment(self) -> float:
+        """Share of requests served within the SLO."""
+        return self.served_within_slo / self.requests if self.requests > 0 else 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replication:
+    """One replication of one plan."""
+
+    index: int
+    ledger: Ledger
+    timelines: tuple[PhaseTimeline, ...]
+    training: tuple[TrainingRunRecord, ...]
+    serving: tuple[ServingRecord, ...]
+    queue_waits_s: tuple[float, ...]
+    gpu_hours_used: float
+    gpu_hours_paid: float
+    reserved_gpu_hours_committed: float  # within the horizon
+    reserved_gpu_hours_used: float
+    draws: tuple[tuple[str, float], ...]
+    events: int
+
+    @property
+    def cost_usd(self) -> float:
+        """Economic cost of the replication."""
+        return self.ledger.cost_usd
