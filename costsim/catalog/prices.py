@@ -265,11 +265,14 @@ class PriceBook:
     # -- selection (DESIGN.md §8) --------------------------------------------------------------
     def cheapest_offering(self, gpu: str, count: int, option: PurchaseOption,
                           cloud: str | None = None, region: str | None = None,
-                          min_gpus_per_instance: int = 1) -> Selection:
+                          min_gpus_per_instance: int = 1,
+                          min_host_ram_gib_per_gpu: float = 0.0) -> Selection:
         """The cheapest unflagged offering for ``count`` GPUs of ``gpu`` under ``option``.
 
         Ranked by the hourly price of all instances needed (``count`` rounded up to whole
-        instances), then $/GPU-hour, then name. Without ``cloud``, marketplaces (vast,
+        instances), then $/GPU-hour, then name. Instances with less host RAM per GPU than
+        ``min_host_ram_gib_per_gpu`` are left out (a job's data loading and checkpoint copy
+        live there). Without ``cloud``, marketplaces (vast,
         hyperbolic, mithril) are left out; a named cloud is always searched. Offerings whose
         flags block ``option`` are never chosen; cheaper ones are listed in ``passed_over``.
 
@@ -284,6 +287,8 @@ class PriceBook:
         ranked: list[tuple[float, float, str, Quote, int]] = []
         for offering in candidates:
             if offering.gpus_per_instance < min_gpus_per_instance:
+                continue
+            if offering.host_ram_gib < min_host_ram_gib_per_gpu * offering.gpus_per_instance:
                 continue
             quote = self.quote(offering, option)
             if quote is None:
@@ -305,8 +310,8 @@ class PriceBook:
                               f"{reason}")
 
     def cheapest_offering_for_job(self, gpu: str, count: int, option: PurchaseOption,
-                                  cloud: str | None = None,
-                                  region: str | None = None) -> Selection:
+                                  cloud: str | None = None, region: str | None = None,
+                                  min_host_ram_gib_per_gpu: float = 0.0) -> Selection:
         """The cheapest offering for one job on ``count`` GPUs that talk to each other.
 
         The job's GPUs must sit in instances of min(count, GPUS_PER_NODE) GPUs (NVLink inside,
@@ -321,9 +326,11 @@ class PriceBook:
         """
         try:
             return self.cheapest_offering(gpu, count, option, cloud, region,
-                                          min_gpus_per_instance=min(count, GPUS_PER_NODE))
+                                          min_gpus_per_instance=min(count, GPUS_PER_NODE),
+                                          min_host_ram_gib_per_gpu=min_host_ram_gib_per_gpu)
         except InfeasibleError:
-            return self.cheapest_offering(gpu, count, option, cloud, region)
+            return self.cheapest_offering(gpu, count, option, cloud, region,
+                                          min_host_ram_gib_per_gpu=min_host_ram_gib_per_gpu)
 
 
 @cache

@@ -44,9 +44,11 @@ def price_factor(scenario: Scenario, gpu: str) -> float:
 
 
 def entry_source(scenario: Scenario, plan: Plan, phase: str, entry: UseEntry, job_gpus: int,
-                 book: PriceBook, reasons: list[str]) -> EntrySource | None:
-    """Price the sources of ``entry`` for jobs of ``job_gpus`` GPUs; a problem becomes a reason
-    the plan is infeasible (appended to ``reasons``) and None."""
+                 book: PriceBook, reasons: list[str],
+                 host_ram_gib_per_gpu: float = 0.0) -> EntrySource | None:
+    """Price the sources of ``entry`` for jobs of ``job_gpus`` GPUs needing
+    ``host_ram_gib_per_gpu`` of host RAM each; a problem becomes a reason the plan is
+    infeasible (appended to ``reasons``) and None."""
     where = f"plan '{plan.name}', phase '{phase}'"
     try:
         gpu = canonical_gpu_name(entry.gpu, source=f"plans.{plan.name}.use.{phase}.gpu")
@@ -57,7 +59,8 @@ def entry_source(scenario: Scenario, plan: Plan, phase: str, entry: UseEntry, jo
             if option is None:
                 return None
             return rental_pool(book, gpu, job_gpus, option, cloud=cloud, region=region,
-                               price_factor=factor)
+                               price_factor=factor,
+                               min_host_ram_gib_per_gpu=host_ram_gib_per_gpu)
 
         option = entry.option
         bounded = option.is_reserved or option is PurchaseOption.OWNED

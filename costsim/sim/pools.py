@@ -64,15 +64,18 @@ class RentalPool:
 
 
 def rental_pool(book: PriceBook, gpu: str, job_gpus: int, option: PurchaseOption, *,
-                cloud: str | None, region: str | None, price_factor: float = 1.0) -> RentalPool:
+                cloud: str | None, region: str | None, price_factor: float = 1.0,
+                min_host_ram_gib_per_gpu: float = 0.0) -> RentalPool:
     """The cheapest unflagged offering for jobs of ``job_gpus`` GPUs under ``option`` (DESIGN §8
-    rule, job-sized instances), with the scenario's price change applied.
+    rule, job-sized instances, enough host RAM per GPU), with the scenario's price change
+    applied.
 
     Raises:
         CatalogError: unknown GPU, cloud or region.
         InfeasibleError: nothing sells ``option`` for this GPU there.
     """
-    selection = book.cheapest_offering_for_job(gpu, job_gpus, option, cloud, region)
+    selection = book.cheapest_offering_for_job(gpu, job_gpus, option, cloud, region,
+                                               min_host_ram_gib_per_gpu)
     quote = selection.quote
     hazard = quote.spot_hazard.hazard_per_hour if quote.spot_hazard is not None else 0.0
     return RentalPool(gpu=selection.offering.gpu, option=option, offering=selection.offering,

@@ -206,7 +206,8 @@ def _experiments(scenario: Scenario, plan: Plan, phase: ExperimentsPhase, book: 
     except CostsimError as error:
         reasons.append(f"{where}: {error}")
         return None
-    source = entry_source(scenario, plan, phase.name, entry, need.gpus, book, reasons)
+    source = entry_source(scenario, plan, phase.name, entry, need.gpus, book, reasons,
+                          host_ram_gib_per_gpu=need.host_ram_bytes / need.gpus / BYTES_PER_GIB)
     if source is None:
         return None
     node = _node_shape(source, usable, commitments, owned)

@@ -297,3 +297,14 @@ def test_job_rule_relaxes_where_no_large_instance_exists() -> None:
     lam = price_book().cheapest_offering_for_job("A10", 16, OD, cloud="lambda")
     assert lam.offering.gpus_per_instance < 8
     assert lam.instances * lam.offering.gpus_per_instance >= 16
+
+
+def test_a_job_needing_host_ram_skips_instances_without_it() -> None:
+    """A 1-GPU job needing 18 GiB of host RAM cannot use a 16 GiB A10G instance."""
+    book = price_book()
+    cheapest = book.cheapest_offering("A10G", 1, OD, cloud="aws")
+    assert cheapest.offering.host_ram_gib < 18
+    roomy = book.cheapest_offering_for_job("A10G", 1, OD, cloud="aws",
+                                           min_host_ram_gib_per_gpu=18)
+    assert roomy.offering.host_ram_gib >= 18
+    assert roomy.quote.price_usd_per_hour > cheapest.quote.price_usd_per_hour

@@ -41,7 +41,7 @@ def lifecycle(**changes: object) -> Scenario:
         ServingPhase(name="serve", after=("train",), duration_months=12, model="assistant",
                      load=LoadProfile(peak_requests_per_s=40, growth_pct_per_month=5),
                      requests=(RequestBucket(share=1.0, prompt_tokens=800, output_tokens=250),),
-                     slo=Slo(ttft_p95_s=1.0, tpot_p95_s=0.05)),
+                     slo=Slo(ttft_p95_s=2.0, tpot_p95_s=0.1)),
     )
     plan = Plan(name="all-on-demand", uses=(
         PhaseUse(phase="prototype", entries=(UseEntry(gpu="A10G"),)),

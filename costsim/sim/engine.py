@@ -1,0 +1,157 @@
+"""One replication of one plan: the phases as simpy processes on the scenario's calendar.
+
+Each phase waits for the phases it comes ``after``, runs (:mod:`costsim.sim.phase_runs`), and
+releases its dependants. When the last phase is done (or the horizon ends), the plan-level costs
+are booked from what was measured: every commitment's obligation (per-phase use, idle,
+stranded), owned servers (capex, residual, power by use, staff), storage and data transfer.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Generator
+from typing import Any
+
+import numpy as np
+
+from costsim.catalog.storage import storage_price
+from costsim.domain.phases import TrainingPhase
+from costsim.domain.uncertainty import Distribution
+from costsim.sim.context import CountingEnvironment, RunContext
+from costsim.sim.draws import draw
+from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
+from costsim.sim.phase_runs import run_experiments, run_serving, run_training
+from costsim.sim.pools import book_commitment, book_owned, seconds_by_month
+from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
+from costsim.sim.results import PhaseTimeline, Replication
+from costsim.sim.streams import named_rng
+from costsim.units import SECONDS_PER_DAY
+
+# Storage is billed at the plan's cloud, else the cloud of its first rented pool; a plan on
+# owned servers only stores at this cloud's object-storage prices (documented fallback).
+DEFAULT_STORAGE_CLOUD = "aws"
+# Monthly prices apply to calendar months pro rata to an average month (365.25 / 12 days).
+AVERAGE_MONTH_S = 365.25 / 12 * SECONDS_PER_DAY
+
+
+def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
+    """One value per uncertainty variable, each from its own named stream (so adding a
+    variable never changes the others' draws)."""
+    block = prep.scenario.uncertainty
+    values: dict[str, float] = {}
+    for name in block.variables():
+        dist: Distribution | None = getattr(block, name)
+        if dist is not None:
+            values[name] = draw(dist, named_rng(root, "uncertainty", name))
+    return values
+
+
+def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
+                         index: int) -> Replication:
+    """Simulate ``prep`` once on the random streams under ``root``."""
+    if not prep.feasible:
+        raise ValueError(f"plan '{prep.plan.name}' is infeasible: {prep.infeasible_reasons}")
+    calendar = prep.scenario.calendar
+    env = CountingEnvironment()
+    ctx = RunContext(env=env, prep=prep, root=root, book=LedgerBook(calendar.month_labels()),
+                     draws=draw_uncertainty(prep, root), keep_fleet=index == 0)
+    done = {name: env.event() for name in prep.phases}
+    for phase in prep.scenario.phase_order():
+        env.process(_phase_process(ctx, phase.name, done))
+    env.run(until=ctx.horizon_s)
+    _book_plan_costs(ctx)
+    reserved = [p for p in ctx.bounded if not p.owned]
+    committed_h = sum(float(p.capacity.sum()) for p in reserved)
+    used_h = sum(float(p.occupancy.sum()) for p in reserved)
+    owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
+    ledger = ctx.book.close()
+    return Replication(
+        index=index, ledger=ledger,
+        timelines=tuple(ctx.timelines[p.name] for p in prep.scenario.phase_order()),
+        training=tuple(ctx.training), serving=tuple(ctx.serving),
+        queue_waits_s=tuple(ctx.queue_waits_s), gpu_hours_used=ctx.used_gpu_hours,
+        gpu_hours_paid=ctx.rental_gpu_hours + committed_h + owned_h,
+        reserved_gpu_hours_committed=committed_h, reserved_gpu_hours_used=used_h,
+        draws=tuple(sorted(ctx.draws.items())), events=env.events_processed)
+
+
+def _phase_process(ctx: RunContext, name: str,
+                   done: dict[str, Any]) -> Generator[Any, Any, None]:
+    env = ctx.env
+    phase = ctx.prep.scenario.phase(name)
+    deps = [done[d] for d in phase.after]
+    if deps:
+        yield env.all_of(deps)
+    deadline = (phase.deadline_days * SECONDS_PER_DAY
+                if isinstance(phase, TrainingPhase) and phase.deadline_days is not None
+                else None)
+    start = env.now
+    ctx.timelines[name] = PhaseTimeline(phase=name, kind=phase.kind, start_s=start, end_s=None,
+                                        deadline_s=deadline)
+    prep = ctx.prep.phases[name]
+    if isinstance(prep, TrainingPrep):
+        end = yield from run_training(ctx, prep)
+    elif isinstance(prep, ExperimentsPrep):
+        end = yield from run_experiments(ctx, prep)
+    else:
+        end = yield from run_serving(ctx, prep)
+    ctx.timelines[name] = PhaseTimeline(phase=name, kind=phase.kind, start_s=start,
+                                        end_s=end if end <= ctx.horizon_s else None,
+                                        deadline_s=deadline)
+    done[name].succeed()
+
+
+def _book_plan_costs(ctx: RunContext) -> None:
+    calendar = ctx.prep.scenario.calendar
+    for i, pool in enumerate(ctx.commitments):
+        tracked = next(p for p in ctx.bounded if p.key == f"commitment:{i}")
+        used = {phase: tracked.used_gpu_s_by_month(ctx.month_hours, phase)
+                for phase in tracked.by_phase}
+        book_commitment(pool, used, calendar, ctx.book)
+    for i, owned in enumerate(ctx.owned):
+        tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
+        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book)
+    for name in ctx.prep.phases:
+        if name not in ctx.timelines:  # never started: waiting on a phase that never ended
+            phase = ctx.prep.scenario.phase(name)
+            ctx.timelines[name] = PhaseTimeline(phase=name, kind=phase.kind, start_s=None,
+                                                end_s=None)
+    _book_storage(ctx)
+
+
+def storage_cloud(prep: PreparedPlan) -> str:
+    """Where the plan keeps its data: its cloud, else its first rented or reserved pool's."""
+    if prep.plan.cloud:
+        return prep.plan.cloud
+    for phase_prep in prep.phases.values():
+        sources = ([e.source for e in phase_prep.entries] if isinstance(phase_prep, ServingPrep)
+                   else [phase_prep.source])
+        for source in sources:
+            pool = source.price_pool
+            if pool is not None:
+                return pool.offering.cloud
+    return DEFAULT_STORAGE_CLOUD
+
+
+def _book_storage(ctx: RunContext) -> None:
+    data = ctx.prep.scenario.data
+    price = storage_price(storage_cloud(ctx.prep))
+    starts = ctx.prep.scenario.calendar.month_starts_s()
+    pool = f"{price.cloud} object storage"
+    storage_key = LineKey(phase="", pool=pool, gpu="", option="", category=Category.STORAGE,
+                          component=Component.STORAGE)
+    egress_key = LineKey(phase="", pool=pool, gpu="", option="",
+                         category=Category.DATA_TRANSFER, component=Component.NETWORK)
+    month_s = [b - a for a, b in itertools.pairwise(starts)]
+    stored_gb_s = [data.dataset_gb * s for s in month_s]
+    for end_s, checkpoint_bytes in ctx.checkpoint_bytes:
+        kept_gb = data.checkpoints_retained * checkpoint_bytes / 1e9
+        for m, seconds in enumerate(seconds_by_month(end_s, ctx.horizon_s, starts)):
+            stored_gb_s[m] += kept_gb * seconds
+    for m, gb_s in enumerate(stored_gb_s):
+        if gb_s > 0:  # GB-seconds -> GB-months of an average month
+            ctx.book.spend(storage_key, m,
+                           price.object_storage_usd_per_gb_month * gb_s / AVERAGE_MONTH_S)
+        if data.egress_gb_per_month > 0:
+            ctx.book.spend(egress_key, m, price.egress_cost_usd_per_month(
+                data.egress_gb_per_month) * month_s[m] / AVERAGE_MONTH_S)

@@ -1,0 +1,202 @@
+"""Monte Carlo over a plan: N replications on independent, named streams, and their summary.
+
+Replication r of every plan draws from ``SeedSequence(seed).spawn(N)[r]`` (DESIGN §7), so plans
+are compared on the same futures, and the result is the same bit for bit whether the
+replications run in one process or several. Engine results that do not depend on the draw are
+prepared once per plan (:func:`costsim.sim.prepare.prepare_plan`). Progress is reported through a
+callback; the engine never prints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from costsim.domain.phases import PhaseKind
+from costsim.domain.scenario import Scenario
+from costsim.sim.engine import simulate_replication
+from costsim.sim.ledger import Category, Ledger, average_ledgers
+from costsim.sim.prepare import PreparedPlan, prepare_plan
+from costsim.sim.results import PhaseTimeline, Replication
+from costsim.sim.streams import replication_seeds
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stats:
+    """Mean and P10/P50/P90 of a quantity over the replications."""
+
+    mean: float
+    p10: float
+    p50: float
+    p90: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Stats:
+        """Summary of ``values`` (linear-interpolated percentiles)."""
+        array = np.asarray(values, dtype=np.float64)
+        p10, p50, p90 = np.percentile(array, [10, 50, 90])
+        return cls(mean=float(array.mean()), p10=float(p10), p50=float(p50), p90=float(p90))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanMetrics:
+    """Utilization and service metrics, averaged over the replications."""
+
+    gpu_hours_used: float
+    gpu_hours_paid: float
+    reserved_utilization: float | None  # None: the plan reserves nothing
+    stranded_commitment_usd: float
+    queue_wait_p95_s: float | None  # None: no experiment queue
+    slo_attainment: float | None  # None: no serving phase
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanResult:
+    """What ``run`` reports for one plan."""
+
+    name: str
+    feasible: bool
+    infeasible_reasons: tuple[str, ...]
+    replications: int
+    cost_usd: Stats | None = None
+    cash_usd_mean: float | None = None
+    npv_usd_mean: float | None = None
+    finish_s: Stats | None = None  # when the last phase ended
+    p_over_budget: float | None = None
+    p_deadline_missed: float | None = None
+    cost_per_training_run_usd: float | None = None
+    training_gpu_hours: Stats | None = None
+    cost_per_million_tokens_usd: float | None = None
+    cost_per_million_output_tokens_usd: float | None = None
+    ledger: Ledger | None = None  # mean ledger: lines add up to cost_usd.mean
+    metrics: PlanMetrics | None = None
+    timelines: tuple[PhaseTimeline, ...] = ()  # replication 0, for charts
+    serving_replicas_by_hour: tuple[tuple[str, tuple[int, ...]], ...] = ()  # replication 0
+    events: int = 0
+
+
+def _simulate_chunk(prep: PreparedPlan, seed: int, replications: int,
+                    indices: Sequence[int]) -> list[Replication]:
+    roots = replication_seeds(seed, replications)
+    return [simulate_replication(prep, roots[i], i) for i in indices]
+
+
+def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
+             progress: Progress | None = None, workers: int = 1) -> PlanResult:
+    """Simulate ``replications`` futures of a prepared plan and summarize them."""
+    if replications < 1:
+        raise ValueError(f"replications must be >= 1, got {replications}")
+    name = prep.plan.name
+    if not prep.feasible:
+        if progress:
+            progress(replications, replications)
+        return PlanResult(name=name, feasible=False,
+                          infeasible_reasons=prep.infeasible_reasons, replications=0)
+    reps: list[Replication] = []
+    if workers <= 1:
+        roots = replication_seeds(seed, replications)
+        for i in range(replications):
+            reps.append(simulate_replication(prep, roots[i], i))
+            if progress:
+                progress(i + 1, replications)
+    else:
+        chunks = [list(range(replications))[k::workers] for k in range(workers)]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(_simulate_chunk, prep, seed, replications, c)
+                       for c in chunks if c]
+            for future in futures:
+                reps.extend(future.result())
+                if progress:
+                    progress(len(reps), replications)
+        reps.sort(key=lambda r: r.index)
+    return summarize(prep, reps)
+
+
+def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
+    """The plan's result from its replications (in index order)."""
+    scenario = prep.scenario
+    costs = [r.cost_usd for r in reps]
+    mean_ledger = average_ledgers([r.ledger for r in reps])
+    rate = scenario.discount_rate_pct_per_year / 100
+    npv = [sum(row.cash_usd / (1 + rate) ** ((m + 1) / 12)
+               for m, row in enumerate(r.ledger.months)) for r in reps]
+    finish = [max((t.end_s if t.end_s is not None else math.inf) for t in r.timelines)
+              for r in reps]
+    finite_finish = [f if math.isfinite(f) else scenario.calendar.horizon_s for f in finish]
+    training_names = {p.name for p in scenario.phases if p.kind is PhaseKind.TRAINING}
+    serving_names = {p.name for p in scenario.phases if p.kind is PhaseKind.SERVING}
+    missed = [any(t.deadline_met is False for t in r.timelines) for r in reps]
+    has_deadline = any(t.deadline_s is not None for t in reps[0].timelines)
+    committed = sum(r.reserved_gpu_hours_committed for r in reps)
+    waits = [w for r in reps for w in r.queue_waits_s]
+    serving_requests = sum(s.requests for r in reps for s in r.serving)
+    tokens = float(np.mean([sum(s.tokens_served for s in r.serving) for r in reps]))
+    output_tokens = float(np.mean([sum(s.output_tokens_served for s in r.serving)
+                                   for r in reps]))
+    budget = scenario.budget_usd
+    by_cat = mean_ledger.by_category()
+    return PlanResult(
+        name=prep.plan.name, feasible=True, infeasible_reasons=(), replications=len(reps),
+        cost_usd=Stats(mean=mean_ledger.cost_usd, **_percentiles(costs)),
+        cash_usd_mean=mean_ledger.cash_usd, npv_usd_mean=float(np.mean(npv)),
+        finish_s=Stats.of(finite_finish),
+        p_over_budget=None if budget is None else float(np.mean([c > budget for c in costs])),
+        p_deadline_missed=float(np.mean(missed)) if has_deadline else None,
+        cost_per_training_run_usd=_phase_cost(mean_ledger, training_names),
+        training_gpu_hours=(Stats.of([sum(t.gpu_hours for t in r.training) for r in reps])
+                            if training_names else None),
+        cost_per_million_tokens_usd=_per_million(mean_ledger, serving_names, tokens),
+        cost_per_million_output_tokens_usd=_per_million(mean_ledger, serving_names,
+                                                        output_tokens),
+        ledger=mean_ledger,
+        metrics=PlanMetrics(
+            gpu_hours_used=float(np.mean([r.gpu_hours_used for r in reps])),
+            gpu_hours_paid=float(np.mean([r.gpu_hours_paid for r in reps])),
+            reserved_utilization=(sum(r.reserved_gpu_hours_used for r in reps) / committed
+                                  if committed > 0 else None),
+            stranded_commitment_usd=by_cat.get(Category.STRANDED_COMMITMENT, 0.0),
+            queue_wait_p95_s=float(np.percentile(waits, 95)) if waits else None,
+            slo_attainment=(sum(s.served_within_slo for r in reps for s in r.serving)
+                            / serving_requests if serving_requests > 0 else None)),
+        timelines=reps[0].timelines,
+        serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
+        events=sum(r.events for r in reps))
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float]:
+    p10, p50, p90 = np.percentile(np.asarray(values, dtype=np.float64), [10, 50, 90])
+    return {"p10": round(float(p10), 2), "p50": round(float(p50), 2), "p90": round(float(p90), 2)}
+
+
+def _phase_cost(ledger: Ledger, phases: set[str]) -> float | None:
+    """Mean cost of the named phases per phase (cost per training run)."""
+    if not phases:
+        return None
+    total = sum(line.amount_usd for line in ledger.lines if line.key.phase in phases)
+    return round(total / len(phases), 2)
+
+
+def _per_million(ledger: Ledger, phases: set[str], tokens: float) -> float | None:
+    if not phases or tokens <= 0:
+        return None
+    cost = sum(line.amount_usd for line in ledger.lines if line.key.phase in phases)
+    return cost / tokens * 1e6
+
+
+def run_scenario(scenario: Scenario, *, seed: int, replications: int,
+                 plans: Sequence[str] | None = None, progress: Progress | None = None,
+                 workers: int = 1) -> tuple[PlanResult, ...]:
+    """Prepare and simulate every plan (or those named), each on the same futures."""
+    chosen = [p for p in scenario.plans if plans is None or p.name in plans]
+    results = []
+    for plan in chosen:
+        prep = prepare_plan(scenario, plan)
+        results.append(run_plan(prep, seed=seed, replications=replications, progress=progress,
+                                workers=workers))
+    return tuple(results)

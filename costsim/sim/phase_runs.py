@@ -1,0 +1,247 @@
+"""The phases as simpy processes, thin over the pure rules.
+
+Each runner is a generator the engine starts when the phase's dependencies have ended; it takes
+capacity, books what it holds, and advances the clock by the phase's duration. The arithmetic is
+in :mod:`costsim.sim.training_run`, :mod:`costsim.sim.fleet`, :mod:`costsim.sim.load` and
+:mod:`costsim.sim.packing`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from costsim.domain.pricing import PurchaseOption
+from costsim.sim.context import RunContext
+from costsim.sim.draws import draw
+from costsim.sim.fleet import fleet_hours
+from costsim.sim.ledger import Category
+from costsim.sim.load import hourly_rates, resolve_shape
+from costsim.sim.packing import Cluster, Placement
+from costsim.sim.pools import RentalPool
+from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
+from costsim.sim.results import ServingRecord, TrainingRunRecord
+from costsim.sim.training_run import RunSpec, simulate_run
+from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+
+Process = Generator[Any, Any, float]
+
+
+def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
+    """Train on reserved/owned GPUs where free, the rest on the rental or spill pool; returns
+    the end time."""
+    env, phase, src = ctx.env, prep.phase, prep.source
+    start = env.now
+    work = prep.steady_s * ctx.draws["training_tokens_scale"] / ctx.draws["throughput_error"]
+    bounded_gpus = 0
+    owned = src.entry.option is PurchaseOption.OWNED
+    if src.bounded:
+        if src.implied_commitment is not None:
+            ctx.add_commitment(replace(src.implied_commitment, start_s=start))
+        bounded_gpus = min(prep.gpus, ctx.free_gpus(src.gpu, owned, start, start + work))
+        if bounded_gpus < prep.gpus and src.spill is None:
+            # wait for capacity (servers still in delivery, another phase on the reservation)
+            wait_until = _first_time_free(ctx, src.gpu, owned, prep.gpus, start, work)
+            if wait_until is None:
+                return math.inf
+            yield env.timeout(wait_until - start)
+            start = env.now
+            bounded_gpus = prep.gpus
+    rented = prep.gpus - bounded_gpus
+    pool = src.rental if not src.bounded else src.spill
+    on_spot = pool is not None and pool.option is PurchaseOption.SPOT and rented > 0
+    spot_hazard = 0.0
+    if on_spot and pool is not None:
+        spot_hazard = (pool.instances_for(rented) * pool.spot_hazard_per_instance_hour
+                       * ctx.draws["spot_hazard_scale"] / SECONDS_PER_HOUR)
+    faults_per_s = (prep.faults_per_gpu_hour * prep.gpus * ctx.draws["failure_rate_scale"]
+                    / SECONDS_PER_HOUR)
+    loss = phase.allin_loss_fraction or 0.0
+    spec = RunSpec(work_s=work, checkpoint_s=prep.checkpoint_s, interval_s=prep.interval_s,
+                   restart_s=prep.restart_s,
+                   mtbf_s=1 / faults_per_s if faults_per_s > 0 else math.inf,
+                   evaluation_fraction=prep.evaluation_fraction,
+                   extra_loss_fraction=min(0.9, loss * ctx.draws["allin_loss_scale"]),
+                   spot_hazard_per_s=spot_hazard,
+                   spot_notice_s=pool.billing.spot_notice_s if pool is not None else 0.0,
+                   reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
+                   fallback=src.fallback is not None)
+    out = simulate_run(spec, ctx.rng("phase", phase.name, "run"))
+    end = start + out.wall_s
+    if bounded_gpus:
+        ctx.take_interval(phase.name, src.gpu, owned, start, end, bounded_gpus)
+    if rented and pool is not None:
+        held_end = start + out.billed_s
+        if on_spot and out.preemption_loss_s > 0:
+            lost_start = held_end - out.preemption_loss_s
+            ctx.book_rental_interval(phase.name, pool, start, lost_start, rented)
+            ctx.book_rental_interval(phase.name, pool, lost_start, held_end, rented,
+                                     Category.SPOT_LOST_WORK)
+        else:
+            ctx.book_rental_interval(phase.name, pool, start, held_end, rented)
+        if out.fallback_s > 0 and src.fallback is not None:
+            ctx.book_rental_interval(phase.name, src.fallback, held_end, held_end + out.fallback_s,
+                                     rented)
+    ctx.used_gpu_hours += prep.gpus * (out.billed_s + out.fallback_s) / SECONDS_PER_HOUR
+    ctx.checkpoint_bytes.append((end, prep.checkpoint_bytes))
+    ctx.training.append(TrainingRunRecord(
+        phase=phase.name, gpus=prep.gpus, wall_s=out.wall_s,
+        gpu_hours=prep.gpus * (out.billed_s + out.fallback_s) / SECONDS_PER_HOUR,
+        faults=out.faults, preemptions=out.preemptions, lost_work_s=out.lost_work_s,
+        cost_usd=0.0))
+    yield env.timeout(out.wall_s)
+    return env.now
+
+
+def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: float,
+                     work: float) -> float | None:
+    """The first hour from ``start`` when ``gpus`` bounded GPUs are free for ``work`` seconds."""
+    hour = int(start // SECONDS_PER_HOUR)
+    while hour < ctx.hours:
+        t = hour * SECONDS_PER_HOUR
+        if ctx.free_gpus(gpu, owned, t, t + work) >= gpus:
+            return max(t, start)
+        hour += 1
+    return None
+
+
+def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
+    """Poisson job arrivals; elastic jobs each on their own instance, or a FIFO queue on a
+    fixed set of nodes; returns the end time."""
+    env, phase = ctx.env, prep.phase
+    start = env.now
+    duration = ctx.prep.scenario.calendar.months_s(phase.duration_months)
+    rate_per_s = phase.arrivals_per_day * ctx.draws["job_arrivals_scale"] / SECONDS_PER_DAY
+    rng = ctx.rng("phase", phase.name, "arrivals")
+    arrivals: list[float] = []
+    t = start
+    while True:
+        t += float(rng.exponential(1.0 / rate_per_s))
+        if t >= start + duration:
+            break
+        arrivals.append(t)
+    sizes = ctx.rng("phase", phase.name, "sizes")
+    tput = ctx.draws["throughput_error"]
+    run_s = np.array([max(1.0, _job_gpu_hours(prep, sizes) / prep.need.gpus * SECONDS_PER_HOUR
+                          / tput) for _ in arrivals])
+    ctx.used_gpu_hours += float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR
+    if prep.nodes is None:
+        pool = prep.source.rental or prep.source.spill
+        if pool is not None:
+            ctx.book_rental_jobs(phase.name, pool, np.array(arrivals), run_s, prep.need.gpus)
+        ctx.queue_waits_s.extend([0.0] * len(arrivals))
+        end = max(start + duration, float((np.array(arrivals) + run_s).max(initial=start)))
+        yield env.timeout(end - start)
+        return env.now
+    cluster = Cluster(prep.node, prep.nodes)
+    queue: list[tuple[float, float]] = []
+    finished = env.event()
+    pending = [len(arrivals)]
+
+    def job(run: float, placement: Placement) -> Generator[Any, Any, None]:
+        yield env.timeout(run)
+        cluster.release(prep.need, placement)
+        pending[0] -= 1
+        dispatch()
+
+    def dispatch() -> None:
+        while queue:
+            placement = cluster.place(prep.need)
+            if placement is None:
+                return
+            arrived, run = queue.pop(0)
+            ctx.queue_waits_s.append(env.now - arrived)
+            env.process(job(run, placement))
+        if pending[0] == 0 and not finished.triggered:
+            finished.succeed()
+
+    def arrive() -> Generator[Any, Any, None]:
+        for arrival, run in zip(arrivals, run_s.tolist(), strict=True):
+            yield env.timeout(arrival - env.now)
+            queue.append((arrival, run))
+            dispatch()
+
+    env.process(arrive())
+    if not arrivals:
+        finished.succeed()
+    yield env.timeout(duration)
+    yield finished
+    end = env.now
+    gpus = prep.nodes * prep.node.gpus
+    src = prep.source
+    if src.bounded:
+        owned = src.entry.option is PurchaseOption.OWNED
+        if src.implied_commitment is not None:
+            ctx.add_commitment(replace(src.implied_commitment, start_s=start))
+        ctx.take_interval(phase.name, src.gpu, owned, start, end, gpus)
+    elif src.rental is not None:
+        ctx.book_rental_interval(phase.name, src.rental, start, end, gpus)
+    return end
+
+
+def _job_gpu_hours(prep: ExperimentsPrep, rng: np.random.Generator) -> float:
+    """One job's GPU-hours (a size distribution can draw near zero: never negative)."""
+    return max(0.0, draw(prep.gpu_hours, rng))
+
+
+def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
+    """Serve hour by hour: autoscaled replicas per fleet entry, bounded GPUs first, the rest
+    on the rental or spill pool; returns the end time."""
+    env, phase, sim = ctx.env, prep.phase, ctx.prep.sim_defaults
+    start = env.now
+    duration = ctx.prep.scenario.calendar.months_s(phase.duration_months)
+    hours = max(0, min(math.ceil(duration / SECONDS_PER_HOUR),
+                       ctx.hours - int(start // SECONDS_PER_HOUR)))
+    h0 = int(start // SECONDS_PER_HOUR)
+    growth = ctx.draws.get("demand_growth_pct_per_month")
+    shape = resolve_shape(phase.load, sim, growth)
+    rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
+    requests = served = tokens = output_tokens = replica_hours = 0.0
+    fleet_total = np.zeros(hours, dtype=np.int64)
+    for entry in prep.entries:
+        src = entry.source
+        fleet = fleet_hours(rates * entry.request_share,
+                            entry.capacity_per_replica_s * ctx.draws["throughput_error"],
+                            entry.target_utilization, entry.min_replicas, entry.max_replicas,
+                            entry.scale_up_delay_s)
+        gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica
+        served_hourly = fleet.served_within_slo
+        if src.bounded:
+            owned = src.entry.option is PurchaseOption.OWNED
+            if src.implied_commitment is not None:
+                ctx.add_commitment(replace(src.implied_commitment, start_s=start))
+            got = ctx.take_hourly(phase.name, src.gpu, owned, h0, gpus)
+            rest = gpus - got
+            if src.spill is not None:
+                _book_replicas(ctx, phase.name, src.spill, h0, rest, entry.gpus_per_replica)
+            else:
+                share = np.divide(got, gpus, out=np.ones_like(gpus), where=gpus > 0)
+                served_hourly = served_hourly * share
+        elif src.rental is not None:
+            _book_replicas(ctx, phase.name, src.rental, h0, gpus, entry.gpus_per_replica)
+        requests += float(fleet.requests.sum())
+        served += float(served_hourly.sum())
+        tokens += float(served_hourly.sum()) * (entry.prompt_tokens + entry.output_tokens)
+        output_tokens += float(served_hourly.sum()) * entry.output_tokens
+        replica_hours += fleet.replica_hours
+        fleet_total += fleet.replicas
+        ctx.used_gpu_hours += float(gpus.sum())
+    ctx.serving.append(ServingRecord(
+        phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
+        output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
+        replicas_by_hour=tuple(int(r) for r in fleet_total) if ctx.keep_fleet else ()))
+    yield env.timeout(hours * SECONDS_PER_HOUR)
+    return env.now
+
+
+def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus: np.ndarray,
+                   gpus_per_replica: int) -> None:
+    """Rented replicas sit on whole instances: each replica's GPUs round up to instances."""
+    per_replica = pool.instances_for(gpus_per_replica) * pool.gpus_per_instance
+    paid = gpus / gpus_per_replica * per_replica
+    ctx.book_rental_hourly(phase, pool, h0, paid)
+
