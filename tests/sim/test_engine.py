@@ -1,0 +1,182 @@
+"""Whole replications of hand-checkable worlds, and the properties a finance reader relies on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import date
+
+import pytest
+
+from costsim.domain.calendar import Calendar
+from costsim.domain.phases import ExperimentsPhase, GenericJob, TrainingPhase
+from costsim.domain.plans import Commitment, PhaseUse, Plan, UseEntry
+from costsim.domain.pricing import Payment, PurchaseOption
+from costsim.domain.scenario import Scenario, ScenarioPrices
+from costsim.domain.uncertainty import Fixed, LogNormal, Uncertainty
+from costsim.domain.workload import Task
+from costsim.sim.engine import simulate_replication
+from costsim.sim.ledger import Category
+from costsim.sim.montecarlo import run_plan
+from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
+from costsim.sim.streams import replication_seeds
+from costsim.units import HOURS_PER_YEAR, SECONDS_PER_HOUR
+from tests.domain.scenario_builders import lifecycle, llama_8b
+
+ROOT = replication_seeds(0, 1)[0]
+
+
+def _train_only(entry: UseEntry, *, commitments: tuple[Commitment, ...] = (),
+                months: int = 6, **scenario: object) -> Scenario:
+    phase = TrainingPhase(name="train", model="assistant", task=Task.FINETUNE, tokens=5e9,
+                          lora_rank=16)
+    plan = Plan(name="p", uses=(PhaseUse(phase="train", entries=(entry,)),),
+                commitments=commitments)
+    return Scenario(name="t", calendar=Calendar(start=date(2027, 1, 1), horizon_months=months),
+                    models=(llama_8b(),), phases=(phase,), plans=(plan,),
+                    **scenario)  # type: ignore[arg-type]
+
+
+def _without_interruptions(prep: PreparedPlan) -> PreparedPlan:
+    train = prep.phases["train"]
+    assert isinstance(train, TrainingPrep)
+    quiet = replace(train, faults_per_gpu_hour=0.0, checkpoint_s=0.0, evaluation_fraction=0.0)
+    return replace(prep, phases={**prep.phases, "train": quiet})
+
+
+def test_a_run_without_failures_takes_the_performance_models_steady_time() -> None:
+    scenario = _train_only(UseEntry(gpu="H100", count=8))
+    prep = _without_interruptions(prepare_plan(scenario, scenario.plans[0]))
+    rep = simulate_replication(prep, ROOT, 0)
+    train = prep.phases["train"]
+    assert isinstance(train, TrainingPrep)
+    timeline = rep.timelines[0]
+    assert timeline.end_s is not None
+    assert timeline.start_s is not None
+    assert timeline.end_s - timeline.start_s == pytest.approx(train.steady_s)
+    # billed on whole 8-GPU instances for the steady time (the cloud's billing increment
+    # applied), at the pool's rate
+    pool = train.source.rental
+    assert pool is not None
+    billed_h = pool.billing.billed_hours(train.steady_s)
+    assert billed_h == pytest.approx(train.steady_s / SECONDS_PER_HOUR, abs=1.0)
+    compute = rep.ledger.by_category()[Category.COMPUTE]
+    assert compute == pytest.approx(8 * billed_h * pool.rate_usd_per_gpu_hour, abs=0.05)
+    # the rest is the checkpoint kept in object storage until the horizon's end
+    assert set(rep.ledger.by_category()) == {Category.COMPUTE, Category.STORAGE}
+
+
+def test_an_implied_reservation_books_use_idle_and_stranded_hours_exactly() -> None:
+    entry = UseEntry(gpu="H100", count=8, option=PurchaseOption.RESERVED_1Y_NO_UPFRONT,
+                     cloud="aws")
+    scenario = _train_only(entry)
+    prep = _without_interruptions(prepare_plan(scenario, scenario.plans[0]))
+    rep = simulate_replication(prep, ROOT, 0)
+    train = prep.phases["train"]
+    assert isinstance(train, TrainingPrep)
+    pool = train.source.implied_commitment
+    assert pool is not None
+    rate = pool.rate_usd_per_gpu_hour
+    used_h = 8 * train.steady_s / SECONDS_PER_HOUR
+    horizon_h = scenario.calendar.horizon_s / SECONDS_PER_HOUR
+    by_cat = rep.ledger.by_category()
+    assert by_cat[Category.COMPUTE] == pytest.approx(used_h * rate, abs=0.05)
+    assert by_cat[Category.RESERVED_IDLE] == pytest.approx((8 * horizon_h - used_h) * rate,
+                                                           abs=0.05)
+    assert by_cat[Category.STRANDED_COMMITMENT] == pytest.approx(
+        8 * (HOURS_PER_YEAR - horizon_h) * rate, abs=0.05)
+    reservation = sum(by_cat[c] for c in (Category.COMPUTE, Category.RESERVED_IDLE,
+                                          Category.STRANDED_COMMITMENT))
+    assert reservation == pytest.approx(pool.obligation_usd, abs=0.1)
+
+
+def test_ledger_lines_add_up_and_only_the_residual_is_negative() -> None:
+    scenario = lifecycle()
+    rep = simulate_replication(prepare_plan(scenario, scenario.plans[0]), ROOT, 0)
+    assert round(sum(line.amount_usd for line in rep.ledger.lines) * 100) == round(
+        rep.cost_usd * 100)
+    assert round(sum(m.cash_usd for m in rep.ledger.months) * 100) == round(
+        rep.ledger.cash_usd * 100)
+    for line in rep.ledger.lines:
+        if line.key.category is not Category.RESIDUAL_VALUE:
+            assert line.amount_usd >= 0, line
+    assert {t.phase for t in rep.timelines} == {"prototype", "train", "serve"}
+
+
+def test_raising_prices_never_lowers_the_cost() -> None:
+    base = lifecycle()
+    costs = []
+    for pct in (0.0, 10.0, 50.0):
+        scenario = replace(base, prices=ScenarioPrices(gpu_price_change_pct=(
+            ("A10G", pct), ("H100", pct), ("L4", pct))))
+        costs.append(simulate_replication(prepare_plan(scenario, scenario.plans[0]), ROOT,
+                                          0).cost_usd)
+    assert costs == sorted(costs)
+    assert costs[2] > costs[0]
+
+
+def test_more_reserved_capacity_never_raises_on_demand_hours() -> None:
+    on_demand_hours = []
+    for count in (8, 16, 32):
+        commitment = Commitment(gpu="H100", count=count, term_years=1,
+                                payment=Payment.NO_UPFRONT, start=date(2027, 1, 1), cloud="aws")
+        entry = UseEntry(gpu="H100", count=32, option=PurchaseOption.RESERVED_1Y_NO_UPFRONT,
+                         spill=PurchaseOption.ON_DEMAND, cloud="aws")
+        scenario = _train_only(entry, commitments=(commitment,))
+        rep = simulate_replication(prepare_plan(scenario, scenario.plans[0]), ROOT, 0)
+        on_demand_hours.append(sum(line.gpu_hours for line in rep.ledger.lines
+                                   if line.key.option == "on-demand"))
+    assert on_demand_hours == sorted(on_demand_hours, reverse=True)
+    assert on_demand_hours[-1] == 0
+
+
+def test_queued_prototype_jobs_wait_when_the_fixed_fleet_is_full() -> None:
+    busy = ExperimentsPhase(name="proto", duration_months=0.5, arrivals_per_day=40,
+                            job=GenericJob(gpu_memory_gib=30, gpu_hours=Fixed(value=8)))
+    plan = Plan(name="p", uses=(PhaseUse(phase="proto", entries=(
+        UseEntry(gpu="A100-80GB", count=8, cloud="aws"),)),))
+    scenario = Scenario(name="q", calendar=Calendar(start=date(2027, 1, 1), horizon_months=2),
+                        models=(), phases=(busy,), plans=(plan,))
+    rep = simulate_replication(prepare_plan(scenario, plan), ROOT, 0)
+    # 8 GPUs x 2 jobs (N+1: 3 x 30 GiB > 76 GiB usable, so 2 a GPU) = 16 slots; 40 jobs of
+    # 8 h a day need 13.3 slots on average: bursts queue
+    assert max(rep.queue_waits_s) > 0
+    assert len(rep.queue_waits_s) > 0
+
+
+def test_same_seed_same_result_in_one_process_or_two() -> None:
+    scenario = lifecycle(uncertainty=Uncertainty(throughput_error=LogNormal(sigma=0.1),
+                                                 failure_rate_scale=LogNormal(sigma=0.3)))
+    prep = prepare_plan(scenario, scenario.plans[0])
+    one = run_plan(prep, seed=7, replications=6, workers=1)
+    two = run_plan(prep, seed=7, replications=6, workers=2)
+    assert one == two
+    other = run_plan(prep, seed=8, replications=6, workers=1)
+    assert other.cost_usd != one.cost_usd
+
+
+def test_a_plan_that_cannot_work_is_reported_with_every_reason() -> None:
+    scenario = lifecycle()
+    uses = list(scenario.plans[0].uses)
+    uses[1] = PhaseUse(phase="train", entries=(UseEntry(gpu="T4", count=1),))
+    plan = replace(scenario.plans[0], uses=tuple(uses))
+    prep = prepare_plan(replace(scenario, plans=(plan,)), plan)
+    assert not prep.feasible
+    assert any("train" in reason and "T4" in reason for reason in prep.infeasible_reasons)
+    result = run_plan(prep, seed=0, replications=3)
+    assert result.feasible is False
+    assert result.cost_usd is None
+
+
+def test_monte_carlo_summary_is_consistent() -> None:
+    scenario = lifecycle(uncertainty=Uncertainty(throughput_error=LogNormal(sigma=0.2)))
+    result = run_plan(prepare_plan(scenario, scenario.plans[0]), seed=1, replications=20)
+    cost = result.cost_usd
+    assert cost is not None
+    assert cost.p10 <= cost.p50 <= cost.p90
+    assert result.ledger is not None
+    assert result.ledger.cost_usd == cost.mean
+    assert result.p_over_budget == 0.0
+    assert result.cost_per_million_tokens_usd is not None
+    assert result.cost_per_million_tokens_usd > 0
+    assert math.isfinite(result.npv_usd_mean or math.nan)
