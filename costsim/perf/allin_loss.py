@@ -141,9 +141,10 @@ def fit_extra_loss(ratios: Sequence[float], throughput_error_sigma: float) -> Ex
     """
     if len(ratios) < 2:
         raise ValueError(f"need at least 2 ratios to fit a median and a spread (got {len(ratios)})")
-    logs = np.log(np.asarray(ratios, dtype=np.float64))
-    if not np.all(np.isfinite(logs)):
+    values = np.asarray(ratios, dtype=np.float64)
+    if not np.all(np.isfinite(values) & (values > 0)):
         raise ValueError("ratios must be finite and > 0")
+    logs = np.log(values)
     target_mean = float(np.mean(logs))
     target_variance = max(float(np.var(logs, ddof=1)) - throughput_error_sigma**2, 0.0)
     lower, upper = np.log([1e-4, 0.01]), np.log([10.0, 5.0])
