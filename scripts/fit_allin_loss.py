@@ -174,7 +174,7 @@ def calibrate(runs: Sequence[PublishedRun], defaults: PerfDefaults,
     rows = []
     for index, (run, est) in enumerate(zip(runs, estimates, strict=True)):
         sample = simulate_allin(est.goodput.steady_wall_time_s, est.gpus, est.params_total,
-                                gpus_per_node=defaults.network_for(run.gpu).gpus_per_node,
+                                gpus_per_node=defaults.networks[est.network].gpus_per_node,
                                 goodput=defaults.goodput, loss=loss,
                                 rng=np.random.default_rng([seed, index]),
                                 replications=replications)

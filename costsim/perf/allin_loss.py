@@ -90,7 +90,8 @@ def simulate_allin(steady_wall_time_s: float, gpus: int, params_total: int, *,
 
     Draw order is fixed (extra loss, throughput error, then interruptions), so the same
     generator state gives the same numbers, and changing only the loss assumptions moves
-    each replication monotonically.
+    each replication monotonically. A caller that varies throughput itself (the scenario's
+    uncertainty block) passes ``throughput_error_sigma=0`` so the error is not counted twice.
     """
     if replications < 1:
         raise ValueError(f"replications must be >= 1 (got {replications})")
