@@ -55,7 +55,8 @@ def sample_hardware_wall_s(work_s: ArrayLike, mtbf_s: float, checkpoint_interval
 
     While a run is down or redoing work, interruptions keep arriving, so the count over the run
     is Poisson with mean work / (MTBF − R − τ/2); its expectation reproduces the goodput
-    formula's 1 / (1 − (R + τ/2)/MTBF), floored like it at MIN_GOODPUT.
+    formula's factor 1 / (1 − (R + τ/2)/MTBF), that factor's denominator floored at MIN_GOODPUT
+    (a run whose failures outpace its progress, as the goodput model floors goodput).
     """
     work = np.asarray(work_s, dtype=np.float64)
     if not np.isfinite(mtbf_s):
