@@ -6,6 +6,7 @@ from functools import cache
 
 from costsim.catalog.resources import read_data_csv
 from costsim.domain.performance import (
+    AllinLossAssumptions,
     EngineProfile,
     GoodputAssumptions,
     Interconnect,
@@ -115,6 +116,19 @@ def perf_defaults() -> PerfDefaults:
         networks=networks,
         default_network_by_gpu=default_by_gpu,
         fallback_network="eth-100",
+    )
+
+
+@cache
+def allin_loss_defaults() -> AllinLossAssumptions:
+    """What real runs lose beyond hardware faults (``costsim/data/allin_loss.csv``; fitted by
+    scripts/fit_allin_loss.py on half of tests/data/published_runs_allin.csv)."""
+    rows = {row["key"]: row for row in read_data_csv("allin_loss.csv")}
+    return AllinLossAssumptions(
+        extra_loss_median=float(rows["extra_loss_median"]["value"]),
+        extra_loss_sigma=float(rows["extra_loss_sigma"]["value"]),
+        throughput_error_sigma=float(rows["throughput_error_sigma"]["value"]),
+        sources={key: row["source"] for key, row in rows.items()},
     )
 
 

@@ -104,6 +104,30 @@ class GoodputAssumptions:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AllinLossAssumptions:
+    """What real training runs lose beyond hardware faults, and the steady-state model's error.
+
+    The extra wall-time fraction x (software faults, loss-spike rollbacks, node replacement,
+    allocation held while idle, restarts and evaluations beyond the goodput model) is lognormal:
+    x = ``extra_loss_median`` · exp(``extra_loss_sigma`` · Z), so x ≥ 0 and all-in wall time =
+    hardware all-in time · (1 + x). ``throughput_error_sigma`` is the log-sd of the steady-state
+    model's own error (median 1). Defaults and their derivation: ``costsim/data/allin_loss.csv``
+    and docs/performance.md "What real runs lose".
+    """
+
+    extra_loss_median: float
+    extra_loss_sigma: float
+    throughput_error_sigma: float
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        for key in ("extra_loss_median", "extra_loss_sigma", "throughput_error_sigma"):
+            value = getattr(self, key)
+            if not value >= 0 or value == float("inf"):
+                raise ValueError(f"{key} must be a finite number >= 0 (got {value})")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EngineProfile:
     """How close a serving engine gets to the roofline, and its batching limits.
 

@@ -8,6 +8,8 @@ Public API (engines take everything as arguments; defaults come from
 * :func:`estimate_training_step` / :func:`training_step_arrays` — step time of one / many layouts.
 * :func:`score_fleet_options` — many (GPU, network, layout) options in one vectorized call.
 * :func:`estimate_goodput` / :func:`goodput_arrays` — failures, checkpoints, restarts.
+* :func:`simulate_allin`, :func:`sample_extra_loss`, :func:`sample_hardware_wall_s` — what real
+  runs lose beyond hardware faults, by Monte Carlo (:mod:`costsim.perf.allin_loss`).
 * :func:`estimate_serving` — throughput, p95 latency, SLO capacity, replicas, $/token.
 * :func:`replica_terms`, :func:`stack_replicas`, :func:`max_throughput_arrays`,
   :func:`decode_step_s` — the serving roofline (:mod:`costsim.perf.roofline`).
@@ -16,6 +18,13 @@ Public API (engines take everything as arguments; defaults come from
 * :func:`burst_throughput` — finite benchmark replay (:mod:`costsim.perf.burst`).
 """
 
+from costsim.perf.allin_loss import (
+    AllinSample,
+    sample_extra_loss,
+    sample_hardware_wall_s,
+    sample_throughput_error,
+    simulate_allin,
+)
 from costsim.perf.burst import BurstResult, burst_throughput
 from costsim.perf.flops import hardware_flops_per_token, model_flops_per_token
 from costsim.perf.goodput import Goodput, estimate_goodput, goodput_arrays
@@ -44,11 +53,12 @@ from costsim.perf.training import (
 )
 
 __all__ = [
-    "BurstResult", "FleetOption", "Goodput", "LayoutConstraints", "LoadLatency", "ReplicaTerms",
-    "ServingEstimate", "StepArrays", "TrainingEstimate", "TrainingStep", "burst_throughput",
-    "choose_layout", "decode_step_s", "estimate_goodput", "estimate_serving",
+    "AllinSample", "BurstResult", "FleetOption", "Goodput", "LayoutConstraints", "LoadLatency",
+    "ReplicaTerms", "ServingEstimate", "StepArrays", "TrainingEstimate", "TrainingStep",
+    "burst_throughput", "choose_layout", "decode_step_s", "estimate_goodput", "estimate_serving",
     "estimate_training_run", "estimate_training_step", "goodput_arrays",
     "hardware_flops_per_token", "latency_at_load", "max_rate_at_slo", "max_throughput_arrays",
-    "model_flops_per_token", "replica_terms", "score_fleet_options", "stack_replicas",
+    "model_flops_per_token", "replica_terms", "sample_extra_loss", "sample_hardware_wall_s",
+    "sample_throughput_error", "score_fleet_options", "simulate_allin", "stack_replicas",
     "training_step_arrays",
 ]

@@ -12,7 +12,8 @@ from costsim.errors import CatalogError
 
 
 @pytest.mark.parametrize("name", ["perf_efficiency.csv", "perf_networks.csv",
-                                  "perf_engines.csv", "perf_assumptions.csv"])
+                                  "perf_engines.csv", "perf_assumptions.csv",
+                                  "allin_loss.csv"])
 def test_every_row_names_its_source(name: str) -> None:
     rows = read_data_csv(name)
     assert rows
