@@ -98,6 +98,10 @@ class RunContext:
         """Bounded pools of ``gpu``: reservations, or owned servers."""
         return [p for p in self.bounded if p.gpu == gpu and p.owned == owned]
 
+    def free_profile(self, gpu: str, owned: bool) -> FloatArray:
+        """GPUs free in each horizon hour across the pools of ``gpu``."""
+        return sum((p.free() for p in self.pools_for(gpu, owned)), start=np.zeros(self.hours))
+
     def free_gpus(self, gpu: str, owned: bool, t0_s: float, t1_s: float) -> int:
         """Whole GPUs free in every hour of [t0, t1) across the pools."""
         h0 = int(t0_s // SECONDS_PER_HOUR)

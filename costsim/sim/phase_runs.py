@@ -99,14 +99,20 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
 
 def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: float,
                      work: float) -> float | None:
-    """The first hour from ``start`` when ``gpus`` bounded GPUs are free for ``work`` seconds."""
-    hour = int(start // SECONDS_PER_HOUR)
-    while hour < ctx.hours:
-        t = hour * SECONDS_PER_HOUR
-        if ctx.free_gpus(gpu, owned, t, t + work) >= gpus:
-            return max(t, start)
-        hour += 1
-    return None
+    """The first time from ``start`` (on an hour boundary) when ``gpus`` bounded GPUs stay free
+    for ``work`` seconds; None when that never happens within the horizon."""
+    free = ctx.free_profile(gpu, owned)
+    short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))  # hours without room, so far
+    span = max(1, math.ceil(work / SECONDS_PER_HOUR))
+    first = int(start // SECONDS_PER_HOUR)
+    last = len(free) - span
+    if last < first:
+        return None
+    candidates = np.arange(first, last + 1)
+    room = short[candidates + span] - short[candidates] == 0
+    if not room.any():
+        return None
+    return max(start, float(candidates[np.argmax(room)]) * SECONDS_PER_HOUR)
 
 
 def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
