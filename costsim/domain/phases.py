@@ -109,8 +109,10 @@ class TrainingPhase:
 
     ``layout`` fixes the parallel layout (else the performance model's fastest fitting one);
     ``framework`` names the training code whose published efficiency applies (None: the default
-    calibration); ``allin_loss_fraction`` overrides the documented share of wall time a real run
-    loses beyond hardware faults (software faults, rollbacks, idle allocation).
+    calibration); ``allin_extra_loss`` replaces the calibrated distribution of the extra wall
+    time x a real run loses beyond hardware faults (software faults, rollbacks, idle
+    allocation; all-in time = hardware all-in time × (1 + x); docs/performance.md "What real
+    runs lose").
     """
 
     name: str
@@ -126,7 +128,7 @@ class TrainingPhase:
     precision: Dtype | None = None
     framework: str | None = None
     layout: ParallelLayout | None = None
-    allin_loss_fraction: float | None = None
+    allin_extra_loss: Distribution | None = None
 
     kind: ClassVar[PhaseKind] = PhaseKind.TRAINING
 
@@ -139,8 +141,8 @@ class TrainingPhase:
                                 "got 'infer'")
         if self.deadline_days is not None:
             _in_range(f"{where}.deadline_days", self.deadline_days, 0.01, 36_500)
-        if self.allin_loss_fraction is not None:
-            _in_range(f"{where}.allin_loss_fraction", self.allin_loss_fraction, 0, 0.9)
+        if isinstance(self.allin_extra_loss, Fixed):
+            _in_range(f"{where}.allin_extra_loss", self.allin_extra_loss.value, 0, 10)
         if self.lora_rank is not None and self.task is not Task.FINETUNE:
             raise ScenarioError("", f"{where}.lora_rank", "LoRA needs task 'finetune'")
 

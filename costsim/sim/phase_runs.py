@@ -60,12 +60,12 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
                        * ctx.draws["spot_hazard_scale"] / SECONDS_PER_HOUR)
     faults_per_s = (prep.faults_per_gpu_hour * prep.gpus * ctx.draws["failure_rate_scale"]
                     / SECONDS_PER_HOUR)
-    loss = phase.allin_loss_fraction or 0.0
+    extra_loss = ctx.sample(("phase", phase.name, "allin-loss"), prep.extra_loss)
     spec = RunSpec(work_s=work, checkpoint_s=prep.checkpoint_s, interval_s=prep.interval_s,
                    restart_s=prep.restart_s,
                    mtbf_s=1 / faults_per_s if faults_per_s > 0 else math.inf,
                    evaluation_fraction=prep.evaluation_fraction,
-                   extra_loss_fraction=min(0.9, loss * ctx.draws["allin_loss_scale"]),
+                   extra_loss=max(0.0, extra_loss * ctx.draws["allin_loss_scale"]),
                    spot_hazard_per_s=spot_hazard,
                    spot_notice_s=pool.billing.spot_notice_s if pool is not None else 0.0,
                    reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,

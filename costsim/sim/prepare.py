@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 
 from costsim.catalog.gpus import get_gpu
-from costsim.catalog.perf_defaults import perf_defaults
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.gpu import GpuSpec
-from costsim.domain.performance import PerfDefaults
+from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
 from costsim.domain.phases import (
     ExperimentsPhase,
     GenericJob,
@@ -28,7 +28,7 @@ from costsim.domain.phases import (
 from costsim.domain.plans import Plan
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
-from costsim.domain.uncertainty import Distribution, Fixed
+from costsim.domain.uncertainty import Distribution, Fixed, LogNormal
 from costsim.errors import CostsimError
 from costsim.memory.estimate import estimate_training
 from costsim.memory.host import host_ram
@@ -59,6 +59,7 @@ class TrainingPrep:
     faults_per_gpu_hour: float
     evaluation_fraction: float
     checkpoint_bytes: float
+    extra_loss: Distribution  # x beyond hardware faults: the phase's, else the calibrated one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,7 +124,8 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
         use = plan.use_of(phase.name)
         prep: PhasePrep | None
         if isinstance(phase, TrainingPhase):
-            prep = _training(scenario, plan, phase, book, defaults, reasons)
+            prep = _training(scenario, plan, phase, book, defaults, allin_loss_defaults(),
+                             reasons)
         elif isinstance(phase, ExperimentsPhase):
             prep = _experiments(scenario, plan, phase, book, defaults, sim_defaults,
                                 tuple(commitments), tuple(owned), reasons)
@@ -139,7 +141,8 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
 
 
 def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceBook,
-              defaults: PerfDefaults, reasons: list[str]) -> TrainingPrep | None:
+              defaults: PerfDefaults, allin: AllinLossAssumptions,
+              reasons: list[str]) -> TrainingPrep | None:
     entry = plan.use_of(phase.name).entries[0]
     where = f"plan '{plan.name}', phase '{phase.name}'"
     model = scenario.model(phase.model)
@@ -182,7 +185,9 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         restart_s=goodput.restart_s,
         faults_per_gpu_hour=defaults.goodput.interruptions_per_gpu_hour,
         evaluation_fraction=goodput.evaluation_fraction,
-        checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param)
+        checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param,
+        extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
+                                                       median=allin.extra_loss_median))
 
 
 def _experiments(scenario: Scenario, plan: Plan, phase: ExperimentsPhase, book: PriceBook,

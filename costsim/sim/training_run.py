@@ -15,9 +15,10 @@ After a preemption, spot capacity returns after a reacquire delay (not billed); 
 on-demand fallback, that window runs on on-demand instead (billed there, no waiting).
 
 Only interruptions are events: progress between two of them is closed form, so a run costs
-O(interruptions) whatever its length. Evaluation (a share of productive time) and the all-in
-loss beyond faults (idle allocation, rollbacks; a share of wall time) are added on top, so
-nothing is counted twice with the performance model's goodput (which the simulator does not use).
+O(interruptions) whatever its length. Evaluation (a share of productive time) and the extra loss
+x beyond faults (idle allocation, rollbacks: wall · (1 + x), the calibrated model of
+:mod:`costsim.perf.allin_loss`) are added on top, so nothing is counted twice with the
+performance model's goodput (which the simulator does not use).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class RunSpec:
     restart_s: float
     mtbf_s: float  # math.inf: no faults
     evaluation_fraction: float = 0.0
-    extra_loss_fraction: float = 0.0
+    extra_loss: float = 0.0  # x: extra wall time as a share of the run's own wall time
     spot_hazard_per_s: float = 0.0  # whole job; 0 when not on spot
     spot_notice_s: float = 0.0
     reacquire_s: float = 0.0
@@ -48,8 +49,8 @@ class RunSpec:
         if not (self.work_s >= 0 and self.checkpoint_s >= 0 and self.interval_s > 0
                 and self.restart_s >= 0 and self.mtbf_s > 0):
             raise ValueError(f"invalid run spec {self}")
-        if not (0 <= self.evaluation_fraction < 1 and 0 <= self.extra_loss_fraction < 1):
-            raise ValueError("evaluation and extra-loss fractions must be in [0, 1)")
+        if not (0 <= self.evaluation_fraction < 1 and self.extra_loss >= 0):
+            raise ValueError("evaluation share must be in [0, 1) and extra loss >= 0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,7 +147,7 @@ def simulate_run(spec: RunSpec, rng: np.random.Generator) -> RunOutcome:
                 fallback_left = max(0.0, fallback_left - spec.restart_s)
             else:
                 billed += spec.restart_s
-    extra = (wall - waiting) * spec.extra_loss_fraction / (1 - spec.extra_loss_fraction)
+    extra = (wall - waiting) * spec.extra_loss
     return RunOutcome(wall_s=wall + extra, billed_s=billed + extra, fallback_s=fallback,
                       waiting_s=waiting, lost_work_s=lost, preemption_loss_s=preempt_loss,
                       restart_total_s=restarts,

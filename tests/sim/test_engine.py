@@ -40,7 +40,8 @@ def _train_only(entry: UseEntry, *, commitments: tuple[Commitment, ...] = (),
 def _without_interruptions(prep: PreparedPlan) -> PreparedPlan:
     train = prep.phases["train"]
     assert isinstance(train, TrainingPrep)
-    quiet = replace(train, faults_per_gpu_hour=0.0, checkpoint_s=0.0, evaluation_fraction=0.0)
+    quiet = replace(train, faults_per_gpu_hour=0.0, checkpoint_s=0.0, evaluation_fraction=0.0,
+                    extra_loss=Fixed(value=0.0))
     return replace(prep, phases={**prep.phases, "train": quiet})
 
 

@@ -81,9 +81,9 @@ def test_a_fallback_replaces_the_spot_wait_with_on_demand_time() -> None:
 
 def test_evaluation_and_extra_loss_add_their_shares() -> None:
     plain = simulate_run(_spec(checkpoint_s=0.0), np.random.default_rng(0))
-    out = simulate_run(_spec(checkpoint_s=0.0, evaluation_fraction=0.02,
-                             extra_loss_fraction=0.2), np.random.default_rng(0))
-    assert out.wall_s == pytest.approx(plain.wall_s / 0.98 / 0.8)
+    out = simulate_run(_spec(checkpoint_s=0.0, evaluation_fraction=0.02, extra_loss=0.25),
+                       np.random.default_rng(0))
+    assert out.wall_s == pytest.approx(plain.wall_s / 0.98 * 1.25)
     assert out.extra_loss_s == pytest.approx(out.wall_s * 0.2)
 
 
@@ -92,7 +92,7 @@ def test_evaluation_and_extra_loss_add_their_shares() -> None:
        st.integers(min_value=0, max_value=2**31))
 def test_time_is_never_below_the_work_and_parts_add_up(mtbf_h: float, loss: float,
                                                        seed: int) -> None:
-    spec = _spec(mtbf_s=mtbf_h * SECONDS_PER_HOUR, extra_loss_fraction=loss,
+    spec = _spec(mtbf_s=mtbf_h * SECONDS_PER_HOUR, extra_loss=loss,
                  spot_hazard_per_s=1 / (30 * SECONDS_PER_HOUR), reacquire_s=900.0)
     out = simulate_run(spec, np.random.default_rng(seed))
     assert out.wall_s >= BASE["work_s"] - 1e-6
