@@ -7,13 +7,17 @@ from functools import cache
 from costsim.catalog.resources import read_data_csv
 from costsim.domain.performance import (
     EngineProfile,
+    FinetuneRecipe,
+    FrameworkComparison,
+    GlobalBatchDefaults,
     GoodputAssumptions,
     Interconnect,
     PerfDefaults,
     ServingAssumptions,
     TrainingAssumptions,
+    framework_efficiencies,
 )
-from costsim.domain.workload import ServingEngine
+from costsim.domain.workload import ServingEngine, TrainingFramework
 from costsim.errors import CatalogError, name_key
 from costsim.units import BYTES_PER_GIB
 
@@ -23,6 +27,27 @@ def _assumptions() -> dict[str, dict[str, tuple[float, str]]]:
     for row in read_data_csv("perf_assumptions.csv"):
         groups.setdefault(row["group"], {})[row["key"]] = (float(row["value"]), row["source"])
     return groups
+
+
+def framework_comparisons() -> tuple[FrameworkComparison, ...]:
+    """The published framework-vs-Megatron-class utilizations (perf_framework_benchmarks.csv)."""
+    return tuple(
+        FrameworkComparison(framework=TrainingFramework(row["framework"]), run=row["run"],
+                            utilization=float(row["utilization"]),
+                            reference_run=row["reference_run"],
+                            reference_utilization=float(row["reference_utilization"]),
+                            source=row["source"], date=row["date"])
+        for row in read_data_csv("perf_framework_benchmarks.csv"))
+
+
+def finetune_recipes() -> tuple[FinetuneRecipe, ...]:
+    """Published fine-tuning recipes' global batches (perf_finetune_batches.csv)."""
+    return tuple(
+        FinetuneRecipe(kind=row["kind"], recipe=row["recipe"],
+                       global_batch_seqs=int(row["global_batch_seqs"]),
+                       seq_len=int(row["seq_len"]) if row["seq_len"] else None,
+                       source=row["source"])
+        for row in read_data_csv("perf_finetune_batches.csv"))
 
 
 @cache
@@ -56,6 +81,9 @@ def perf_defaults() -> PerfDefaults:
         nvlink_efficiency=train["nvlink_efficiency"][0],
         pcie_efficiency=train["pcie_efficiency"][0],
         backward_share_of_compute=train["backward_share_of_compute"][0],
+        framework_efficiency=framework_efficiencies(framework_comparisons()),
+        hbm_efficiency=train["hbm_efficiency"][0],
+        dequant_bytes_per_weight=train["dequant_bytes_per_weight"][0],
         sources={
             **{key: source for key, (_, source) in train.items()},
             **{f"efficiency.{row['generation']}": row["source"] for row in efficiency_rows},
@@ -115,6 +143,7 @@ def perf_defaults() -> PerfDefaults:
         networks=networks,
         default_network_by_gpu=default_by_gpu,
         fallback_network="eth-100",
+        batch=GlobalBatchDefaults.from_recipes(finetune_recipes()),
     )
 
 

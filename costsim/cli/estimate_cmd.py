@@ -47,6 +47,28 @@ def _engine(text: str) -> str:
     return value
 
 
+# --framework values and the names users also call them by (NeMo runs Megatron-Core; torchtitan
+# and fms-fsdp are PyTorch FSDP training loops; accelerate is the Trainer's launcher).
+FRAMEWORK_ALIASES = {"nemo": "megatron-lm", "megatron": "megatron-lm",
+                     "megatron-core": "megatron-lm", "torchtitan": "pytorch-fsdp",
+                     "fsdp": "pytorch-fsdp", "accelerate": "hf-trainer",
+                     "transformers": "hf-trainer"}
+FRAMEWORKS = ("megatron-lm", "pytorch-fsdp", "deepspeed", "hf-trainer")
+
+
+def _framework(text: str) -> str:
+    value = text.strip().lower().replace("_", "-")
+    value = FRAMEWORK_ALIASES.get(value, value)
+    if value not in FRAMEWORKS:
+        from costsim.errors import suggest
+
+        hint = suggest(value, FRAMEWORKS)
+        extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+        raise argparse.ArgumentTypeError(f"unknown framework {text!r} (valid: "
+                                         f"{', '.join(FRAMEWORKS)}){extra}")
+    return value
+
+
 def _add_price_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-usd-per-gpu-hour", type=_nonnegative_float(
         "--price-usd-per-gpu-hour"), default=None,
@@ -79,6 +101,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        default=None, help="tokens per optimizer step (default ~4M)")
     train.add_argument("--network", default=None,
                        help="inter-node network (default by GPU; see docs/performance.md)")
+    train.add_argument("--framework", type=_framework, default="megatron-lm",
+                       help="training code: megatron-lm (also NeMo; the calibration) | "
+                            "pytorch-fsdp (also torchtitan) | deepspeed | hf-trainer (also "
+                            "accelerate) (default megatron-lm; efficiencies in "
+                            "docs/performance.md)")
     _add_price_args(train)
     add_json_flag(train)
     train.set_defaults(handler=_train)
@@ -145,7 +172,7 @@ def _train(args: argparse.Namespace) -> int:
         read_layout_flags,
         resolve_model_gpu_task,
     )
-    from costsim.domain.workload import ParallelLayout, Task
+    from costsim.domain.workload import ParallelLayout, Task, TrainingFramework
     from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
 
     name, arch, gpu, task = resolve_model_gpu_task(args)
@@ -163,7 +190,7 @@ def _train(args: argparse.Namespace) -> int:
     probe = argparse.Namespace(**{**vars(args), "tp": None, "pp": None, "dp": None,
                                   "gpus": None, "zero": None})
     base = build_training_setup(probe, arch, gpu, task)
-    base = replace(base, layout=ParallelLayout())
+    base = replace(base, layout=ParallelLayout(), framework=TrainingFramework(args.framework))
     global_seqs = args.global_batch  # >= 1: checked by its argparse type
     if flags.grad_accum is not None and (global_seqs is not None
                                          or args.global_batch_tokens is not None):

@@ -23,10 +23,13 @@ def training_payload(est: Any, model: str, price_source: str,
         "gpu": est.gpu,
         "gpus": est.gpus,
         "network": est.network,
+        "framework": setup.framework.value,
+        "framework_efficiency": est.framework_efficiency,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
                    "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
                    "seq_len": setup.seq_len, "recompute": setup.recompute.value,
                    "global_batch": setup.global_batch},
+        "global_batch_basis": est.global_batch_basis,
         "flops_total": est.flops_total,
         "step_time_s": step.step_time_s,
         "tokens_per_s": step.tokens_per_s,
@@ -78,9 +81,12 @@ def print_train(p: dict[str, Any]) -> None:
     rows = [
         ("model / params", f"{p['model']} / {p['params_total'] / 1e9:.2f}B"),
         ("fleet", f"{p['gpus']} x {p['gpu']} ({p['network']})"),
+        ("framework", f"{p['framework']} (efficiency x{p['framework_efficiency']:.2f} of the "
+                      "Megatron-class calibration)"),
         ("layout", f"tp={lay['tp']} pp={lay['pp']} dp={lay['dp']} zero={lay['zero']} "
                    f"sp={lay['sp']} micro_batch={lay['micro_batch']} grad_accum="
                    f"{lay['grad_accum']} seq_len={lay['seq_len']} recompute={lay['recompute']}"),
+        ("global batch", f"{lay['global_batch']} sequences ({p['global_batch_basis']})"),
         ("step time", f"{p['step_time_s']:.3f} s (compute {b['compute']:.3f}, comm exposed "
                       f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
                       f"sync {b['sync']:.3f})"),

@@ -27,6 +27,7 @@ from costsim.memory.estimate import (
 )
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.memory.search import divisors
+from costsim.perf.batch import default_global_batch
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.training import (
     StepArrays,
@@ -97,6 +98,8 @@ class TrainingEstimate:
     candidates: int
     fitting: int
     warnings: tuple[str, ...]
+    global_batch_basis: str = "given"  # "given", or which default was used and why
+    framework_efficiency: float = 1.0  # the framework's factor on η∞ (1 = Megatron-class)
 
     @property
     def setup(self) -> TrainingSetup:
@@ -174,6 +177,8 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
         if gpus % (tp * pp):
             raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
                                            f"(got {gpus})")
+    if fixed.global_batch_seqs is None:
+        fixed = replace(fixed, global_batch_seqs=default_global_batch(base, defaults.batch).seqs)
     setups = _candidates(arch, gpus, base, fixed, network.gpus_per_node)
     if not setups:
         raise InfeasibleError(f"no parallel layout of {gpus} GPUs runs {arch.name} with the "
@@ -189,7 +194,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                               f"closest: {overflow_message(arch, gpu, setups[best], policy)}")
     fitting = [setups[i] for i in fit_index]
     shape = shape_of(arch)
-    hw = hardware_terms(gpu, base.precision, network, defaults.training)
+    hw = hardware_terms(gpu, base.precision, network, defaults.training, base.framework)
     arrays = training_step_arrays(shape, hw, layout_arrays(fitting, arch), defaults.training)
     pick = _simplest_of_the_fastest(fitting, arrays.tokens_per_s, memory.total[fit_index])
     step = step_from_arrays(arrays, pick, fitting[pick], float(hw.peak_flops))
@@ -315,6 +320,9 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
         candidates=choice.candidates,
         fitting=choice.fitting,
         warnings=tuple(warnings),
+        global_batch_basis=("given" if asked is not None
+                            else default_global_batch(base, defaults.batch).basis),
+        framework_efficiency=defaults.training.framework_factor(base.framework),
     )
 
 
@@ -333,8 +341,8 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
     vectorized call (no memory check: pair it with the memory engine's verdict arrays)."""
     if not options:
         raise InputError("", "options", "need at least one option to score")
-    hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training)
-                         for o in options])
+    hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training,
+                                        o.setup.framework) for o in options])
     return training_step_arrays(shape_of(arch), hw,
                                 layout_arrays([o.setup for o in options], arch),
                                 defaults.training)
@@ -346,7 +354,8 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     (no memory check): the optimizer's fast path."""
     if not setups:
         raise InputError("", "setups", "need at least one setup to score")
-    hw = hardware_terms(gpu, setups[0].precision, network, defaults.training)
+    hw = hardware_terms(gpu, setups[0].precision, network, defaults.training,
+                        setups[0].framework)
     arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)
