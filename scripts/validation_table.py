@@ -21,6 +21,7 @@ from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.performance import PerfDefaults
 from tests.perf import test_validation as base
 from tests.perf import test_validation_extra as extra
+from tests.perf import test_validation_frameworks as frameworks
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,11 @@ def _rows(defaults: PerfDefaults) -> Iterator[Row]:
         figures = extra.predicted_andreported_figure(row_id, defaults)
         yield _relative("training_runs_extra", row_id, _training_basis(row_id), figures,
                         extra._tolerance(extra.ROWS[row_id]))
+    for row_id in sorted(frameworks.ROWS):
+        figures = frameworks.predicted_and_reported(row_id, defaults)
+        basis = f"{frameworks.ROWS[row_id]['basis']} ({frameworks.ROWS[row_id]['framework']})"
+        yield _relative("training_runs_frameworks", row_id, basis, figures,
+                        frameworks.tolerance(row_id))
     serving: list[tuple[str, str, Callable[[PerfDefaults], tuple[float, float]], float]] = [
         ("S1", "decode tokens/s", base.s1_decode_tokens_per_s, 0.20),
         ("S2", "decode tokens/s", base.s2_decode_tokens_per_s, 0.20),
