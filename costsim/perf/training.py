@@ -43,6 +43,10 @@ from costsim.perf.flops import (
 )
 from costsim.units import BYTES_PER_GB, FLOPS_PER_TFLOPS
 
+# QLoRA: FLOPs to dequantize one NF4 weight (bitsandbytes kDequantizeBlockwise: the 16-entry
+# lookup, then a multiply by the block's absmax, itself dequantized from 8 bits once per block).
+DEQUANT_FLOPS_PER_WEIGHT = 2.0
+
 # PCIe x16 bandwidth per direction by generation, GB/s (PCIe 3/4/5/6: 16/32/63/126; stas00).
 PCIE_GB_PER_S_PER_DIRECTION = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
@@ -250,6 +254,10 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
                          * assumptions.dequant_bytes_per_weight)
         compute_s = compute_s + ga * dequant_bytes / (hw.hbm_bytes_per_s
                                                       * assumptions.hbm_efficiency)
+        # Hardware FLOPs count the dequantization arithmetic too (a scale multiply per weight
+        # and pass; timed above as memory traffic, so it adds to HFU, not to t_compute).
+        hw_fpt = hw_fpt + (DEQUANT_FLOPS_PER_WEIGHT * passes * layout.quantized_params
+                           / tokens_per_gemm)
 
     per_node = hw.gpus_per_node
     # Tensor parallel: 2 all-reduces forward, 2 backward per layer (+2 with full recompute);

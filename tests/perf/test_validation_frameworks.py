@@ -94,7 +94,7 @@ def test_every_framework_row_is_checked() -> None:
 # +15 %). The source's GPUs run at a 500 W limit (700 W nominal) with a peak it puts "between
 # SXM and NVL"; at the NVL peak (835 TFLOPS) the prediction is 10.6 % high. Kept as a strict
 # xfail so that a change that explains it shows up.
-KNOWN_MISSES = {"F1": "8 x 500 W H100: +31 % against a stated ±25 % (docs/performance.md §5)"}
+KNOWN_MISSES = {"F1": "8 x 500 W H100: +31 % against a stated ±25 % (docs/performance.md §4)"}
 
 
 @pytest.mark.parametrize("row_id", [
