@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costsim.domain.performance import TrainingAssumptions
 from costsim.domain.workload import Recompute
 from costsim.memory.shape import ModelShape
 
@@ -30,6 +31,10 @@ FloatArray = NDArray[np.float64]
 RECOMPUTE_CODES: dict[Recompute, int] = {Recompute.NONE: 0, Recompute.SELECTIVE: 1,
                                          Recompute.FULL: 2}
 
+
+# QLoRA: FLOPs to dequantize one NF4 weight (bitsandbytes kDequantizeBlockwise: the 16-entry
+# lookup, then a multiply by the block's absmax, itself dequantized from 8 bits once per block).
+DEQUANT_FLOPS_PER_WEIGHT = 2.0
 
 # FLOPs per weight and token: forward 2, activation gradient 2, weight gradient 2.
 TRAINED_WEIGHT_FLOPS = 6.0
@@ -67,3 +72,18 @@ def forward_flops_per_token(shape: ModelShape, context_tokens: ArrayLike) -> Flo
     """Inference FLOPs per token that attends to ``context_tokens``: 2·N_active + 4·L·h_q·c."""
     c = np.asarray(context_tokens, dtype=np.float64)
     return 2.0 * shape.params_active + 4.0 * shape.num_layers * shape.q_size * c
+
+
+def dequantization(quantized_params_per_gpu: ArrayLike, recompute_code: ArrayLike,
+                   tokens_per_micro_batch: ArrayLike, hbm_bytes_per_s: ArrayLike,
+                   assumptions: TrainingAssumptions) -> tuple[FloatArray, FloatArray]:
+    """QLoRA's dequantization per micro-batch: (seconds of HBM traffic, hardware FLOPs per
+    token). Every frozen 4-bit weight a GPU holds is dequantized to bf16 before each matmul that
+    uses it: once forward, once backward, once more in a full recompute (Dettmers et al. 2023)."""
+    passes = 2.0 + (np.asarray(recompute_code) == 2)
+    weights = passes * np.asarray(quantized_params_per_gpu, dtype=np.float64)
+    seconds = (weights * assumptions.dequant_bytes_per_weight
+               / (np.asarray(hbm_bytes_per_s) * assumptions.hbm_efficiency))
+    flops_per_token = (DEQUANT_FLOPS_PER_WEIGHT * weights
+                       / np.asarray(tokens_per_micro_batch, dtype=np.float64))
+    return seconds, flops_per_token

@@ -38,14 +38,11 @@ from costsim.memory.shape import ModelShape
 from costsim.perf.flops import (
     RECOMPUTE_CODES,
     FloatArray,
+    dequantization,
     hardware_flops_per_token,
     model_flops_per_token,
 )
 from costsim.units import BYTES_PER_GB, FLOPS_PER_TFLOPS
-
-# QLoRA: FLOPs to dequantize one NF4 weight (bitsandbytes kDequantizeBlockwise: the 16-entry
-# lookup, then a multiply by the block's absmax, itself dequantized from 8 bits once per block).
-DEQUANT_FLOPS_PER_WEIGHT = 2.0
 
 # PCIe x16 bandwidth per direction by generation, GB/s (PCIe 3/4/5/6: 16/32/63/126; stas00).
 PCIE_GB_PER_S_PER_DIRECTION = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
@@ -246,18 +243,12 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
     eta = (hw.compute_efficiency * h / (h + assumptions.width_half_point)
            * tokens_per_gemm / (tokens_per_gemm + hw.gemm_half_tokens))
     compute_s = hw_fpt * tokens_per_rank / (tp * pp) / (hw.peak_flops * eta)
-    if layout.quantized_params is not None:
-        # QLoRA: every frozen 4-bit weight is dequantized to bf16 before each matmul that uses
-        # it, once forward and once backward per micro-batch (again in a full recompute).
-        passes = 2.0 + (code == 2)
-        dequant_bytes = (passes * layout.quantized_params / (tp * pp)
-                         * assumptions.dequant_bytes_per_weight)
-        compute_s = compute_s + ga * dequant_bytes / (hw.hbm_bytes_per_s
-                                                      * assumptions.hbm_efficiency)
-        # Hardware FLOPs count the dequantization arithmetic too (a scale multiply per weight
-        # and pass; timed above as memory traffic, so it adds to HFU, not to t_compute).
-        hw_fpt = hw_fpt + (DEQUANT_FLOPS_PER_WEIGHT * passes * layout.quantized_params
-                           / tokens_per_gemm)
+    if layout.quantized_params is not None:  # QLoRA (see flops.dequantization)
+        dequant_s, dequant_fpt = dequantization(layout.quantized_params / (tp * pp), code,
+                                                tokens_per_gemm, hw.hbm_bytes_per_s,
+                                                assumptions)
+        compute_s = compute_s + ga * dequant_s
+        hw_fpt = hw_fpt + dequant_fpt
 
     per_node = hw.gpus_per_node
     # Tensor parallel: 2 all-reduces forward, 2 backward per layer (+2 with full recompute);

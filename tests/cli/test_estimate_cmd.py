@@ -331,3 +331,11 @@ def test_train_says_which_default_batch_it_used(cli: Cli) -> None:
     assert str(lora["global_batch_basis"]).startswith("default for LoRA")
     given = _train_json(cli, "--global-batch", "64")
     assert given["global_batch_basis"] == "given"
+
+
+def test_framework_choices_are_the_domain_enum() -> None:
+    from costsim.cli.estimate_cmd import FRAMEWORK_ALIASES, FRAMEWORKS
+    from costsim.domain.workload import TrainingFramework
+
+    assert set(FRAMEWORKS) == {f.value for f in TrainingFramework}
+    assert set(FRAMEWORK_ALIASES.values()) <= set(FRAMEWORKS)
