@@ -96,14 +96,21 @@ def _figure(value: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the table; exit 1 if a row is outside its tolerance."""
+    """Print the table; exit 1 if a row is outside its tolerance and not a known miss."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", action="store_true", help="write CSV instead of a table")
     args = parser.parse_args(argv)
     rows = list(_rows(perf_defaults()))
     header = ("table", "id", "basis", "published", "predicted", "error", "tolerance", "ok")
+    known = set(frameworks.KNOWN_MISSES)  # strict xfails, explained in docs/performance.md §4
+
+    def verdict(row: Row) -> str:
+        if row.within:
+            return "yes"
+        return "NO (known)" if row.row_id in known else "NO"
+
     cells = [(r.table, r.row_id, r.basis, _figure(r.published), _figure(r.predicted),
-              f"{r.error:+.1%}", r.tolerance, "yes" if r.within else "NO") for r in rows]
+              f"{r.error:+.1%}", r.tolerance, verdict(r)) for r in rows]
     if args.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(header)
@@ -115,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         outside = [r.row_id for r in rows if not r.within]
         print(f"\n{len(rows)} rows, {len(rows) - len(outside)} within tolerance"
               + (f"; outside: {', '.join(outside)}" if outside else ""))
-    return 1 if any(not r.within for r in rows) else 0
+    return 1 if any(not r.within and r.row_id not in known for r in rows) else 0
 
 
 if __name__ == "__main__":

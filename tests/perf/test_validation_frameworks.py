@@ -7,6 +7,8 @@ and the row's ``--framework``, within the tolerance each row states with its rea
   pytorch-fsdp factor comes from A100 runs (perf_framework_benchmarks.csv), so these H100 rows
   check it on another GPU generation rather than restate it.
 * F3: NeMo's LoRA and SFT throughput on the same layout: their ratio checks what LoRA computes.
+* F4: NeMo AutoModel (PyTorch backend) Llama 3.3 70B LoRA on 8 H100s, TP 2 × PP 4: an H100
+  LoRA run of non-Megatron code, tokens/s/GPU.
 """
 
 from __future__ import annotations
@@ -40,8 +42,11 @@ with (DATA / "training_runs_frameworks.csv").open(encoding="utf-8") as _handle:
     ROWS = {row["id"]: row for row in csv.DictReader(_handle)}
 
 THROUGHPUT = ("F1", "F2")
+LORA_THROUGHPUT = ("F4",)
 # NeMo 2 LoRA defaults: adapters on every linear layer of a block, rank (dim) 32.
 NEMO_LORA = LoraConfig(rank=32, targets=(ALL_LINEAR,))
+# NeMo AutoModel's Llama 70B LoRA benchmark: match_all_linear, dim 16.
+AUTOMODEL_LORA = LoraConfig(rank=16, targets=(ALL_LINEAR,))
 
 
 def tolerance(row_id: str) -> float:
@@ -78,13 +83,16 @@ def predicted_and_reported(row_id: str, defaults: PerfDefaults) -> tuple[float, 
     if row_id in THROUGHPUT:
         step = _run(row_id, defaults)
         return step.tokens_per_s / step.gpus, reported_figure(r"([\d,]+) tokens/s/GPU", text)
+    if row_id in LORA_THROUGHPUT:
+        step = _run(row_id, defaults, Task.FINETUNE, AUTOMODEL_LORA)
+        return step.tokens_per_s / step.gpus, reported_figure(r"([\d,.]+) tokens/s/GPU", text)
     full = _run(row_id, defaults, Task.FINETUNE)
     lora = _run(row_id, defaults, Task.FINETUNE, NEMO_LORA)
     return lora.tokens_per_s / full.tokens_per_s, reported_figure(r"= ([\d.]+)", text)
 
 
 def test_every_framework_row_is_checked() -> None:
-    assert set(ROWS) == {*THROUGHPUT, "F3"}
+    assert set(ROWS) == {*THROUGHPUT, *LORA_THROUGHPUT, "F3"}
     assert all(row["tolerance_reason"].strip() and row["source"].strip()
                for row in ROWS.values())
 
@@ -94,7 +102,14 @@ def test_every_framework_row_is_checked() -> None:
 # +15 %). The source's GPUs run at a 500 W limit (700 W nominal) with a peak it puts "between
 # SXM and NVL"; at the NVL peak (835 TFLOPS) the prediction is 10.6 % high. Kept as a strict
 # xfail so that a change that explains it shows up.
-KNOWN_MISSES = {"F1": "8 x 500 W H100: +31 % against a stated ±25 % (docs/performance.md §4)"}
+#
+# F4 (+137 %) is not a 500 W artefact: NeMo's own Megatron-based LoRA of a 70B on the same 8 H100s
+# and layout publishes 2,557 tokens/s/GPU in FP8 (performance_summary.md @070a0bb), in line with
+# the Megatron-class prediction here (1,442 in BF16); AutoModel's PyTorch path ran that job at
+# 176 model TFLOPS/GPU (18 % MFU). One factor per framework label cannot hold both torchtitan's
+# pre-training (0.92 of Megatron) and this LoRA run (~0.4): see docs/performance.md §4.
+KNOWN_MISSES = {"F1": "8 x 500 W H100: +31 % against a stated ±25 % (docs/performance.md §4)",
+                "F4": "AutoModel 70B LoRA: +137 % against a stated ±25 % (docs/performance.md §4)"}
 
 
 @pytest.mark.parametrize("row_id", [
