@@ -19,6 +19,7 @@ from costsim.domain.performance import Interconnect, PerfDefaults
 from costsim.domain.workload import ParallelLayout, Recompute, TrainingSetup
 from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import (
+    adapter_counts_of,
     check_layout,
     component_arrays_for,
     encode_training,
@@ -291,7 +292,10 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
     step = choice.step
     steady_s = tokens / step.tokens_per_s
     counts = arch.params()
-    goodput = estimate_goodput(steady_s, gpus, counts.total, gpus_per_node=net.gpus_per_node,
+    # A LoRA checkpoint saves the adapters and their optimizer states: the frozen base is not
+    # re-saved (PEFT save_pretrained, torchtune save_adapter_weights_only).
+    saved = adapter_counts_of(arch, base.lora).total if base.lora else counts.total
+    goodput = estimate_goodput(steady_s, gpus, saved, gpus_per_node=net.gpus_per_node,
                                assumptions=defaults.goodput)
     gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
     warnings = imbalance_warnings(step, replica_memory_use(arch, gpu, base, policy), goodput,

@@ -72,3 +72,13 @@ def test_a_given_batch_is_reported_as_given(defaults: PerfDefaults) -> None:
                                 price_usd_per_gpu_hour=1.0)
     assert est.setup.global_batch == 64
     assert est.global_batch_basis == "given"
+
+
+def test_lora_checkpoints_save_only_the_adapters(defaults: PerfDefaults) -> None:
+    model = load_preset("llama-3-8b").architecture
+    runs = [estimate_training_run(model, get_gpu("H100"), 8, 1e9, setup,
+                                  LayoutConstraints(global_batch_seqs=32), defaults=defaults,
+                                  price_usd_per_gpu_hour=1.0) for setup in (FULL_FT, LORA)]
+    full, lora = (run.goodput.checkpoint_s for run in runs)
+    fixed = defaults.goodput.checkpoint_fixed_s
+    assert lora - fixed < 0.01 * (full - fixed)
