@@ -354,8 +354,8 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
 
 def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSetup], *,
                   network: Interconnect, defaults: PerfDefaults) -> np.ndarray:
-    """Tokens per second of many setups of one model on one GPU type, in one vectorized call
-    (no memory check): the optimizer's fast path."""
+    """Tokens per second of many setups of one model on one GPU type, run by one framework
+    (the first setup's), in one vectorized call (no memory check): the optimizer's fast path."""
     if not setups:
         raise InputError("", "setups", "need at least one setup to score")
     hw = hardware_terms(gpu, setups[0].precision, network, defaults.training,

@@ -2,8 +2,9 @@
 
 One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequences. Per GPU:
 
-    t_compute  = hardware FLOPs of its share / (dense peak · η),
-                 η = η∞(generation) · h/(h + h½) · M/(M + M½(generation)), M = b·s tokens per GEMM
+    t_compute  = hardware FLOPs of its share / (dense peak · η)  (+ QLoRA's dequantization traffic),
+                 η = η∞(generation) · f(framework) · h/(h + h½) · M/(M + M½(generation)),
+                 M = b·s tokens per GEMM, f = 1 for the Megatron-class calibration
     t_tp       = (1 − overlap) · grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
     t_p2p      = grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                    (pp > 1)
     bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / grad_accum   (= (p−1)/(m+p−1) of a step)
