@@ -100,6 +100,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="p95 time-to-first-token SLO, seconds")
     serve.add_argument("--slo-tpot-s", type=_positive_float("--slo-tpot-s"), default=None,
                        help="p95 time-per-output-token SLO, seconds")
+    serve.add_argument("--target-utilization", type=_positive_float("--target-utilization"),
+        default=None,
+        metavar="U", help="share of a replica's maximum request rate a sized fleet runs at, "
+                          "in (0, 1] (default 0.70, Knative/KServe's autoscaler target; "
+                          "without SLO flags the default SLO p95 TTFT <= 2 s, TPOT <= 100 ms "
+                          "also applies; see docs/performance.md)")
     _add_price_args(serve)
     add_json_flag(serve)
     serve.set_defaults(handler=_serve)
@@ -248,7 +254,8 @@ def _serve(args: argparse.Namespace) -> int:
         quant=Quant(args.quant or "none"), kv_dtype=kv_dtype, prompt_tokens=prompt,
         output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
         slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
-        assumptions=defaults.serving, context_tokens=args.context)
+        assumptions=defaults.serving, context_tokens=args.context,
+        target_utilization=args.target_utilization)
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
     if price:
