@@ -220,7 +220,20 @@ def _serve(args: argparse.Namespace) -> int:
     )
     from costsim.domain.precision import Dtype
     from costsim.domain.workload import Quant, ServingEngine
-    from costsim.perf.serving import check_generative, estimate_serving, with_price
+    from costsim.errors import InfeasibleError
+    from costsim.perf.quant_advice import (
+        QuantCandidate,
+        better_quantizations,
+        describe,
+        first_fitting,
+        quantization_candidates,
+    )
+    from costsim.perf.serving import (
+        ServingEstimate,
+        check_generative,
+        estimate_serving,
+        with_price,
+    )
 
     name, arch = resolve_architecture(args)
     gpu = resolve_gpu(args)
@@ -248,16 +261,31 @@ def _serve(args: argparse.Namespace) -> int:
     defaults = perf_defaults()
     kv_dtype = Dtype(args.kv_dtype) if args.kv_dtype else None
 
+    quant = Quant(args.quant or "none")
+
+    def estimate(candidate: QuantCandidate) -> ServingEstimate:
+        return estimate_serving(
+            arch, gpu, engine=ServingEngine(args.engine), precision=candidate.precision,
+            quant=candidate.quant, kv_dtype=candidate.kv_dtype, prompt_tokens=prompt,
+            output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
+            slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
+            assumptions=defaults.serving, context_tokens=args.context,
+            target_utilization=args.target_utilization)
+
+    candidates = quantization_candidates(gpu, precision, quant, kv_dtype)
+    try:
+        est = estimate(QuantCandidate(precision=precision, quant=quant, kv_dtype=kv_dtype,
+                                      flags=""))
+    except InfeasibleError as exc:
+        fitting = first_fitting(estimate, candidates)
+        if fitting is None:
+            raise
+        raise InfeasibleError(f"{exc}; {describe(fitting, None)}") from None
+    advice = [describe(option, est)
+              for option in better_quantizations(est, estimate, candidates)]
     # Priced after the estimate: the replica size decides how many GPUs the lookup asks for.
-    est = estimate_serving(
-        arch, gpu, engine=ServingEngine(args.engine), precision=precision,
-        quant=Quant(args.quant or "none"), kv_dtype=kv_dtype, prompt_tokens=prompt,
-        output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
-        slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
-        assumptions=defaults.serving, context_tokens=args.context,
-        target_utilization=args.target_utilization)
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
     if price:
         est = with_price(est, price)
-    return _emit(args, serving_payload(est, name, source, price_warnings), print_serve)
+    return _emit(args, serving_payload(est, name, source, price_warnings, advice), print_serve)

@@ -170,13 +170,13 @@ def _sizing(p: dict[str, Any]) -> str:
 
 def _slo(p: dict[str, Any]) -> str:
     """The SLO that applied, where it came from, and the highest rate that meets it."""
-    parts = ([f"p95 TTFT <= {p['slo_ttft_p95_s']:g} s"] if p["slo_ttft_p95_s"] is not None
+    parts = ([f"TTFT <= {p['slo_ttft_p95_s']:g} s"] if p["slo_ttft_p95_s"] is not None
              else []) + ([f"TPOT <= {p['slo_tpot_p95_s'] * 1000:g} ms"]
                          if p["slo_tpot_p95_s"] is not None else [])
     limit = p["max_requests_per_s_at_slo"]
     met = (f"met up to {limit:.2f} req/s per replica" if p["slo_met"]
            else "not met at any load")
-    return f"{', '.join(parts)} ({p['slo_source']}); {met}"
+    return f"p95 {', '.join(parts)} ({p['slo_source']}); {met}"
 
 
 def print_serve(p: dict[str, Any]) -> None:
