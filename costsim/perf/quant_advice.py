@@ -6,8 +6,9 @@ Every candidate is a full estimate by the same engine (:func:`costsim.perf.servi
 estimate_serving`, same GPU, engine, request and sizing rule), so the advice follows from the
 roofline — fewer weight bytes to read per decode step, more KV-cache room beside the weights,
 FP8 tensor-core peak where the GPU has one, a smaller TP degree — not from a rule of thumb.
-Candidates, least lossy first: an FP8 KV cache; FP8 weights and activations (W8A8, GPUs with
-FP8 tensor cores); INT8 weights; INT4 weights; then each weight format with an FP8 KV cache.
+Candidates, least lossy first: an FP8 KV cache; FP8 weights and activations (W8A8); INT8
+weights; INT4 weights; then each weight format with an FP8 KV cache (the FP8 ones only on GPUs
+with FP8 tensor cores).
 """
 
 from __future__ import annotations
@@ -52,14 +53,18 @@ EstimateFn = Callable[[QuantCandidate], ServingEstimate]
 def quantization_candidates(gpu: GpuSpec, precision: Dtype, quant: Quant,
                             kv_dtype: Dtype | None) -> tuple[QuantCandidate, ...]:
     """The formats to compare with the asked one (it excluded), least lossy first."""
+    has_fp8 = gpu.dense_tflops(Dtype.FP8) is not None
     weights: list[tuple[Dtype, Quant, str]] = [(precision, quant, "")]
-    if gpu.dense_tflops(Dtype.FP8) is not None:
+    if has_fp8:
         weights.append((Dtype.FP8, Quant.FP8, "--precision fp8 --quant fp8"))
     weights += [(precision, Quant.INT8, "--quant int8"), (precision, Quant.INT4, "--quant int4")]
-    kv_fp8 = "--kv-dtype fp8"
     ordered = [(p, q, kv_dtype, f) for p, q, f in weights]
-    ordered.insert(1, (precision, quant, Dtype.FP8, kv_fp8))
-    ordered += [(p, q, Dtype.FP8, f"{f} {kv_fp8}") for p, q, f in weights[1:]]
+    # An FP8 KV cache only where the GPU has FP8 (Ada, Hopper, Blackwell, CDNA3): engines
+    # support it there first, so the advice stays something a user can run.
+    if has_fp8:
+        kv_fp8 = "--kv-dtype fp8"
+        ordered.insert(1, (precision, quant, Dtype.FP8, kv_fp8))
+        ordered += [(p, q, Dtype.FP8, f"{f} {kv_fp8}") for p, q, f in weights[1:]]
     # Compared by the KV dtype in effect (unset = the compute precision), so that FP8 weights
     # and activations, whose KV cache is FP8 already, are not tried twice.
     seen = {(precision, quant, kv_dtype or precision)}

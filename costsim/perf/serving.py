@@ -23,6 +23,7 @@ from costsim.perf.latency import latency_at_load, max_rate_at_slo
 from costsim.perf.roofline import decode_step_s, prefill_latency_s, prefill_work_s, replica_terms
 from costsim.perf.sizing import (
     MAX_DEFAULT_UTILIZATION,
+    MAX_REPLICAS,
     SizingBound,
     SizingRule,
     SloSource,
@@ -262,6 +263,10 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     load: float | None = None
     warnings: list[str] = _sizing_warnings(rule, sized.slo_met)
     if rate_requests_per_s is not None and capacity > 0:
+        if rate_requests_per_s / capacity > MAX_REPLICAS:
+            raise InputError("", "--rate", f"needs more than {MAX_REPLICAS:,} replicas of "
+                                           f"{capacity:.3g} req/s each (got "
+                                           f"{rate_requests_per_s:g})")
         replicas = int(replicas_for_rate(rate_requests_per_s, capacity))
         load = rate_requests_per_s / replicas
     if load is not None:

@@ -33,9 +33,13 @@ from costsim.errors import InputError
 
 # Headroom floor of issue 8: a sized fleet's maximum throughput covers rate / 0.9.
 MAX_DEFAULT_UTILIZATION = 0.9
-# rate / capacity is rounded to 9 decimals before ⌈·⌉ so that a rate of exactly k capacities
-# (k · c computed in floats) needs k replicas, not k + 1.
-_RATIO_DECIMALS = 9
+# No real fleet comes near a billion replicas (there are tens of millions of datacenter GPUs in
+# the world); the bound also keeps replica counts exact in int64 and float64 arithmetic.
+MAX_REPLICAS = 10**9
+# rate / capacity is shrunk by this relative amount before ⌈·⌉ so that a rate of exactly k
+# capacities (k · c computed in floats, a few ulps off) needs k replicas, not k + 1, while any
+# rate > 0 still needs at least one.
+_RATIO_TOLERANCE = 1e-12
 
 
 class SizingBound(StrEnum):
@@ -144,8 +148,8 @@ def replicas_for_rate(rate_requests_per_s: ArrayLike,
     scalar rate). Never falls as the rate rises.
 
     Raises:
-        ValueError: a capacity that is not a finite number > 0, or a negative or non-finite
-            rate.
+        ValueError: a capacity that is not a finite number > 0, a negative or non-finite rate,
+            or a rate that needs more than :data:`MAX_REPLICAS` replicas.
     """
     if not (capacity_requests_per_s > 0 and math.isfinite(capacity_requests_per_s)):
         raise ValueError(f"capacity must be a finite number > 0 "
@@ -153,5 +157,8 @@ def replicas_for_rate(rate_requests_per_s: ArrayLike,
     rates = np.asarray(rate_requests_per_s, dtype=np.float64)
     if not np.all(np.isfinite(rates)) or np.any(rates < 0):
         raise ValueError("rates must be finite and >= 0")
-    ratio = np.round(rates / capacity_requests_per_s, _RATIO_DECIMALS)
-    return np.ceil(ratio).astype(np.int64)
+    ratio = rates / capacity_requests_per_s * (1.0 - _RATIO_TOLERANCE)
+    if np.any(ratio > MAX_REPLICAS):
+        raise ValueError(f"a rate needs more than {MAX_REPLICAS:,} replicas")
+    # A positive rate needs a replica even where rate / capacity underflows to 0.
+    return np.where(rates > 0, np.maximum(np.ceil(ratio), 1.0), 0.0).astype(np.int64)
