@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
+from costsim.perf.sizing import slo_text
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 
@@ -170,13 +171,11 @@ def _sizing(p: dict[str, Any]) -> str:
 
 def _slo(p: dict[str, Any]) -> str:
     """The SLO that applied, where it came from, and the highest rate that meets it."""
-    parts = ([f"TTFT <= {p['slo_ttft_p95_s']:g} s"] if p["slo_ttft_p95_s"] is not None
-             else []) + ([f"TPOT <= {p['slo_tpot_p95_s'] * 1000:g} ms"]
-                         if p["slo_tpot_p95_s"] is not None else [])
     limit = p["max_requests_per_s_at_slo"]
     met = (f"met up to {limit:.2f} req/s per replica" if p["slo_met"]
            else "not met at any load")
-    return f"p95 {', '.join(parts)} ({p['slo_source']}); {met}"
+    slo = slo_text(p["slo_ttft_p95_s"], p["slo_tpot_p95_s"])
+    return f"{slo} ({p['slo_source']}); {met}"
 
 
 def print_serve(p: dict[str, Any]) -> None:

@@ -140,8 +140,10 @@ def better_quantizations(asked: ServingEstimate, estimate: EstimateFn,
 def first_fitting(estimate: EstimateFn,
                   candidates: Sequence[QuantCandidate]) -> QuantOption | None:
     """The least lossy candidate that fits at all (for a configuration that does not)."""
-    for option in _options(estimate, candidates, None):
-        return option
+    for candidate in candidates:
+        fitting = _options(estimate, [candidate], None)
+        if fitting:
+            return fitting[0]
     return None
 
 

@@ -22,14 +22,13 @@ from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolic
 from costsim.perf.latency import latency_at_load, max_rate_at_slo
 from costsim.perf.roofline import decode_step_s, prefill_latency_s, prefill_work_s, replica_terms
 from costsim.perf.sizing import (
-    MAX_DEFAULT_UTILIZATION,
     MAX_REPLICAS,
     SizingBound,
-    SizingRule,
     SloSource,
     capacity_under_rule,
     replicas_for_rate,
     sizing_rule,
+    sizing_warnings,
 )
 from costsim.units import SECONDS_PER_HOUR, bytes_to_gib
 
@@ -166,30 +165,6 @@ def with_price(est: ServingEstimate, price_usd_per_gpu_hour: float) -> ServingEs
                    cost_per_million_tokens_usd=per_token)
 
 
-def _slo_text(slo_ttft_s: float | None, slo_tpot_s: float | None) -> str:
-    parts = ([f"p95 TTFT <= {slo_ttft_s:g} s"] if slo_ttft_s is not None else []) + (
-        [f"p95 TPOT <= {slo_tpot_s * 1000:g} ms"] if slo_tpot_s is not None else [])
-    return ", ".join(parts)
-
-
-def _sizing_warnings(rule: SizingRule, slo_met: bool) -> list[str]:
-    """What a user must know about the rule that sized the fleet."""
-    warnings: list[str] = []
-    slo = _slo_text(rule.slo_ttft_p95_s, rule.slo_tpot_p95_s)
-    if not slo_met and rule.slo_source is SloSource.GIVEN:
-        warnings.append(f"no request rate meets the SLO ({slo}) on this GPU: a faster GPU, "
-                        "more tensor parallelism or a looser SLO is needed")
-    elif not slo_met:
-        warnings.append(f"the default SLO ({slo}) is not met at any load on this GPU; sized "
-                        f"by target utilization {rule.target_utilization:.0%} alone (give "
-                        "--slo-ttft-s/--slo-tpot-s, or see the advice)")
-    if rule.target_utilization > MAX_DEFAULT_UTILIZATION:
-        warnings.append(f"--target-utilization {rule.target_utilization:g} leaves less than "
-                        f"{1 - MAX_DEFAULT_UTILIZATION:.0%} headroom: a burst or a slow "
-                        "replica overloads the fleet")
-    return warnings
-
-
 def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                      precision: Dtype, quant: Quant, kv_dtype: Dtype | None,
                      prompt_tokens: int, output_tokens: int, batch: int, tp: int | None,
@@ -261,7 +236,7 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     capacity = sized.requests_per_s
     replicas: int | None = None
     load: float | None = None
-    warnings: list[str] = _sizing_warnings(rule, sized.slo_met)
+    warnings: list[str] = sizing_warnings(rule, sized.slo_met)
     if rate_requests_per_s is not None and capacity > 0:
         if rate_requests_per_s / capacity > MAX_REPLICAS:
             raise InputError("", "--rate", f"needs more than {MAX_REPLICAS:,} replicas of "

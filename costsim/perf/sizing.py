@@ -93,6 +93,31 @@ def sizing_rule(assumptions: ServingAssumptions, *, slo_ttft_s: float | None = N
                       slo_source=SloSource.DEFAULT)
 
 
+def slo_text(slo_ttft_p95_s: float | None, slo_tpot_p95_s: float | None) -> str:
+    """An SLO as a user reads it: ``p95 TTFT <= 2 s, TPOT <= 100 ms``."""
+    parts = ([f"TTFT <= {slo_ttft_p95_s:g} s"] if slo_ttft_p95_s is not None else []) + (
+        [f"TPOT <= {slo_tpot_p95_s * 1000:g} ms"] if slo_tpot_p95_s is not None else [])
+    return "p95 " + ", ".join(parts) if parts else "none"
+
+
+def sizing_warnings(rule: SizingRule, slo_met: bool) -> list[str]:
+    """What a user must know about the rule that sized a fleet."""
+    warnings: list[str] = []
+    slo = slo_text(rule.slo_ttft_p95_s, rule.slo_tpot_p95_s)
+    if not slo_met and rule.slo_source is SloSource.GIVEN:
+        warnings.append(f"no request rate meets the SLO ({slo}) on this GPU: a faster GPU, "
+                        "more tensor parallelism or a looser SLO is needed")
+    elif not slo_met:
+        warnings.append(f"the default SLO ({slo}) is not met at any load on this GPU; sized "
+                        f"by target utilization {rule.target_utilization:.0%} alone (give "
+                        "--slo-ttft-s/--slo-tpot-s, or see the advice)")
+    if rule.target_utilization > MAX_DEFAULT_UTILIZATION:
+        warnings.append(f"--target-utilization {rule.target_utilization:g} leaves less than "
+                        f"{1 - MAX_DEFAULT_UTILIZATION:.0%} headroom: a burst or a slow "
+                        "replica overloads the fleet")
+    return warnings
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaCapacity:
     """The load one replica may take under a :class:`SizingRule`.
