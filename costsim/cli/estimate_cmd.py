@@ -96,16 +96,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "hf-transformers (default vllm)")
     serve.add_argument("--rate", type=_positive_float("--rate"), default=None,
                        help="requests per second to serve (gives replicas_needed)")
+    # The defaults named here are costsim/data/perf_assumptions.csv's (a test keeps them equal;
+    # reading the file at parser build time would slow every command's start).
     serve.add_argument("--slo-ttft-s", type=_positive_float("--slo-ttft-s"), default=None,
-                       help="p95 time-to-first-token SLO, seconds")
+                       help="p95 time-to-first-token SLO, seconds (default: with neither SLO "
+                            "flag, p95 TTFT <= 2 s and TPOT <= 0.1 s, MLPerf's interactive "
+                            "server limits)")
     serve.add_argument("--slo-tpot-s", type=_positive_float("--slo-tpot-s"), default=None,
-                       help="p95 time-per-output-token SLO, seconds")
+                       help="p95 time-per-output-token SLO, seconds (default: see "
+                            "--slo-ttft-s; either flag replaces the whole default SLO)")
     serve.add_argument("--target-utilization", type=_positive_float("--target-utilization"),
-        default=None,
-        metavar="U", help="share of a replica's maximum request rate a sized fleet runs at, "
-                          "in (0, 1] (default 0.70, Knative/KServe's autoscaler target; "
-                          "without SLO flags the default SLO p95 TTFT <= 2 s, TPOT <= 100 ms "
-                          "also applies; see docs/performance.md)")
+                       default=None, metavar="U",
+                       help="share of a replica's maximum request rate a sized fleet runs "
+                            "at, in (0, 1] (default 0.70, Knative/KServe's autoscaler "
+                            "target; see docs/performance.md)")
     _add_price_args(serve)
     add_json_flag(serve)
     serve.set_defaults(handler=_serve)

@@ -80,3 +80,15 @@ def test_model_too_big_names_the_quantization_that_fits(cli: Cli) -> None:
     assert "does not fit 8 x T4" in err
     assert "--quant int8 fits: 8 x T4 per replica" in err
     assert err.count("\n") == 1
+
+
+def test_help_names_the_shipped_defaults(cli: Cli) -> None:
+    from costsim.catalog.perf_defaults import perf_defaults
+
+    serving = perf_defaults().serving
+    code, out, _ = cli("estimate", "serve", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert f"default {serving.target_utilization:.2f}" in text
+    assert f"p95 TTFT <= {serving.default_slo_ttft_p95_s:g} s" in text
+    assert f"TPOT <= {serving.default_slo_tpot_p95_s:g} s" in text
