@@ -224,12 +224,9 @@ def _serve(args: argparse.Namespace) -> int:
     )
     from costsim.domain.precision import Dtype
     from costsim.domain.workload import Quant, ServingEngine
-    from costsim.errors import InfeasibleError
     from costsim.perf.quant_advice import (
         QuantCandidate,
-        better_quantizations,
-        describe,
-        first_fitting,
+        estimate_with_advice,
         quantization_candidates,
     )
     from costsim.perf.serving import (
@@ -264,7 +261,6 @@ def _serve(args: argparse.Namespace) -> int:
         tp = args.gpus
     defaults = perf_defaults()
     kv_dtype = Dtype(args.kv_dtype) if args.kv_dtype else None
-
     quant = Quant(args.quant or "none")
 
     def estimate(candidate: QuantCandidate) -> ServingEstimate:
@@ -276,17 +272,9 @@ def _serve(args: argparse.Namespace) -> int:
             assumptions=defaults.serving, context_tokens=args.context,
             target_utilization=args.target_utilization)
 
-    candidates = quantization_candidates(gpu, precision, quant, kv_dtype)
-    try:
-        est = estimate(QuantCandidate(precision=precision, quant=quant, kv_dtype=kv_dtype,
-                                      flags=""))
-    except InfeasibleError as exc:
-        fitting = first_fitting(estimate, candidates)
-        if fitting is None:
-            raise
-        raise InfeasibleError(f"{exc}; {describe(fitting, None)}") from None
-    advice = [describe(option, est)
-              for option in better_quantizations(est, estimate, candidates)]
+    est, advice = estimate_with_advice(
+        estimate, QuantCandidate(precision=precision, quant=quant, kv_dtype=kv_dtype, flags=""),
+        quantization_candidates(gpu, precision, quant, kv_dtype))
     # Priced after the estimate: the replica size decides how many GPUs the lookup asks for.
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)

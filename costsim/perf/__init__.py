@@ -16,7 +16,8 @@ Public API (engines take everything as arguments; defaults come from
 * :func:`sizing_rule`, :func:`capacity_under_rule`, :func:`replicas_for_rate` — how much load
   a replica may take and how many replicas a rate needs (:mod:`costsim.perf.sizing`; pure, for
   the simulator's autoscaler).
-* :func:`quantization_candidates`, :func:`better_quantizations` — quantization advice
+* :func:`quantization_candidates`, :func:`better_quantizations`, :func:`estimate_with_advice` —
+  quantization advice
   (:mod:`costsim.perf.quant_advice`).
 * :func:`burst_throughput` — finite benchmark replay (:mod:`costsim.perf.burst`).
 """
@@ -29,6 +30,7 @@ from costsim.perf.quant_advice import (
     QuantCandidate,
     QuantOption,
     better_quantizations,
+    estimate_with_advice,
     quantization_candidates,
 )
 from costsim.perf.roofline import (
@@ -64,13 +66,13 @@ from costsim.perf.training import (
 )
 
 __all__ = [
-    "BurstResult", "FleetOption", "Goodput", "LayoutConstraints", "LoadLatency",
-    "QuantCandidate", "QuantOption", "ReplicaCapacity", "ReplicaTerms", "ServingEstimate",
-    "SizingBound", "SizingRule", "SloSource", "StepArrays", "TrainingEstimate", "TrainingStep",
+    "BurstResult", "FleetOption", "Goodput", "LayoutConstraints", "LoadLatency", "QuantCandidate",
+    "QuantOption", "ReplicaCapacity", "ReplicaTerms", "ServingEstimate", "SizingBound",
+    "SizingRule", "SloSource", "StepArrays", "TrainingEstimate", "TrainingStep",
     "better_quantizations", "burst_throughput", "capacity_under_rule", "choose_layout",
     "decode_step_s", "estimate_goodput", "estimate_serving", "estimate_training_run",
-    "estimate_training_step", "goodput_arrays", "hardware_flops_per_token", "latency_at_load",
-    "max_rate_at_slo", "max_throughput_arrays", "model_flops_per_token",
+    "estimate_training_step", "estimate_with_advice", "goodput_arrays", "hardware_flops_per_token",
+    "latency_at_load", "max_rate_at_slo", "max_throughput_arrays", "model_flops_per_token",
     "quantization_candidates", "replica_terms", "replicas_for_rate", "score_fleet_options",
     "sizing_rule", "stack_replicas", "training_step_arrays",
 ]

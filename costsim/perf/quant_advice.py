@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import Quant
-from costsim.errors import CostsimError
+from costsim.errors import CostsimError, InfeasibleError
 from costsim.perf.serving import ServingEstimate
 from costsim.perf.sizing import replicas_for_rate
 
@@ -174,3 +174,23 @@ def describe(option: QuantOption, asked: ServingEstimate | None) -> str:
                 f"{est.gpus_per_replica} x {est.gpu} against {asked.capacity_requests_per_s:.2f}"
                 f" on {asked.gpus_per_replica}: {saving:.0%} less GPU time per request")
     return f"{option.candidate.flags} {what}; {caveat}"
+
+
+def estimate_with_advice(estimate: EstimateFn, asked: QuantCandidate,
+                         candidates: Sequence[QuantCandidate]
+                         ) -> tuple[ServingEstimate, tuple[str, ...]]:
+    """The estimate of ``asked`` and its advice lines (:func:`better_quantizations`).
+
+    Raises:
+        InfeasibleError: ``asked`` does not fit; the message names the least lossy candidate
+            that does, if any.
+    """
+    try:
+        est = estimate(asked)
+    except InfeasibleError as exc:
+        fitting = first_fitting(estimate, candidates)
+        if fitting is None:
+            raise
+        raise InfeasibleError(f"{exc}; {describe(fitting, None)}") from None
+    return est, tuple(describe(option, est)
+                      for option in better_quantizations(est, estimate, candidates))
