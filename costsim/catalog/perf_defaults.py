@@ -122,6 +122,9 @@ def perf_defaults() -> PerfDefaults:
         runtime_reserve_bytes=round(serve["runtime_reserve_gib"][0] * BYTES_PER_GIB),
         tail_wait_multiplier=serve["tail_wait_multiplier"][0],
         tail_concurrency_z=serve["tail_concurrency_z"][0],
+        target_utilization=serve["target_utilization"][0],
+        default_slo_ttft_p95_s=serve["default_slo_ttft_p95_s"][0],
+        default_slo_tpot_p95_s=serve["default_slo_tpot_p95_s"][0],
         sources={key: source for key, (_, source) in serve.items()},
     )
     networks: dict[str, Interconnect] = {}

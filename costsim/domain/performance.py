@@ -233,7 +233,10 @@ class ServingAssumptions:
     """Defaults of the serving model: engine profiles, TP all-reduce latency, tail rule.
 
     ``nvlink_efficiency`` / ``pcie_efficiency``: achieved share of the link's bandwidth for the
-    TP all-reduces, the same measured figures as training's.
+    TP all-reduces, the same measured figures as training's. ``target_utilization``: the share
+    of a replica's maximum request rate a sized fleet runs at; ``default_slo_ttft_p95_s`` /
+    ``default_slo_tpot_p95_s``: the SLO that applies when none is given (see
+    :mod:`costsim.perf.sizing`).
     """
 
     engines: Mapping[ServingEngine, EngineProfile]
@@ -243,7 +246,17 @@ class ServingAssumptions:
     runtime_reserve_bytes: int
     tail_wait_multiplier: float
     tail_concurrency_z: float
+    target_utilization: float
+    default_slo_ttft_p95_s: float
+    default_slo_tpot_p95_s: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.target_utilization <= 1:
+            raise ValueError(f"target_utilization must be in (0, 1] "
+                             f"(got {self.target_utilization})")
+        if not (self.default_slo_ttft_p95_s > 0 and self.default_slo_tpot_p95_s > 0):
+            raise ValueError("default SLOs must be > 0")
 
     def engine(self, engine: ServingEngine) -> EngineProfile:
         """The profile of ``engine``."""

@@ -143,7 +143,9 @@ def test_serve_price_lookup_and_engines(cli: Cli) -> None:
     assert payload["price_source"]
     assert payload["max_batch"] == 1
     assert payload["replicas_needed"] is None
-    assert payload["max_requests_per_s_at_slo"] is None
+    # No SLO flags: the default SLO applies, and the output says so.
+    assert payload["slo_source"] == "default"
+    assert 0 < payload["max_requests_per_s_at_slo"] <= payload["max_requests_per_s"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
