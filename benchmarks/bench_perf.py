@@ -15,11 +15,22 @@ from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_preset
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.precision import Dtype
-from costsim.domain.workload import InferenceSetup, ParallelLayout, Recompute, Task, TrainingSetup
+from costsim.domain.workload import (
+    InferenceSetup,
+    ParallelLayout,
+    Quant,
+    Recompute,
+    ServingEngine,
+    Task,
+    TrainingSetup,
+)
 from costsim.memory.runtime import DEFAULT_POLICY
 from costsim.memory.shape import model_shape
 from costsim.perf.goodput import goodput_arrays
+from costsim.perf.latency import latency_at_load
 from costsim.perf.roofline import decode_step_s, replica_terms
+from costsim.perf.serving import estimate_serving
+from costsim.perf.sizing import replicas_for_rate
 from costsim.perf.train_estimate import LayoutConstraints, choose_layout
 from costsim.perf.training import (
     LayoutArrays,
@@ -74,6 +85,25 @@ def main() -> None:
     batches = rng.integers(1, 256, n)
     contexts = rng.integers(128, 4096, n)
     _rate("serving decode step, vectorized", n, lambda: decode_step_s(r, batches, contexts))
+
+    # The simulator's autoscaler: replicas for a day of one-minute buckets, then the latency of
+    # each bucket at its per-replica load.
+    capacity = 2.0
+    bucket_rates = rng.uniform(0.0, 100.0, 1440)
+    _rate("serving replicas for a rate, vectorized (1-minute buckets)", bucket_rates.size,
+          lambda: replicas_for_rate(bucket_rates, capacity))
+    loads = bucket_rates / np.maximum(replicas_for_rate(bucket_rates, capacity), 1)
+    _rate("serving latency at a per-replica load, vectorized", loads.size,
+          lambda: latency_at_load(r, loads, 1024, 256, 64, 2.9, defaults.serving))
+    eight_b = load_preset("llama-3-8b").architecture
+    _rate("estimate_serving incl. SLO capacity (scalar API)", 20,
+          lambda: [estimate_serving(eight_b, gpu, engine=ServingEngine.VLLM,
+                                    precision=Dtype.BF16, quant=Quant.NONE, kv_dtype=None,
+                                    prompt_tokens=512, output_tokens=256, batch=1, tp=None,
+                                    rate_requests_per_s=36.0, slo_ttft_s=None,
+                                    slo_tpot_s=None, price_usd_per_gpu_hour=2.0,
+                                    assumptions=defaults.serving) for _ in range(20)],
+          repeat=3)
 
     base = replace(setup, layout=ParallelLayout())
     choice = choose_layout(arch, gpu, 512, base, LayoutConstraints(), network=network,

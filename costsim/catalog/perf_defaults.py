@@ -8,13 +8,17 @@ from costsim.catalog.resources import read_data_csv
 from costsim.domain.performance import (
     AllinLossAssumptions,
     EngineProfile,
+    FinetuneRecipe,
+    FrameworkComparison,
+    GlobalBatchDefaults,
     GoodputAssumptions,
     Interconnect,
     PerfDefaults,
     ServingAssumptions,
     TrainingAssumptions,
+    framework_efficiencies,
 )
-from costsim.domain.workload import ServingEngine
+from costsim.domain.workload import ServingEngine, TrainingFramework
 from costsim.errors import CatalogError, name_key
 from costsim.units import BYTES_PER_GIB
 
@@ -24,6 +28,27 @@ def _assumptions() -> dict[str, dict[str, tuple[float, str]]]:
     for row in read_data_csv("perf_assumptions.csv"):
         groups.setdefault(row["group"], {})[row["key"]] = (float(row["value"]), row["source"])
     return groups
+
+
+def framework_comparisons() -> tuple[FrameworkComparison, ...]:
+    """The published framework-vs-Megatron-class utilizations (perf_framework_benchmarks.csv)."""
+    return tuple(
+        FrameworkComparison(framework=TrainingFramework(row["framework"]), run=row["run"],
+                            utilization=float(row["utilization"]),
+                            reference_run=row["reference_run"],
+                            reference_utilization=float(row["reference_utilization"]),
+                            source=row["source"], date=row["date"])
+        for row in read_data_csv("perf_framework_benchmarks.csv"))
+
+
+def finetune_recipes() -> tuple[FinetuneRecipe, ...]:
+    """Published fine-tuning recipes' global batches (perf_finetune_batches.csv)."""
+    return tuple(
+        FinetuneRecipe(kind=row["kind"], recipe=row["recipe"],
+                       global_batch_seqs=int(row["global_batch_seqs"]),
+                       seq_len=int(row["seq_len"]) if row["seq_len"] else None,
+                       source=row["source"])
+        for row in read_data_csv("perf_finetune_batches.csv"))
 
 
 @cache
@@ -57,6 +82,9 @@ def perf_defaults() -> PerfDefaults:
         nvlink_efficiency=train["nvlink_efficiency"][0],
         pcie_efficiency=train["pcie_efficiency"][0],
         backward_share_of_compute=train["backward_share_of_compute"][0],
+        framework_efficiency=framework_efficiencies(framework_comparisons()),
+        hbm_efficiency=train["hbm_efficiency"][0],
+        dequant_bytes_per_weight=train["dequant_bytes_per_weight"][0],
         sources={
             **{key: source for key, (_, source) in train.items()},
             **{f"efficiency.{row['generation']}": row["source"] for row in efficiency_rows},
@@ -95,6 +123,9 @@ def perf_defaults() -> PerfDefaults:
         runtime_reserve_bytes=round(serve["runtime_reserve_gib"][0] * BYTES_PER_GIB),
         tail_wait_multiplier=serve["tail_wait_multiplier"][0],
         tail_concurrency_z=serve["tail_concurrency_z"][0],
+        target_utilization=serve["target_utilization"][0],
+        default_slo_ttft_p95_s=serve["default_slo_ttft_p95_s"][0],
+        default_slo_tpot_p95_s=serve["default_slo_tpot_p95_s"][0],
         sources={key: source for key, (_, source) in serve.items()},
     )
     networks: dict[str, Interconnect] = {}
@@ -116,6 +147,7 @@ def perf_defaults() -> PerfDefaults:
         networks=networks,
         default_network_by_gpu=default_by_gpu,
         fallback_network="eth-100",
+        batch=GlobalBatchDefaults.from_recipes(finetune_recipes()),
     )
 
 

@@ -36,15 +36,40 @@ SERVE_UNUSED_DESTS = frozenset({"zero", "dp", "sp", "micro_batch", "seq_len", "g
                                  "recompute", "lora_rank", "lora_targets"})
 
 
-def _engine(text: str) -> str:
-    value = text.strip().lower()
-    if value not in ENGINES:
-        from costsim.errors import suggest
+def _named_choice(what: str, values: tuple[str, ...],
+                  aliases: dict[str, str] | None = None) -> Callable[[str], str]:
+    """An argparse type for one of ``values`` (case-insensitive, ``_`` read as ``-``, aliases
+    mapped); a miss names the closest values, else all of them."""
+    def parse(text: str) -> str:
+        value = text.strip().lower().replace("_", "-")
+        value = (aliases or {}).get(value, value)
+        if value not in values:
+            from costsim.errors import suggest
 
-        hint = suggest(value, ENGINES)
-        extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
-        raise argparse.ArgumentTypeError(f"unknown engine {text!r}{extra}")
-    return value
+            hint = suggest(value, values)
+            extra = (f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint
+                     else f" (valid: {', '.join(values)})")
+            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}{extra}")
+        return value
+
+    return parse
+
+
+_engine = _named_choice("engine", ENGINES)
+
+
+# --framework values and the names users also call them by (NeMo runs Megatron-Core; torchtitan
+# and fms-fsdp are PyTorch FSDP training loops; accelerate is the Trainer's launcher).
+FRAMEWORK_ALIASES = {"nemo": "megatron-lm", "megatron": "megatron-lm",
+                     "megatron-core": "megatron-lm", "torchtitan": "pytorch-fsdp",
+                     "fsdp": "pytorch-fsdp", "accelerate": "hf-trainer",
+                     "transformers": "hf-trainer"}
+# The values of costsim.domain.workload.TrainingFramework (spelled out: registering the CLI
+# imports no domain module; a test keeps the two equal).
+FRAMEWORKS = ("megatron-lm", "pytorch-fsdp", "deepspeed", "hf-trainer")
+
+
+_framework = _named_choice("framework", FRAMEWORKS, FRAMEWORK_ALIASES)
 
 
 def _add_price_args(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +104,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        default=None, help="tokens per optimizer step (default ~4M)")
     train.add_argument("--network", default=None,
                        help="inter-node network (default by GPU; see docs/performance.md)")
+    train.add_argument("--framework", type=_framework, default="megatron-lm",
+                       help="training code: megatron-lm (also NeMo; the calibration) | "
+                            "pytorch-fsdp (also torchtitan) | deepspeed | hf-trainer (also "
+                            "accelerate) (default megatron-lm; efficiencies in "
+                            "docs/performance.md)")
     _add_price_args(train)
     add_json_flag(train)
     train.set_defaults(handler=_train)
@@ -96,10 +126,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "hf-transformers (default vllm)")
     serve.add_argument("--rate", type=_positive_float("--rate"), default=None,
                        help="requests per second to serve (gives replicas_needed)")
+    # The defaults named here are costsim/data/perf_assumptions.csv's (a test keeps them equal;
+    # reading the file at parser build time would slow every command's start).
     serve.add_argument("--slo-ttft-s", type=_positive_float("--slo-ttft-s"), default=None,
-                       help="p95 time-to-first-token SLO, seconds")
+                       help="p95 time-to-first-token SLO, seconds (default: with neither SLO "
+                            "flag, p95 TTFT <= 2 s and TPOT <= 0.1 s, MLPerf's interactive "
+                            "server limits)")
     serve.add_argument("--slo-tpot-s", type=_positive_float("--slo-tpot-s"), default=None,
-                       help="p95 time-per-output-token SLO, seconds")
+                       help="p95 time-per-output-token SLO, seconds (default: see "
+                            "--slo-ttft-s; either flag replaces the whole default SLO)")
+    serve.add_argument("--target-utilization", type=_positive_float("--target-utilization"),
+                       default=None, metavar="U",
+                       help="share of a replica's maximum request rate a sized fleet runs "
+                            "at, in (0, 1] (default 0.70, Knative/KServe's autoscaler "
+                            "target; see docs/performance.md)")
     _add_price_args(serve)
     add_json_flag(serve)
     serve.set_defaults(handler=_serve)
@@ -145,7 +185,7 @@ def _train(args: argparse.Namespace) -> int:
         read_layout_flags,
         resolve_model_gpu_task,
     )
-    from costsim.domain.workload import ParallelLayout, Task
+    from costsim.domain.workload import ParallelLayout, Task, TrainingFramework
     from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
 
     name, arch, gpu, task = resolve_model_gpu_task(args)
@@ -163,7 +203,7 @@ def _train(args: argparse.Namespace) -> int:
     probe = argparse.Namespace(**{**vars(args), "tp": None, "pp": None, "dp": None,
                                   "gpus": None, "zero": None})
     base = build_training_setup(probe, arch, gpu, task)
-    base = replace(base, layout=ParallelLayout())
+    base = replace(base, layout=ParallelLayout(), framework=TrainingFramework(args.framework))
     global_seqs = args.global_batch  # >= 1: checked by its argparse type
     if flags.grad_accum is not None and (global_seqs is not None
                                          or args.global_batch_tokens is not None):
@@ -214,7 +254,17 @@ def _serve(args: argparse.Namespace) -> int:
     )
     from costsim.domain.precision import Dtype
     from costsim.domain.workload import Quant, ServingEngine
-    from costsim.perf.serving import check_generative, estimate_serving, with_price
+    from costsim.perf.quant_advice import (
+        QuantCandidate,
+        estimate_with_advice,
+        quantization_candidates,
+    )
+    from costsim.perf.serving import (
+        ServingEstimate,
+        check_generative,
+        estimate_serving,
+        with_price,
+    )
 
     name, arch = resolve_architecture(args)
     gpu = resolve_gpu(args)
@@ -241,16 +291,23 @@ def _serve(args: argparse.Namespace) -> int:
         tp = args.gpus
     defaults = perf_defaults()
     kv_dtype = Dtype(args.kv_dtype) if args.kv_dtype else None
+    quant = Quant(args.quant or "none")
 
+    def estimate(candidate: QuantCandidate) -> ServingEstimate:
+        return estimate_serving(
+            arch, gpu, engine=ServingEngine(args.engine), precision=candidate.precision,
+            quant=candidate.quant, kv_dtype=candidate.kv_dtype, prompt_tokens=prompt,
+            output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
+            slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
+            assumptions=defaults.serving, context_tokens=args.context,
+            target_utilization=args.target_utilization)
+
+    est, advice = estimate_with_advice(
+        estimate, QuantCandidate(precision=precision, quant=quant, kv_dtype=kv_dtype, flags=""),
+        quantization_candidates(gpu, precision, quant, kv_dtype))
     # Priced after the estimate: the replica size decides how many GPUs the lookup asks for.
-    est = estimate_serving(
-        arch, gpu, engine=ServingEngine(args.engine), precision=precision,
-        quant=Quant(args.quant or "none"), kv_dtype=kv_dtype, prompt_tokens=prompt,
-        output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
-        slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
-        assumptions=defaults.serving, context_tokens=args.context)
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
     if price:
         est = with_price(est, price)
-    return _emit(args, serving_payload(est, name, source, price_warnings), print_serve)
+    return _emit(args, serving_payload(est, name, source, price_warnings, advice), print_serve)

@@ -3,9 +3,11 @@ from the performance model's estimates, and their plain-text tables."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
+from costsim.perf.sizing import slo_text
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 
@@ -23,10 +25,13 @@ def training_payload(est: Any, model: str, price_source: str,
         "gpu": est.gpu,
         "gpus": est.gpus,
         "network": est.network,
+        "framework": setup.framework.value,
+        "framework_efficiency": est.framework_efficiency,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
                    "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
                    "seq_len": setup.seq_len, "recompute": setup.recompute.value,
                    "global_batch": setup.global_batch},
+        "global_batch_basis": est.global_batch_basis,
         "flops_total": est.flops_total,
         "step_time_s": step.step_time_s,
         "tokens_per_s": step.tokens_per_s,
@@ -78,9 +83,12 @@ def print_train(p: dict[str, Any]) -> None:
     rows = [
         ("model / params", f"{p['model']} / {p['params_total'] / 1e9:.2f}B"),
         ("fleet", f"{p['gpus']} x {p['gpu']} ({p['network']})"),
+        ("framework", f"{p['framework']} (efficiency x{p['framework_efficiency']:.2f} of the "
+                      "Megatron-class calibration)"),
         ("layout", f"tp={lay['tp']} pp={lay['pp']} dp={lay['dp']} zero={lay['zero']} "
                    f"sp={lay['sp']} micro_batch={lay['micro_batch']} grad_accum="
                    f"{lay['grad_accum']} seq_len={lay['seq_len']} recompute={lay['recompute']}"),
+        ("global batch", f"{lay['global_batch']} sequences ({p['global_batch_basis']})"),
         ("step time", f"{p['step_time_s']:.3f} s (compute {b['compute']:.3f}, comm exposed "
                       f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
                       f"sync {b['sync']:.3f})"),
@@ -99,8 +107,8 @@ def print_train(p: dict[str, Any]) -> None:
         print(f"warning: {warning}")
 
 
-def serving_payload(est: Any, model: str, price_source: str,
-                    extra_warnings: list[str]) -> dict[str, Any]:
+def serving_payload(est: Any, model: str, price_source: str, extra_warnings: list[str],
+                    advice: Sequence[str] = ()) -> dict[str, Any]:
     """The DESIGN.md §7 ``estimate serve --json`` object (plus extras)."""
     return {
         "model": model,
@@ -126,15 +134,54 @@ def serving_payload(est: Any, model: str, price_source: str,
         "ttft_p95_s": est.ttft_p95_s,
         "tpot_p95_s": est.tpot_p95_s,
         "load_requests_per_s_per_replica": est.load_requests_per_s,
+        "utilization": est.utilization,
         "max_requests_per_s_at_slo": est.max_requests_per_s_at_slo,
         "rate_requests_per_s": est.rate_requests_per_s,
         "replicas_needed": est.replicas_needed,
+        "sizing_rule": est.sizing_rule.value,
+        "target_utilization": est.target_utilization,
+        "slo_ttft_p95_s": est.slo_ttft_s,
+        "slo_tpot_p95_s": est.slo_tpot_s,
+        "slo_source": est.slo_source.value,
+        "slo_met": est.slo_met,
+        "capacity_requests_per_s_per_replica": est.capacity_requests_per_s,
         "price_usd_per_gpu_hour": est.price_usd_per_gpu_hour,
         "price_source": price_source,
         "cost_per_million_output_tokens_usd": est.cost_per_million_output_tokens_usd,
         "cost_per_million_tokens_usd": est.cost_per_million_tokens_usd,
         "warnings": [*est.warnings, *extra_warnings],
+        "advice": list(advice),
     }
+
+
+def _latency_load(p: dict[str, Any]) -> str:
+    """At what load the TTFT / TPOT row was computed."""
+    load = p["load_requests_per_s_per_replica"]
+    if load is None:
+        return f"idle replica, batch {p['batch']} (give --rate for latency under load)"
+    return (f"{p['rate_requests_per_s']:g} req/s over {p['replicas_needed']} replicas = "
+            f"{load:.2f} req/s per replica ({p['utilization']:.0%} of max)")
+
+
+def _sizing(p: dict[str, Any]) -> str:
+    """The bound that set a replica's capacity."""
+    capacity = p["capacity_requests_per_s_per_replica"]
+    if p["sizing_rule"] == "target-utilization":
+        return (f"{capacity:.2f} req/s per replica = target utilization "
+                f"{p['target_utilization']:.0%} of max")
+    if not p["slo_met"]:
+        return "none: no load meets the SLO"
+    return (f"{capacity:.2f} req/s per replica = the SLO's limit (below target utilization "
+            f"{p['target_utilization']:.0%} of max)")
+
+
+def _slo(p: dict[str, Any]) -> str:
+    """The SLO that applied, where it came from, and the highest rate that meets it."""
+    limit = p["max_requests_per_s_at_slo"]
+    met = (f"met up to {limit:.2f} req/s per replica" if p["slo_met"]
+           else "not met at any load")
+    slo = slo_text(p["slo_ttft_p95_s"], p["slo_tpot_p95_s"])
+    return f"{slo} ({p['slo_source']}); {met}"
 
 
 def print_serve(p: dict[str, Any]) -> None:
@@ -153,7 +200,9 @@ def print_serve(p: dict[str, Any]) -> None:
                            f"{p['output_tokens_per_s']:,.0f} output tokens/s"),
         ("TTFT / TPOT", f"{p['ttft_s']:.3f} s / {p['tpot_s'] * 1000:.1f} ms "
                         f"(p95 {p['ttft_p95_s']:.3f} s / {p['tpot_p95_s'] * 1000:.1f} ms)"),
-        ("max req/s at SLO", opt(p["max_requests_per_s_at_slo"], ".2f")),
+        ("latency load", _latency_load(p)),
+        ("SLO", _slo(p)),
+        ("sizing", _sizing(p)),
         ("replicas needed", opt(p["replicas_needed"], "d")),
         ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
         ("$ per M tokens", f"{p['cost_per_million_tokens_usd']:.3f} (output only "
@@ -162,3 +211,5 @@ def print_serve(p: dict[str, Any]) -> None:
     print(format_table(rows, ("estimate serve", "")))
     for warning in p["warnings"]:
         print(f"warning: {warning}")
+    for line in p["advice"]:
+        print(f"advice: {line}")

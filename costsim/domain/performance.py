@@ -7,10 +7,12 @@ Every number here comes from a published source recorded next to it in the shipp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from costsim.domain.workload import ServingEngine
+from costsim.domain.workload import ServingEngine, TrainingFramework
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,7 +66,18 @@ class TrainingAssumptions:
     backward_share_of_compute: float = 2.0 / 3.0
     gemm_half_tokens_by_generation: Mapping[str, float] = field(default_factory=dict)
     default_gemm_half_tokens: float = 0.0
+    # Compute efficiency of each training framework relative to the Megatron-class calibration
+    # (1.0 = the calibration; see framework_efficiencies).
+    framework_efficiency: Mapping[TrainingFramework, float] = field(default_factory=dict)
+    # QLoRA: achieved share of HBM bandwidth of the dequantization kernels, and the bytes each
+    # frozen quantized weight moves per dequantization (see docs/performance.md §1).
+    hbm_efficiency: float = 0.75
+    dequant_bytes_per_weight: float = 4.5
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def framework_factor(self, framework: TrainingFramework) -> float:
+        """Multiplier of η∞ for ``framework`` (1.0 for the Megatron-class calibration)."""
+        return self.framework_efficiency.get(framework, 1.0)
 
     def gemm_half_tokens(self, generation: str) -> float:
         """M½ of a GPU generation: the tokens per GEMM at which its GEMMs reach half their
@@ -82,6 +95,91 @@ class TrainingAssumptions:
         return self.compute_efficiency_by_generation.get(
             generation, self.default_compute_efficiency
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameworkComparison:
+    """A framework's own published utilization beside a Megatron-class run (Megatron-LM, NeMo
+    or llm-foundry, the code the model is calibrated on) of the same size class on the same GPU
+    generation, both on one FLOP basis; ``ratio`` is how close the framework gets."""
+
+    framework: TrainingFramework
+    run: str
+    utilization: float
+    reference_run: str
+    reference_utilization: float
+    source: str
+    date: str
+
+    def __post_init__(self) -> None:
+        for key in ("utilization", "reference_utilization"):
+            value = getattr(self, key)
+            if not 0 < value <= 1:
+                raise ValueError(f"framework comparison {self.run}: {key} must be in (0, 1] "
+                                 f"(got {value})")
+
+    @property
+    def ratio(self) -> float:
+        """Framework utilization / reference utilization."""
+        return self.utilization / self.reference_utilization
+
+
+def framework_efficiencies(comparisons: Iterable[FrameworkComparison]
+                           ) -> dict[TrainingFramework, float]:
+    """Per framework, the geometric mean of its published-utilization ratios to Megatron-class runs;
+    Megatron-LM itself is 1.0 (it is the calibration). The geometric mean treats a framework
+    10 % above and 10 % below the reference alike."""
+    ratios: dict[TrainingFramework, list[float]] = {}
+    for row in comparisons:
+        ratios.setdefault(row.framework, []).append(row.ratio)
+    factors = {fw: math.exp(statistics.fmean(math.log(r) for r in values))
+               for fw, values in ratios.items()}
+    factors[TrainingFramework.MEGATRON_LM] = 1.0
+    return factors
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinetuneRecipe:
+    """A published fine-tuning recipe's global batch (sequences per optimizer step)."""
+
+    kind: str  # "full" or "lora" (LoRA and QLoRA)
+    recipe: str
+    global_batch_seqs: int
+    seq_len: int | None  # None: the recipe packs or truncates to the data, no fixed length
+    source: str
+
+
+FINETUNE_KINDS = ("full", "lora")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GlobalBatchDefaults:
+    """Default global batch when the user gives none: pre-training in tokens (Llama 2's 4M),
+    fine-tuning in sequences, the median of the published recipes of its kind."""
+
+    pretrain_tokens: int = 4 * 2**20
+    finetune_seqs: Mapping[str, int] = field(default_factory=lambda: {"full": 128, "lora": 32})
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def from_recipes(cls, recipes: Iterable[FinetuneRecipe],
+                     pretrain_tokens: int = 4 * 2**20) -> GlobalBatchDefaults:
+        """The lower median of each kind's recipes (the smaller middle value when their number
+        is even: the cheaper, more common recipe)."""
+        by_kind: dict[str, list[FinetuneRecipe]] = {}
+        for recipe in recipes:
+            if recipe.kind not in FINETUNE_KINDS:
+                raise ValueError(f"fine-tuning recipe {recipe.recipe}: kind must be one of "
+                                 f"{', '.join(FINETUNE_KINDS)} (got {recipe.kind!r})")
+            by_kind.setdefault(recipe.kind, []).append(recipe)
+        missing = [kind for kind in FINETUNE_KINDS if kind not in by_kind]
+        if missing:
+            raise ValueError(f"no fine-tuning recipe of kind {', '.join(missing)}")
+        seqs = {kind: int(statistics.median_low(r.global_batch_seqs for r in rows))
+                for kind, rows in by_kind.items()}
+        sources = {kind: "; ".join(f"{r.recipe} {r.global_batch_seqs}" for r in rows)
+                   for kind, rows in by_kind.items()}
+        return cls(pretrain_tokens=pretrain_tokens, finetune_seqs=seqs, sources=sources)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +257,10 @@ class ServingAssumptions:
     """Defaults of the serving model: engine profiles, TP all-reduce latency, tail rule.
 
     ``nvlink_efficiency`` / ``pcie_efficiency``: achieved share of the link's bandwidth for the
-    TP all-reduces, the same measured figures as training's.
+    TP all-reduces, the same measured figures as training's. ``target_utilization``: the share
+    of a replica's maximum request rate a sized fleet runs at; ``default_slo_ttft_p95_s`` /
+    ``default_slo_tpot_p95_s``: the SLO that applies when none is given (see
+    :mod:`costsim.perf.sizing`).
     """
 
     engines: Mapping[ServingEngine, EngineProfile]
@@ -169,7 +270,17 @@ class ServingAssumptions:
     runtime_reserve_bytes: int
     tail_wait_multiplier: float
     tail_concurrency_z: float
+    target_utilization: float
+    default_slo_ttft_p95_s: float
+    default_slo_tpot_p95_s: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.target_utilization <= 1:
+            raise ValueError(f"target_utilization must be in (0, 1] "
+                             f"(got {self.target_utilization})")
+        if not (self.default_slo_ttft_p95_s > 0 and self.default_slo_tpot_p95_s > 0):
+            raise ValueError("default SLOs must be > 0")
 
     def engine(self, engine: ServingEngine) -> EngineProfile:
         """The profile of ``engine``."""
@@ -186,6 +297,7 @@ class PerfDefaults:
     networks: Mapping[str, Interconnect]
     default_network_by_gpu: Mapping[str, str]
     fallback_network: str
+    batch: GlobalBatchDefaults = field(default_factory=GlobalBatchDefaults)
 
     def network_for(self, gpu_name: str) -> Interconnect:
         """The default inter-node network of clusters built from ``gpu_name``."""

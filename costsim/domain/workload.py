@@ -68,6 +68,16 @@ class ServingEngine(StrEnum):
     HF_TRANSFORMERS = "hf-transformers"
 
 
+class TrainingFramework(StrEnum):
+    """The training code a run uses: it sets how close to the Megatron-class calibration the
+    step runs (``costsim/data/perf_framework_benchmarks.csv``, docs/performance.md)."""
+
+    MEGATRON_LM = "megatron-lm"  # Megatron-LM / Megatron-Core / NeMo: the calibration itself
+    PYTORCH_FSDP = "pytorch-fsdp"  # PyTorch FSDP / torchtitan / fms-fsdp (native training loops)
+    DEEPSPEED = "deepspeed"  # DeepSpeed with its Megatron-DeepSpeed model code
+    HF_TRAINER = "hf-trainer"  # Hugging Face Trainer / accelerate (FSDP or DeepSpeed backend)
+
+
 ALL_LINEAR = "all-linear"
 
 
@@ -130,6 +140,7 @@ class TrainingSetup:
     bytes_preset: BytesPreset = BytesPreset.FRAMEWORK
     quant: Quant = Quant.NONE
     lora: LoraConfig | None = None
+    framework: TrainingFramework = TrainingFramework.MEGATRON_LM
 
     def __post_init__(self) -> None:
         if self.task is Task.INFER:

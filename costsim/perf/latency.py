@@ -23,7 +23,10 @@ from costsim.perf.roofline import (
     prefill_work_s,
 )
 
-BISECTION_STEPS = 60
+# Grid refinement of the SLO boundary: 64 rates a round, 5 rounds = 64^5 ~ 1e9 steps, i.e. the
+# boundary to ~1e-9 of the capacity (as 60 bisection steps gave) in 5 vectorized calls.
+SLO_GRID_POINTS = 64
+SLO_GRID_ROUNDS = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,25 +82,29 @@ def max_rate_at_slo(r: ReplicaTerms, prompt_tokens: int, output_tokens: int, max
                     slo_tpot_s: float | None) -> float:
     """The highest request rate whose p95 TTFT and TPOT meet the SLOs (0 if none does).
 
-    Latencies grow with the rate, so bisection finds the boundary.
+    Latencies grow with the rate, so the boundary is found by refining a grid of rates: each
+    round scores :data:`SLO_GRID_POINTS` rates in one vectorized call and keeps the interval
+    between the last rate that meets the SLOs and the first that does not.
     """
-    def meets(rate: float) -> bool:
-        lat = latency_at_load(r, rate, prompt_tokens, output_tokens, max_batch, max_rps,
+    def meets(rates: FloatArray) -> np.ndarray:
+        lat = latency_at_load(r, rates, prompt_tokens, output_tokens, max_batch, max_rps,
                               assumptions)
-        ok = True
+        ok = np.ones(rates.shape, dtype=bool)
         if slo_ttft_s is not None:
-            ok = ok and float(lat.ttft_p95_s) <= slo_ttft_s
+            ok &= lat.ttft_p95_s <= slo_ttft_s
         if slo_tpot_s is not None:
-            ok = ok and float(lat.tpot_p95_s) <= slo_tpot_s
+            ok &= lat.tpot_p95_s <= slo_tpot_s
         return ok
 
-    if not meets(1e-9 * max_rps):
+    lo = 1e-9 * max_rps
+    if not meets(np.asarray([lo]))[0]:
         return 0.0
-    lo, hi = 1e-9 * max_rps, max_rps
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        if meets(mid):
-            lo = mid
-        else:
-            hi = mid
+    hi = max_rps
+    for _ in range(SLO_GRID_ROUNDS):
+        grid = np.linspace(lo, hi, SLO_GRID_POINTS + 1)[1:]
+        failing = np.flatnonzero(~meets(grid))
+        if failing.size == 0:
+            return float(hi)
+        first = int(failing[0])
+        lo, hi = (float(grid[first - 1]) if first else lo), float(grid[first])
     return lo

@@ -21,6 +21,15 @@ from costsim.memory.estimate import check_layout, estimate_inference, max_kv_tok
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.perf.latency import latency_at_load, max_rate_at_slo
 from costsim.perf.roofline import decode_step_s, prefill_latency_s, prefill_work_s, replica_terms
+from costsim.perf.sizing import (
+    MAX_REPLICAS,
+    SizingBound,
+    SloSource,
+    capacity_under_rule,
+    replicas_for_rate,
+    sizing_rule,
+    sizing_warnings,
+)
 from costsim.units import SECONDS_PER_HOUR, bytes_to_gib
 
 TP_CHOICES = (1, 2, 4, 8)
@@ -54,8 +63,14 @@ class ServingEstimate:
     ttft_p95_s: float
     tpot_p95_s: float
     load_requests_per_s: float | None
+    utilization: float | None
     slo_ttft_s: float | None
     slo_tpot_s: float | None
+    slo_source: SloSource
+    target_utilization: float
+    sizing_rule: SizingBound
+    slo_met: bool
+    capacity_requests_per_s: float
     max_requests_per_s_at_slo: float | None
     rate_requests_per_s: float | None
     replicas_needed: int | None
@@ -122,7 +137,8 @@ def _cost_per_million_usd(price_usd_per_gpu_hour: float, tp: int, replicas: int 
                           rate_requests_per_s: float | None, capacity_requests_per_s: float,
                           prompt_tokens: int, output_tokens: int) -> tuple[float, float]:
     """(USD per million output tokens, per million prompt + output tokens): the replicas a
-    rate needs at that rate, else one replica at its capacity (inf when that is 0)."""
+    rate needs at that rate, else one replica at the capacity its sizing rule allows (inf when
+    that is 0)."""
     replica_usd_per_s = price_usd_per_gpu_hour * tp / SECONDS_PER_HOUR
     if replicas is not None and rate_requests_per_s is not None:
         usd_per_s = replicas * replica_usd_per_s
@@ -140,11 +156,10 @@ def with_price(est: ServingEstimate, price_usd_per_gpu_hour: float) -> ServingEs
     """``est`` priced at ``price_usd_per_gpu_hour``: only the price and the cost fields change
     (nothing else in a serving estimate depends on the price)."""
     _check_price(price_usd_per_gpu_hour)
-    capacity = (est.max_requests_per_s if est.max_requests_per_s_at_slo is None
-                else est.max_requests_per_s_at_slo)
     per_output, per_token = _cost_per_million_usd(
         price_usd_per_gpu_hour, est.gpus_per_replica, est.replicas_needed,
-        est.rate_requests_per_s, capacity, est.prompt_tokens, est.output_tokens)
+        est.rate_requests_per_s, est.capacity_requests_per_s, est.prompt_tokens,
+        est.output_tokens)
     return replace(est, price_usd_per_gpu_hour=price_usd_per_gpu_hour,
                    cost_per_million_output_tokens_usd=per_output,
                    cost_per_million_tokens_usd=per_token)
@@ -157,11 +172,14 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
                      slo_tpot_s: float | None, price_usd_per_gpu_hour: float,
                      assumptions: ServingAssumptions,
                      policy: HeadroomPolicy = DEFAULT_POLICY,
-                     context_tokens: int | None = None) -> ServingEstimate:
+                     context_tokens: int | None = None,
+                     target_utilization: float | None = None) -> ServingEstimate:
     """Throughput, latency, SLO capacity, replicas and cost per token of serving ``arch``.
 
     ``context_tokens`` is the KV-cache room reserved per sequence (default prompt + output,
-    capped at the model's maximum positions).
+    capped at the model's maximum positions). Replicas are sized by
+    :func:`costsim.perf.sizing.sizing_rule`: ``slo_ttft_s`` / ``slo_tpot_s`` when given, else
+    the default SLO, and ``target_utilization`` (default ``assumptions.target_utilization``).
 
     Raises:
         InputError: an encoder-only model (it generates no tokens); non-positive token counts,
@@ -210,22 +228,22 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     max_rps = 1.0 / work_s
     prefill_s = float(prefill_latency_s(r, prompt_tokens))
 
-    capacity = max_rps
-    at_slo: float | None = None
-    if slo_ttft_s is not None or slo_tpot_s is not None:
-        at_slo = max_rate_at_slo(r, prompt_tokens, output_tokens, max_batch, max_rps,
-                                 assumptions, slo_ttft_s, slo_tpot_s)
-        capacity = at_slo
+    rule = sizing_rule(assumptions, slo_ttft_s=slo_ttft_s, slo_tpot_s=slo_tpot_s,
+                       target_utilization=target_utilization)
+    at_slo = max_rate_at_slo(r, prompt_tokens, output_tokens, max_batch, max_rps, assumptions,
+                             rule.slo_ttft_p95_s, rule.slo_tpot_p95_s)
+    sized = capacity_under_rule(max_rps, at_slo, rule)
+    capacity = sized.requests_per_s
     replicas: int | None = None
     load: float | None = None
-    warnings: list[str] = []
-    if rate_requests_per_s is not None:
-        replicas = math.ceil(rate_requests_per_s / capacity) if capacity > 0 else None
-        if replicas is None:
-            warnings.append("no request rate meets the SLO on this GPU: a faster GPU, more "
-                            "tensor parallelism or a looser SLO is needed")
-        else:
-            load = rate_requests_per_s / replicas
+    warnings: list[str] = sizing_warnings(rule, sized.slo_met)
+    if rate_requests_per_s is not None and capacity > 0:
+        if rate_requests_per_s / capacity > MAX_REPLICAS:
+            raise InputError("", "--rate", f"needs more than {MAX_REPLICAS:,} replicas of "
+                                           f"{capacity:.3g} req/s each (got "
+                                           f"{rate_requests_per_s:g})")
+        replicas = int(replicas_for_rate(rate_requests_per_s, capacity))
+        load = rate_requests_per_s / replicas
     if load is not None:
         lat = latency_at_load(r, load, prompt_tokens, output_tokens, max_batch, max_rps,
                               assumptions)
@@ -255,8 +273,12 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
         decode_step_s=step_at_batch, decode_tokens_per_s=1.0 / step_at_batch,
         prefill_s=prefill_s, output_tokens_per_s=max_rps * output_tokens,
         max_requests_per_s=max_rps, ttft_s=ttft, tpot_s=tpot, ttft_p95_s=ttft95,
-        tpot_p95_s=tpot95, load_requests_per_s=load, slo_ttft_s=slo_ttft_s,
-        slo_tpot_s=slo_tpot_s, max_requests_per_s_at_slo=at_slo,
+        tpot_p95_s=tpot95, load_requests_per_s=load,
+        utilization=None if load is None else load / max_rps,
+        slo_ttft_s=rule.slo_ttft_p95_s, slo_tpot_s=rule.slo_tpot_p95_s,
+        slo_source=rule.slo_source, target_utilization=rule.target_utilization,
+        sizing_rule=sized.bound, slo_met=sized.slo_met, capacity_requests_per_s=capacity,
+        max_requests_per_s_at_slo=at_slo,
         rate_requests_per_s=rate_requests_per_s, replicas_needed=replicas,
         price_usd_per_gpu_hour=price_usd_per_gpu_hour,
         cost_per_million_output_tokens_usd=per_output,

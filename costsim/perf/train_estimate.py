@@ -19,6 +19,7 @@ from costsim.domain.performance import Interconnect, PerfDefaults
 from costsim.domain.workload import ParallelLayout, Recompute, TrainingSetup
 from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import (
+    adapter_counts_of,
     check_layout,
     component_arrays_for,
     encode_training,
@@ -27,6 +28,7 @@ from costsim.memory.estimate import (
 )
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.memory.search import divisors
+from costsim.perf.batch import default_global_batch
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.training import (
     StepArrays,
@@ -97,6 +99,8 @@ class TrainingEstimate:
     candidates: int
     fitting: int
     warnings: tuple[str, ...]
+    global_batch_basis: str = "given"  # "given", or which default was used and why
+    framework_efficiency: float = 1.0  # the framework's factor on η∞ (1 = Megatron-class)
 
     @property
     def setup(self) -> TrainingSetup:
@@ -174,6 +178,8 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
         if gpus % (tp * pp):
             raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
                                            f"(got {gpus})")
+    if fixed.global_batch_seqs is None:
+        fixed = replace(fixed, global_batch_seqs=default_global_batch(base, defaults.batch).seqs)
     setups = _candidates(arch, gpus, base, fixed, network.gpus_per_node)
     if not setups:
         raise InfeasibleError(f"no parallel layout of {gpus} GPUs runs {arch.name} with the "
@@ -189,7 +195,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                               f"closest: {overflow_message(arch, gpu, setups[best], policy)}")
     fitting = [setups[i] for i in fit_index]
     shape = shape_of(arch)
-    hw = hardware_terms(gpu, base.precision, network, defaults.training)
+    hw = hardware_terms(gpu, base.precision, network, defaults.training, base.framework)
     arrays = training_step_arrays(shape, hw, layout_arrays(fitting, arch), defaults.training)
     pick = _simplest_of_the_fastest(fitting, arrays.tokens_per_s, memory.total[fit_index])
     step = step_from_arrays(arrays, pick, fitting[pick], float(hw.peak_flops))
@@ -286,7 +292,10 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
     step = choice.step
     steady_s = tokens / step.tokens_per_s
     counts = arch.params()
-    goodput = estimate_goodput(steady_s, gpus, counts.total, gpus_per_node=net.gpus_per_node,
+    # A LoRA checkpoint saves the adapters and their optimizer states: the frozen base is not
+    # re-saved (PEFT save_pretrained, torchtune save_adapter_weights_only).
+    saved = adapter_counts_of(arch, base.lora).total if base.lora else counts.total
+    goodput = estimate_goodput(steady_s, gpus, saved, gpus_per_node=net.gpus_per_node,
                                assumptions=defaults.goodput)
     gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
     warnings = imbalance_warnings(step, replica_memory_use(arch, gpu, base, policy), goodput,
@@ -315,6 +324,9 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
         candidates=choice.candidates,
         fitting=choice.fitting,
         warnings=tuple(warnings),
+        global_batch_basis=("given" if asked is not None
+                            else default_global_batch(base, defaults.batch).basis),
+        framework_efficiency=defaults.training.framework_factor(base.framework),
     )
 
 
@@ -333,8 +345,8 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
     vectorized call (no memory check: pair it with the memory engine's verdict arrays)."""
     if not options:
         raise InputError("", "options", "need at least one option to score")
-    hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training)
-                         for o in options])
+    hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training,
+                                        o.setup.framework) for o in options])
     return training_step_arrays(shape_of(arch), hw,
                                 layout_arrays([o.setup for o in options], arch),
                                 defaults.training)
@@ -342,11 +354,12 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
 
 def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSetup], *,
                   network: Interconnect, defaults: PerfDefaults) -> np.ndarray:
-    """Tokens per second of many setups of one model on one GPU type, in one vectorized call
-    (no memory check): the optimizer's fast path."""
+    """Tokens per second of many setups of one model on one GPU type, run by one framework
+    (the first setup's), in one vectorized call (no memory check): the optimizer's fast path."""
     if not setups:
         raise InputError("", "setups", "need at least one setup to score")
-    hw = hardware_terms(gpu, setups[0].precision, network, defaults.training)
+    hw = hardware_terms(gpu, setups[0].precision, network, defaults.training,
+                        setups[0].framework)
     arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)

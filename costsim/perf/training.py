@@ -2,8 +2,9 @@
 
 One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequences. Per GPU:
 
-    t_compute  = hardware FLOPs of its share / (dense peak · η),
-                 η = η∞(generation) · h/(h + h½) · M/(M + M½(generation)), M = b·s tokens per GEMM
+    t_compute  = hardware FLOPs of its share / (dense peak · η)  (+ QLoRA's dequantization traffic),
+                 η = η∞(generation) · f(framework) · h/(h + h½) · M/(M + M½(generation)),
+                 M = b·s tokens per GEMM, f = 1 for the Megatron-class calibration
     t_tp       = (1 − overlap) · grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
     t_p2p      = grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                    (pp > 1)
     bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / grad_accum   (= (p−1)/(m+p−1) of a step)
@@ -31,13 +32,14 @@ from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import Interconnect, TrainingAssumptions
 from costsim.domain.precision import Dtype
-from costsim.domain.workload import Recompute, TrainingSetup
+from costsim.domain.workload import Quant, Recompute, TrainingFramework, TrainingSetup
 from costsim.errors import InputError
 from costsim.memory.estimate import adapter_counts_of, shape_of
 from costsim.memory.shape import ModelShape
 from costsim.perf.flops import (
     RECOMPUTE_CODES,
     FloatArray,
+    dequantization,
     hardware_flops_per_token,
     model_flops_per_token,
 )
@@ -62,7 +64,8 @@ class HardwareTerms:
     """Per-option hardware facts as arrays (or scalars) in base units (FLOP/s, bytes/s)."""
 
     peak_flops: FloatArray
-    compute_efficiency: FloatArray  # η∞ of the GPU generation
+    compute_efficiency: FloatArray  # η∞ of the GPU generation × the framework's factor
+    hbm_bytes_per_s: FloatArray  # peak memory bandwidth
     gemm_half_tokens: FloatArray  # M½ of the GPU generation: g(M) = M/(M + M½)
     tp_overlap: FloatArray  # share of TP collectives hidden behind GEMMs
     intra_node_bytes_per_s: FloatArray  # achieved, one direction
@@ -87,6 +90,8 @@ class LayoutArrays:
     # LoRA / QLoRA: only the adapters are trained (None = full training of every parameter).
     trainable_params: FloatArray | None = None
     frozen_base: NDArray[np.bool_] | None = None
+    # QLoRA: frozen base weights stored quantized and dequantized per matmul (None = none).
+    quantized_params: FloatArray | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,8 +122,11 @@ def _as_float(value: ArrayLike) -> FloatArray:
 
 
 def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
-                   assumptions: TrainingAssumptions) -> HardwareTerms:
-    """The hardware terms of one GPU model in a cluster joined by ``network``.
+                   assumptions: TrainingAssumptions,
+                   framework: TrainingFramework = TrainingFramework.MEGATRON_LM
+                   ) -> HardwareTerms:
+    """The hardware terms of one GPU model in a cluster joined by ``network``, run by
+    ``framework`` (its factor scales η∞: the calibration is Megatron-class code).
 
     Raises:
         InputError: the GPU has no tensor math in ``precision``.
@@ -132,7 +140,9 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
     element_bytes = 4.0 if precision in (Dtype.FP32, Dtype.TF32) else 2.0
     return HardwareTerms(
         peak_flops=_as_float(tflops * FLOPS_PER_TFLOPS),
-        compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)),
+        compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)
+                                     * assumptions.framework_factor(framework)),
+        hbm_bytes_per_s=_as_float(gpu.memory_bandwidth_gb_per_s * BYTES_PER_GB),
         gemm_half_tokens=_as_float(assumptions.gemm_half_tokens(gpu.generation)),
         tp_overlap=_as_float(assumptions.tp_overlap(gpu.generation)),
         intra_node_bytes_per_s=_as_float(intra),
@@ -152,6 +162,7 @@ def stack_hardware(terms: Sequence[HardwareTerms]) -> HardwareTerms:
     return HardwareTerms(
         peak_flops=col("peak_flops"),
         compute_efficiency=col("compute_efficiency"),
+        hbm_bytes_per_s=col("hbm_bytes_per_s"),
         gemm_half_tokens=col("gemm_half_tokens"),
         tp_overlap=col("tp_overlap"),
         intra_node_bytes_per_s=col("intra_node_bytes_per_s"),
@@ -170,17 +181,23 @@ def layout_arrays(setups: Sequence[TrainingSetup],
 
     trainable: FloatArray | None = None
     frozen: NDArray[np.bool_] | None = None
+    quantized: FloatArray | None = None
     if any(s.lora is not None for s in setups):
         if arch is None:
             raise InputError("", "--lora-rank", "LoRA setups need the architecture to count "
                                                 "their adapters")
-        total = float(shape_of(arch).params_total)
+        shape = shape_of(arch)
+        total = float(shape.params_total)
         trainable = np.asarray([float(adapter_counts_of(arch, s.lora).total) if s.lora else total
                                 for s in setups])
         frozen = np.asarray([s.lora is not None for s in setups])
+        quantized = np.asarray([float(shape.num_layers * shape.layer_linear_params)
+                                if s.lora is not None and s.quant is not Quant.NONE else 0.0
+                                for s in setups])
     return LayoutArrays(
         trainable_params=trainable,
         frozen_base=frozen,
+        quantized_params=quantized,
         tp=col([s.layout.tp for s in setups]),
         pp=col([s.layout.pp for s in setups]),
         dp=col([s.layout.dp for s in setups]),
@@ -215,19 +232,24 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
     code = np.asarray(layout.recompute)
     h = float(shape.hidden_size)
 
-    model_fpt = model_flops_per_token(shape, seq)
-    hw_fpt = hardware_flops_per_token(shape, seq, code)
-    if layout.frozen_base is not None:
-        # LoRA: frozen weights need no weight gradients, the 2·N of the backward's 4·N
-        # (activation gradients still flow through them). Adapter FLOPs are negligible.
-        hw_fpt = hw_fpt - np.where(layout.frozen_base, 2.0 * shape.all_layers_params_active, 0.0)
+    frozen: NDArray[np.bool_] | bool = (layout.frozen_base if layout.frozen_base is not None
+                                         else False)
     trainable = (layout.trainable_params if layout.trainable_params is not None
                  else float(shape.params_total))
+    adapters = np.where(frozen, trainable, 0.0)  # LoRA: the trainable params are the adapters
+    model_fpt = model_flops_per_token(shape, seq, frozen, adapters)
+    hw_fpt = hardware_flops_per_token(shape, seq, code, frozen, adapters)
     tokens_per_rank = mb * seq * ga
     tokens_per_gemm = mb * seq  # the M dimension of every GEMM of a micro-batch
     eta = (hw.compute_efficiency * h / (h + assumptions.width_half_point)
            * tokens_per_gemm / (tokens_per_gemm + hw.gemm_half_tokens))
     compute_s = hw_fpt * tokens_per_rank / (tp * pp) / (hw.peak_flops * eta)
+    if layout.quantized_params is not None:  # QLoRA (see flops.dequantization)
+        dequant_s, dequant_fpt = dequantization(layout.quantized_params / (tp * pp), code,
+                                                tokens_per_gemm, hw.hbm_bytes_per_s,
+                                                assumptions)
+        compute_s = compute_s + ga * dequant_s
+        hw_fpt = hw_fpt + dequant_fpt
 
     per_node = hw.gpus_per_node
     # Tensor parallel: 2 all-reduces forward, 2 backward per layer (+2 with full recompute);
@@ -352,7 +374,7 @@ def estimate_training_step(shape: ModelShape, gpu: GpuSpec, setup: TrainingSetup
     Raises:
         InputError: the GPU lacks the precision.
     """
-    hw = hardware_terms(gpu, setup.precision, network, assumptions)
+    hw = hardware_terms(gpu, setup.precision, network, assumptions, setup.framework)
     arrays = training_step_arrays(shape, hw, layout_arrays([setup], arch), assumptions)
     return step_from_arrays(arrays, 0, setup, float(hw.peak_flops))
 

@@ -143,7 +143,9 @@ def test_serve_price_lookup_and_engines(cli: Cli) -> None:
     assert payload["price_source"]
     assert payload["max_batch"] == 1
     assert payload["replicas_needed"] is None
-    assert payload["max_requests_per_s_at_slo"] is None
+    # No SLO flags: the default SLO applies, and the output says so.
+    assert payload["slo_source"] == "default"
+    assert 0 < payload["max_requests_per_s_at_slo"] <= payload["max_requests_per_s"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -290,3 +292,52 @@ def test_huge_numbers_exit_2_not_overflow(cli: Cli, argv: list[str], needle: str
 def test_engine_errors_name_the_sub_command(cli: Cli) -> None:
     _, _, err = cli("estimate", "serve", "--model", "bert-base-uncased")
     assert err.startswith("costsim estimate serve: error: --model:")
+
+
+def _train_json(cli: Cli, *extra: str) -> dict[str, object]:
+    code, out, err = cli("estimate", "train", "--model", "llama-3-8b", "--gpu", "H100",
+                         "--gpus", "8", "--tokens", "1e9", "--price-usd-per-gpu-hour", "2",
+                         "--json", *extra)
+    assert code == 0, err
+    payload: dict[str, object] = json.loads(out)
+    return payload
+
+
+def test_train_names_the_framework_and_defaults_to_the_calibration(cli: Cli) -> None:
+    default = _train_json(cli)
+    assert default["framework"] == "megatron-lm"
+    assert default["framework_efficiency"] == 1.0
+    titan = _train_json(cli, "--framework", "torchtitan")  # an alias of pytorch-fsdp
+    assert titan["framework"] == "pytorch-fsdp"
+    hf = _train_json(cli, "--framework", "hf-trainer")
+    assert hf["framework"] == "hf-trainer"
+    assert float(hf["gpu_hours"]) > float(titan["gpu_hours"]) > float(  # type: ignore[arg-type]
+        default["gpu_hours"])  # type: ignore[arg-type]
+
+
+def test_unknown_framework_is_one_line_exit_2(cli: Cli) -> None:
+    code, _out, err = cli("estimate", "train", "--model", "llama-3-8b", "--gpus", "8",
+                         "--tokens", "1e9", "--framework", "jax")
+    assert code == 2
+    assert "--framework" in err
+    assert "megatron-lm" in err
+    assert "Traceback" not in err
+    code, _, err = cli("estimate", "serve", "--model", "llama-3-8b", "--framework", "deepspeed")
+    assert code == 2
+    assert "--framework" in err
+
+
+def test_train_says_which_default_batch_it_used(cli: Cli) -> None:
+    lora = _train_json(cli, "--lora-rank", "16")
+    assert lora["layout"]["global_batch"] == 32  # type: ignore[index]
+    assert str(lora["global_batch_basis"]).startswith("default for LoRA")
+    given = _train_json(cli, "--global-batch", "64")
+    assert given["global_batch_basis"] == "given"
+
+
+def test_framework_choices_are_the_domain_enum() -> None:
+    from costsim.cli.estimate_cmd import FRAMEWORK_ALIASES, FRAMEWORKS
+    from costsim.domain.workload import TrainingFramework
+
+    assert set(FRAMEWORKS) == {f.value for f in TrainingFramework}
+    assert set(FRAMEWORK_ALIASES.values()) <= set(FRAMEWORKS)

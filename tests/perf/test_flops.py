@@ -1,9 +1,12 @@
-"""FLOPs per token: PaLM's model FLOPs and the hardware FLOPs of recomputation."""
+"""FLOPs per token: PaLM's model FLOPs, the hardware FLOPs of recomputation, and what LoRA
+computes (frozen weights 4N, adapters 6N)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from costsim.memory.shape import model_shape
 from costsim.perf.flops import (
@@ -69,3 +72,32 @@ def test_shape_counts_match_the_architecture() -> None:
     dense = model_shape(arch("llama-2-7b"))
     assert dense.num_experts == 0
     assert dense.expert_params == 0
+
+
+def test_lora_model_flops_count_frozen_weights_at_4n_and_adapters_at_6n() -> None:
+    """Frozen weights: forward 2N + activation gradient 2N, no weight gradient."""
+    shape = model_shape(arch("llama-2-7b"))
+    attention = 12 * 32 * 4096 * 4096
+    adapters = 4_194_304  # rank 8 on q_proj, v_proj of 32 layers: 8·(4096+4096)·2·32
+    lora = float(model_flops_per_token(shape, 4096, True, adapters))
+    assert lora == pytest.approx(4 * shape.params_active + 6 * adapters + attention)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seq=st.integers(1, 32_768), adapter_share=st.floats(0.0, 0.2),
+       recompute=st.sampled_from([0, 1, 2]))
+def test_lora_flops_lie_between_4n_and_6n_and_never_exceed_hardware(
+        seq: int, adapter_share: float, recompute: int) -> None:
+    """Per token, LoRA's weight FLOPs (without the attention core) lie between 4N and 6N of
+    the model it trains (base + adapters), and its model FLOPs never exceed its hardware
+    FLOPs nor full training's."""
+    shape = model_shape(arch("llama-2-7b"))
+    adapters = adapter_share * shape.params_active
+    attention = 12 * shape.num_layers * shape.q_size * seq
+    lora = float(model_flops_per_token(shape, seq, True, adapters))
+    weights = lora - attention
+    trained = shape.params_active + adapters
+    assert 4 * trained <= weights * (1 + 1e-12)
+    assert weights <= 6 * trained * (1 + 1e-12)
+    assert lora <= float(hardware_flops_per_token(shape, seq, recompute, True, adapters))
+    assert lora <= float(model_flops_per_token(shape, seq)) + 6 * adapters

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.precision import Dtype
+from costsim.domain.workload import TrainingFramework
 from costsim.memory.shape import model_shape
 from costsim.perf.goodput import goodput_arrays
 from costsim.perf.training import LayoutArrays, hardware_terms, training_step_arrays
@@ -66,3 +69,39 @@ def test_more_micro_batches_never_lower_throughput_per_rank(layout: tuple[int, .
 def test_goodput_between_floor_and_one(gpus: int, params: float) -> None:
     value = float(goodput_arrays(gpus, params, 8, DEFAULTS.goodput).goodput)
     assert 0.01 <= value <= 1 - DEFAULTS.goodput.evaluation_fraction + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(layouts, st.sampled_from(["train", "lora", "qlora"]),
+       st.sampled_from(list(TrainingFramework)), st.floats(1e-4, 0.05))
+def test_mfu_never_exceeds_hfu_for_any_task_or_framework(layout: tuple[int, ...], task: str,
+                                                         framework: TrainingFramework,
+                                                         adapter_share: float) -> None:
+    """Both utilizations count what is computed (LoRA: frozen weights 4N, adapters 6N), so
+    MFU ≤ HFU < 1 for full training, LoRA and QLoRA under every framework."""
+    one = _layout(*layout)
+    if task != "train":
+        adapters = np.asarray([adapter_share * SHAPE.params_total])
+        quantized = SHAPE.num_layers * SHAPE.layer_linear_params if task == "qlora" else 0.0
+        one = replace(one, trainable_params=adapters, frozen_base=np.asarray([True]),
+                      quantized_params=np.asarray([float(quantized)]))
+    hw = hardware_terms(get_gpu("H100"), Dtype.BF16, DEFAULTS.network_for("H100"),
+                        DEFAULTS.training, framework)
+    arrays = training_step_arrays(SHAPE, hw, one, DEFAULTS.training)
+    assert 0 < float(arrays.mfu[0]) <= float(arrays.hfu[0]) < 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(layouts)
+def test_qlora_dequantization_only_slows_lora(layout: tuple[int, ...]) -> None:
+    """The same LoRA step with 4-bit frozen weights moves the dequantized copies through HBM:
+    never faster, the same model FLOPs, more hardware FLOPs (the dequantization)."""
+    adapters = np.asarray([1e-3 * SHAPE.params_total])
+    lora = replace(_layout(*layout), trainable_params=adapters, frozen_base=np.asarray([True]))
+    qlora = replace(lora, quantized_params=np.asarray(
+        [float(SHAPE.num_layers * SHAPE.layer_linear_params)]))
+    a = training_step_arrays(SHAPE, HW, lora, DEFAULTS.training)
+    b = training_step_arrays(SHAPE, HW, qlora, DEFAULTS.training)
+    assert float(b.step_time_s[0]) > float(a.step_time_s[0])
+    assert float(b.model_flops_per_token[0]) == float(a.model_flops_per_token[0])
+    assert float(b.hardware_flops_per_token[0]) > float(a.hardware_flops_per_token[0])

@@ -98,16 +98,19 @@ def test_tight_slo_cannot_be_met(defaults: PerfDefaults) -> None:
 
 def test_replicas_and_cost_per_token(defaults: PerfDefaults) -> None:
     est = _serve(defaults, rate_requests_per_s=100.0)
-    assert est.replicas_needed == math.ceil(100.0 / est.max_requests_per_s)
+    assert est.replicas_needed == math.ceil(100.0 / est.capacity_requests_per_s)
     usd_per_s = est.replicas_needed * 2.0 / 3600
     assert est.cost_per_million_output_tokens_usd == pytest.approx(usd_per_s / (100 * 256) * 1e6)
     assert est.cost_per_million_tokens_usd == pytest.approx(usd_per_s / (100 * 768) * 1e6)
 
 
-def test_cost_without_rate_is_at_capacity(defaults: PerfDefaults) -> None:
+def test_cost_without_rate_is_at_the_sized_capacity(defaults: PerfDefaults) -> None:
+    """Without --rate, a replica is priced at the load its sizing rule lets it take (70 % of
+    its maximum by default), not at 100 %."""
     est = _serve(defaults)
+    assert est.capacity_requests_per_s == pytest.approx(0.70 * est.max_requests_per_s)
     assert est.cost_per_million_output_tokens_usd == pytest.approx(
-        2.0 / 3600 / est.output_tokens_per_s * 1e6)
+        2.0 / 3600 / (est.capacity_requests_per_s * 256) * 1e6)
 
 
 def test_big_model_gets_tensor_parallel_replicas(defaults: PerfDefaults) -> None:
@@ -181,12 +184,16 @@ def test_replicas_on_different_gpus_in_one_call(defaults: PerfDefaults) -> None:
     assert vector[0] > vector[1] > vector[3]  # H100 > A100 > L4
 
 
-def test_rate_at_exact_capacity_is_not_overloaded(defaults: PerfDefaults) -> None:
-    capacity = _serve(defaults).max_requests_per_s
-    est = _serve(defaults, rate_requests_per_s=capacity)
+def test_rate_at_exact_capacity_needs_one_replica_and_is_not_overloaded(
+        defaults: PerfDefaults) -> None:
+    base = _serve(defaults)
+    est = _serve(defaults, rate_requests_per_s=base.capacity_requests_per_s)
     assert est.replicas_needed == 1
-    assert math.isfinite(est.ttft_s)
-    assert math.isfinite(est.tpot_p95_s)
+    lat = latency_at_load(_terms(defaults), base.max_requests_per_s,  # type: ignore[arg-type]
+                          512, 256, base.max_batch, base.max_requests_per_s, defaults.serving)
+    assert not lat.overloaded
+    assert math.isfinite(float(lat.ttft_p95_s))
+    assert math.isfinite(float(lat.tpot_p95_s))
 
 
 @pytest.mark.parametrize(("kw", "needle"), [

@@ -12,6 +12,7 @@ from costsim.domain.performance import PerfDefaults
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import ParallelLayout, Recompute, Task, TrainingSetup
 from costsim.errors import InputError
+from costsim.memory.estimate import adapter_counts_of
 from costsim.memory.shape import model_shape
 from costsim.perf.training import (
     estimate_training_step,
@@ -172,8 +173,12 @@ def test_lora_skips_weight_gradients_and_their_allreduce(defaults: PerfDefaults)
     two = estimate_training_step(model_shape(model), gpu, lora, network=net,
                                  assumptions=defaults.training, arch=model)
     assert two.step_time_s < one.step_time_s
+    # Frozen weights (all of them, head included) lose their weight gradients (2·N); the
+    # adapters train fully (6·N_adapter).
+    adapters = adapter_counts_of(model, lora.lora).total  # type: ignore[arg-type]
     assert two.hardware_flops_per_token == pytest.approx(
-        one.hardware_flops_per_token - 2 * model_shape(model).all_layers_params_active)
+        one.hardware_flops_per_token - 2 * model_shape(model).params_active + 6 * adapters)
+    assert two.model_flops_per_token <= two.hardware_flops_per_token
     assert two.data_parallel_exposed_s < 0.01 * one.data_parallel_exposed_s
     with pytest.raises(InputError, match="architecture"):
         layout_arrays([lora])

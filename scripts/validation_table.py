@@ -1,0 +1,129 @@
+"""Print every training and serving validation row: published vs predicted, % error, tolerance.
+
+Run from the repository root: ``.venv/bin/python scripts/validation_table.py`` (``--csv`` for
+machine-readable output). The figures come from the validation tests' own helpers
+(tests/perf/test_validation*.py), so this table and the tests cannot disagree on how a row is
+predicted; it is the before/after table of a change to the performance model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from costsim.catalog.perf_defaults import perf_defaults
+from costsim.domain.performance import PerfDefaults
+from tests.perf import test_validation as base
+from tests.perf import test_validation_extra as extra
+from tests.perf import test_validation_frameworks as frameworks
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One validation row's comparison."""
+
+    table: str
+    row_id: str
+    basis: str
+    published: float
+    predicted: float
+    tolerance: str
+    within: bool
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the prediction."""
+        return self.predicted / self.published - 1.0
+
+
+def _relative(table: str, row_id: str, basis: str, figures: tuple[float, float],
+              tolerance: float) -> Row:
+    predicted, published = figures
+    within = abs(predicted / published - 1.0) <= tolerance
+    return Row(table, row_id, basis, published, predicted, f"±{tolerance:.0%}", within)
+
+
+def _training_basis(row_id: str) -> str:
+    if row_id in base.MEGATRON or row_id in extra.MEGATRON:
+        return "Megatron hw TFLOPS/GPU"
+    if row_id in base.FOUNDRY or row_id in extra.FOUNDRY:
+        return "tokens/s/GPU"
+    return "all-in GPU-hours"
+
+
+def _rows(defaults: PerfDefaults) -> Iterator[Row]:
+    for row_id in [*base.MEGATRON, *base.FOUNDRY, "T1", "T2"]:
+        figures = base.predicted_andreported_figure(row_id, defaults)
+        yield _relative("training_runs", row_id, _training_basis(row_id), figures,
+                        base.TOLERANCE)
+    yield _relative("training_runs_extra", "X1", "MFU", base.x1_mfu(defaults), base.TOLERANCE)
+    for row_id in extra.ARCH_OF:
+        figures = extra.predicted_andreported_figure(row_id, defaults)
+        yield _relative("training_runs_extra", row_id, _training_basis(row_id), figures,
+                        extra._tolerance(extra.ROWS[row_id]))
+    for row_id in sorted(frameworks.ROWS):
+        figures = frameworks.predicted_and_reported(row_id, defaults)
+        basis = f"{frameworks.ROWS[row_id]['basis']} ({frameworks.ROWS[row_id]['framework']})"
+        yield _relative("training_runs_frameworks", row_id, basis, figures,
+                        frameworks.tolerance(row_id))
+    serving: list[tuple[str, str, Callable[[PerfDefaults], tuple[float, float]], float]] = [
+        ("S1", "decode tokens/s", base.s1_decode_tokens_per_s, 0.20),
+        ("S2", "decode tokens/s", base.s2_decode_tokens_per_s, 0.20),
+        ("S3", "burst requests/s", base.s3_burst_requests_per_s, 0.25),
+    ]
+    for row_id, basis, predict, tolerance in serving:
+        yield _relative("serving_cases", row_id, basis, predict(defaults), tolerance)
+    share = base.s4_weights_share(defaults)
+    # S4 publishes a range (weights take 55-70 % of an A100 40 GB): its midpoint is shown.
+    yield Row("serving_cases", "S4", "weights share of GPU", 0.625, share, "0.55-0.70",
+              0.55 <= share <= 0.70)
+    for row_id in sorted(extra.SERVING_RUNS):
+        figures = extra.serving_predicted_and_reported(row_id, defaults)
+        yield _relative("serving_cases_extra", row_id, "output tokens/s", figures,
+                        extra._tolerance(extra.SERVING[row_id]))
+
+
+def _figure(value: float) -> str:
+    if abs(value) < 10:
+        return f"{value:,.3f}"
+    return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table; exit 1 if a row is outside its tolerance and not a known miss."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", action="store_true", help="write CSV instead of a table")
+    args = parser.parse_args(argv)
+    rows = list(_rows(perf_defaults()))
+    header = ("table", "id", "basis", "published", "predicted", "error", "tolerance", "ok")
+    known = set(frameworks.KNOWN_MISSES)  # strict xfails, explained in docs/performance.md §4
+
+    def verdict(row: Row) -> str:
+        if row.within:
+            return "yes"
+        return "NO (known)" if row.row_id in known else "NO"
+
+    cells = [(r.table, r.row_id, r.basis, _figure(r.published), _figure(r.predicted),
+              f"{r.error:+.1%}", r.tolerance, verdict(r)) for r in rows]
+    if args.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(header)
+        writer.writerows(cells)
+    else:
+        widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(len(header))]
+        for line in [header, *cells]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)))
+        outside = [r.row_id for r in rows if not r.within]
+        print(f"\n{len(rows)} rows, {len(rows) - len(outside)} within tolerance"
+              + (f"; outside: {', '.join(outside)}" if outside else ""))
+    return 1 if any(not r.within and r.row_id not in known for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
