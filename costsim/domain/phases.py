@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from costsim.domain.precision import Dtype
 from costsim.domain.uncertainty import Distribution, Fixed
-from costsim.domain.workload import ParallelLayout, Quant, ServingEngine, Task
+from costsim.domain.workload import ParallelLayout, Quant, ServingEngine, Task, TrainingFramework
 from costsim.errors import ScenarioError
 
 # Bounds for what any real project has; a value outside is a typo (documented ranges, DESIGN §8).
@@ -108,11 +108,10 @@ class TrainingPhase:
     """Pre-training or fine-tuning one model on ``tokens`` tokens, optionally by a deadline.
 
     ``layout`` fixes the parallel layout (else the performance model's fastest fitting one);
-    ``framework`` names the training code whose published efficiency applies (None: the default
-    calibration); ``allin_extra_loss`` replaces the calibrated distribution of the extra wall
-    time x a real run loses beyond hardware faults (software faults, rollbacks, idle
-    allocation; all-in time = hardware all-in time × (1 + x); docs/performance.md "What real
-    runs lose").
+    ``framework`` names the training code whose published efficiency applies;
+    ``allin_extra_loss`` replaces the calibrated distribution of the extra wall time x a real
+    run loses beyond hardware faults (software faults, rollbacks, idle allocation; all-in time
+    = hardware all-in time × (1 + x); docs/performance.md "What real runs lose").
     """
 
     name: str
@@ -126,7 +125,7 @@ class TrainingPhase:
     lora_rank: int | None = None
     quant: Quant = Quant.NONE
     precision: Dtype | None = None
-    framework: str | None = None
+    framework: TrainingFramework = TrainingFramework.MEGATRON_LM
     layout: ParallelLayout | None = None
     allin_extra_loss: Distribution | None = None
 

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimAssumptions:
-    """Defaults of the load profile, the autoscaler, spot recovery and experiment jobs."""
+    """Defaults of the load profile, the autoscaler's delay, spot recovery and experiment jobs
+    (the autoscaler's target utilization and the default SLO are the performance model's:
+    ``perf_assumptions.csv``, :mod:`costsim.perf.sizing`)."""
 
     diurnal_trough_fraction: float
     diurnal_peak_hour: float
     weekend_fraction: float
-    target_utilization: float
     scale_up_delay_s: float
     spot_reacquire_s: float
     generic_job_host_ram_per_vram: float
@@ -25,7 +26,7 @@ class SimAssumptions:
     estimates: frozenset[str] = field(default_factory=frozenset, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        for key in ("diurnal_trough_fraction", "weekend_fraction", "target_utilization"):
+        for key in ("diurnal_trough_fraction", "weekend_fraction"):
             value = getattr(self, key)
             if not 0 < value <= 1:
                 raise ValueError(f"{key} must be in (0, 1], got {value}")

@@ -9,7 +9,14 @@ from __future__ import annotations
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.precision import Dtype
-from costsim.domain.workload import LoraConfig, ParallelLayout, Quant, Task, TrainingSetup
+from costsim.domain.workload import (
+    LoraConfig,
+    ParallelLayout,
+    Quant,
+    Task,
+    TrainingFramework,
+    TrainingSetup,
+)
 from costsim.memory.estimate import check_precision
 from costsim.memory.lora import default_targets
 
@@ -29,8 +36,9 @@ def default_flash_attention(precision: Dtype) -> bool:
 
 
 def training_setup(arch: Architecture, gpu: GpuSpec, *, task: Task, precision: Dtype | None,
-                   seq_len: int | None, lora_rank: int | None, quant: Quant,
-                   source: str) -> TrainingSetup:
+                   seq_len: int | None, lora_rank: int | None, quant: Quant, source: str,
+                   framework: TrainingFramework = TrainingFramework.MEGATRON_LM
+                   ) -> TrainingSetup:
     """A one-GPU training setup with the defaults of ``estimate train`` (the layout search
     replaces its layout and batch).
 
@@ -42,4 +50,5 @@ def training_setup(arch: Architecture, gpu: GpuSpec, *, task: Task, precision: D
     lora = None if lora_rank is None else LoraConfig(rank=lora_rank, targets=default_targets(arch))
     return TrainingSetup(task=task, precision=dtype, layout=ParallelLayout(),
                          seq_len=seq_len or default_seq_len(arch),
-                         flash_attention=default_flash_attention(dtype), quant=quant, lora=lora)
+                         flash_attention=default_flash_attention(dtype), quant=quant, lora=lora,
+                         framework=framework)

@@ -1,10 +1,11 @@
-"""Sizing a serving fleet hour by hour: replicas for a rate, served share, SLO attainment.
+"""Running a serving fleet hour by hour: replicas for each hour's rate, served share, SLO.
 
-A replica serves up to ``capacity`` requests/s within the SLO (the performance model's
-``max_requests_per_s_at_slo``, or its maximum throughput without an SLO). The autoscaler keeps
-``rate ≤ replicas · capacity · target_utilization``, within [min, max] replicas. Replicas added
-in an hour serve only after the scale-up delay; until then the hour runs on the previous count.
-Requests beyond what the running replicas serve within the SLO count against SLO attainment.
+Each hour the autoscaler runs ⌈rate / c_size⌉ replicas (the performance model's sizing rule,
+:func:`costsim.perf.sizing.replicas_for_rate`: c_size = min(u · λ_max, λ_SLO)), within
+[min, max]. A replica serves up to c_SLO requests/s within the SLO (λ_SLO, or λ_max where no
+SLO applies). Replicas added in an hour serve only after the scale-up delay; until then the hour
+runs on the previous count. Requests beyond what the running replicas serve within the SLO count
+against SLO attainment.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from costsim.perf.sizing import replicas_for_rate
 from costsim.units import SECONDS_PER_HOUR
 
 FloatArray = NDArray[np.float64]
@@ -40,31 +42,27 @@ class FleetHours:
         return float(self.served_within_slo.sum()) / total if total > 0 else 1.0
 
 
-def replicas_for(rates_per_s: FloatArray, capacity_per_replica: float, target_utilization: float,
-                 min_replicas: int, max_replicas: int | None) -> IntArray:
-    """Replicas the autoscaler runs for each hour's rate: ceil(rate / (capacity · target)),
-    clipped to [min, max]."""
-    if capacity_per_replica <= 0:
-        raise ValueError("a replica must serve a positive rate")
-    need = np.ceil(rates_per_s / (capacity_per_replica * target_utilization) - 1e-9)
-    need = np.maximum(need.astype(np.int64), min_replicas)
+def replicas_for(rates_per_s: FloatArray, sizing_capacity_per_s: float, min_replicas: int,
+                 max_replicas: int | None) -> IntArray:
+    """Replicas the autoscaler runs for each hour's rate, clipped to [min, max]."""
+    need: IntArray = np.maximum(replicas_for_rate(rates_per_s, sizing_capacity_per_s),
+                                min_replicas).astype(np.int64)
     if max_replicas is not None:
         need = np.minimum(need, max_replicas)
     return need
 
 
-def fleet_hours(rates_per_s: FloatArray, capacity_per_replica: float, target_utilization: float,
-                min_replicas: int, max_replicas: int | None,
+def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
+                service_capacity_per_s: float, min_replicas: int, max_replicas: int | None,
                 scale_up_delay_s: float) -> FleetHours:
     """Replica counts, requests and requests served within the SLO, hour by hour."""
-    replicas = replicas_for(rates_per_s, capacity_per_replica, target_utilization, min_replicas,
-                            max_replicas)
+    replicas = replicas_for(rates_per_s, sizing_capacity_per_s, min_replicas, max_replicas)
     requests = rates_per_s * SECONDS_PER_HOUR
-    running = replicas.astype(np.float64) * capacity_per_replica
+    running = replicas.astype(np.float64) * service_capacity_per_s
     served = np.minimum(rates_per_s, running) * SECONDS_PER_HOUR
     # during the scale-up delay the hour runs on the previous hour's replicas
     before = np.concatenate(([float(replicas[0]) if replicas.size else 0.0],
-                             replicas[:-1].astype(np.float64))) * capacity_per_replica
+                             replicas[:-1].astype(np.float64))) * service_capacity_per_s
     delay_share = min(1.0, scale_up_delay_s / SECONDS_PER_HOUR)
     short = np.maximum(0.0, np.minimum(rates_per_s, running) - before) * (
         delay_share * SECONDS_PER_HOUR)

@@ -210,10 +210,10 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     fleet_total = np.zeros(hours, dtype=np.int64)
     for entry in prep.entries:
         src = entry.source
-        fleet = fleet_hours(rates * entry.request_share,
-                            entry.capacity_per_replica_s * ctx.draws["throughput_error"],
-                            entry.target_utilization, entry.min_replicas, entry.max_replicas,
-                            entry.scale_up_delay_s)
+        tput = ctx.draws["throughput_error"]
+        fleet = fleet_hours(rates * entry.request_share, entry.sizing_capacity_s,
+                            entry.service_capacity_s * tput, entry.min_replicas,
+                            entry.max_replicas, entry.scale_up_delay_s)
         gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica
         served_hourly = fleet.served_within_slo
         if src.bounded:

@@ -151,7 +151,8 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         base = training_setup(model.architecture, gpu, task=phase.task,
                               precision=phase.precision, seq_len=phase.seq_len,
                               lora_rank=phase.lora_rank, quant=phase.quant,
-                              source=f"phases.{phase.name}.precision")
+                              source=f"phases.{phase.name}.precision",
+                              framework=phase.framework)
         gpus = entry.count or (phase.layout.gpus if phase.layout else None)
         if gpus is None:
             reasons.append(f"{where}: a training phase needs a GPU count (use.count)")

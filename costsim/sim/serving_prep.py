@@ -1,8 +1,10 @@
 """A serving phase's fleet, sized once per plan: replica size and capacity at the SLO per GPU
 type, and the routing of request sizes to GPU types.
 
-Each request size (bucket) goes to the fleet entry that serves it at the lowest cost per request
-(price per GPU-hour × GPUs per replica ÷ requests/s a replica serves within the SLO): the ground
+A replica is sized by the performance model's rule (:mod:`costsim.perf.sizing`: the SLO given,
+else the default interactive one, and the target utilization). Each request size (bucket) goes
+to the fleet entry that serves it at the lowest cost per request (price per GPU-hour × GPUs per
+replica ÷ requests/s a replica is sized for): the ground
 on which many small cards can beat a few large ones. An entry's capacity for its mix of sizes is
 the share-weighted harmonic mean (:func:`costsim.sim.fleet.mix_capacity`).
 """
@@ -23,6 +25,7 @@ from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.errors import CostsimError
 from costsim.perf.serving import estimate_serving
+from costsim.perf.sizing import capacity_under_rule, sizing_rule
 from costsim.sim.capacity import EntrySource, entry_source
 from costsim.sim.fleet import mix_capacity
 
@@ -33,13 +36,13 @@ class ServingEntryPrep:
 
     source: EntrySource
     gpus_per_replica: int
-    capacity_per_replica_s: float  # requests/s within the SLO, for the routed mix
+    sizing_capacity_s: float  # requests/s a replica is sized for (the sizing rule)
+    service_capacity_s: float  # requests/s a replica serves within the SLO
     request_share: float  # share of all requests routed here
     prompt_tokens: float  # mean per routed request
     output_tokens: float
     min_replicas: int
     max_replicas: int | None
-    target_utilization: float
     scale_up_delay_s: float
 
 
@@ -52,23 +55,32 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
     where = f"plan '{plan.name}', phase '{phase.name}'"
     arch = scenario.model(phase.model).architecture
     buckets = phase.requests
-    capacity = np.zeros((len(entries), len(buckets)))
+    capacity = np.zeros((len(entries), len(buckets)))  # sizing capacity per replica
+    service = np.zeros((len(entries), len(buckets)))  # within the SLO
     tp = [0] * len(entries)
     sources: list[EntrySource | None] = []
     for i, entry in enumerate(entries):
         try:
             gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
             precision = phase.precision or gpu.default_precision
+            auto = entry.autoscale
+            rule = sizing_rule(defaults.serving, slo_ttft_s=phase.slo.ttft_p95_s,
+                               slo_tpot_s=phase.slo.tpot_p95_s,
+                               target_utilization=auto.target_utilization if auto else None)
             for j, bucket in enumerate(buckets):
                 est = estimate_serving(
                     arch, gpu, engine=phase.engine, precision=precision, quant=phase.quant,
                     kv_dtype=phase.kv_dtype, prompt_tokens=bucket.prompt_tokens,
                     output_tokens=bucket.output_tokens, batch=1, tp=None,
-                    rate_requests_per_s=None, slo_ttft_s=phase.slo.ttft_p95_s,
-                    slo_tpot_s=phase.slo.tpot_p95_s, price_usd_per_gpu_hour=0.0,
+                    rate_requests_per_s=None, slo_ttft_s=rule.slo_ttft_p95_s,
+                    slo_tpot_s=rule.slo_tpot_p95_s, price_usd_per_gpu_hour=0.0,
                     assumptions=defaults.serving)
-                at_slo = est.max_requests_per_s_at_slo
-                capacity[i, j] = est.max_requests_per_s if at_slo is None else at_slo
+                sized = capacity_under_rule(est.max_requests_per_s,
+                                            est.max_requests_per_s_at_slo or 0.0, rule)
+                capacity[i, j] = sized.requests_per_s
+                # where the default SLO cannot be met the fleet runs without one (sized by u)
+                service[i, j] = (sized.at_slo_requests_per_s if sized.slo_met
+                                 else est.max_requests_per_s if capacity[i, j] > 0 else 0.0)
                 tp[i] = est.gpus_per_replica
         except CostsimError as error:
             reasons.append(f"{where}, {entry.gpu}: {error}")
@@ -102,7 +114,8 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
         auto = source.entry.autoscale
         preps.append(ServingEntryPrep(
             source=source, gpus_per_replica=tp[i],
-            capacity_per_replica_s=mix_capacity(capacity[i, mine], shares / total),
+            sizing_capacity_s=mix_capacity(capacity[i, mine], shares / total),
+            service_capacity_s=mix_capacity(service[i, mine], shares / total),
             request_share=total,
             prompt_tokens=float(sum(buckets[j].share * buckets[j].prompt_tokens
                                     for j in mine) / total),
@@ -110,8 +123,6 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
                                     for j in mine) / total),
             min_replicas=auto.min_replicas if auto else 1,
             max_replicas=auto.max_replicas if auto else None,
-            target_utilization=(auto.target_utilization if auto and auto.target_utilization
-                                else sim_defaults.target_utilization),
             scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
                               else sim_defaults.scale_up_delay_s)))
     if any(s is None for s in sources):

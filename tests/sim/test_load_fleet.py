@@ -21,17 +21,17 @@ MONDAY = date(2027, 1, 4)
 def test_a_flat_day_needs_rate_over_capacity_times_target_replicas_every_hour() -> None:
     shape = resolve_shape(LoadProfile(peak_requests_per_s=10, diurnal=False), sim_assumptions())
     rates = hourly_rates(shape, MONDAY, 0.0, 24)
-    fleet = fleet_hours(rates, capacity_per_replica=2.5, target_utilization=0.8,
+    fleet = fleet_hours(rates, sizing_capacity_per_s=2.0, service_capacity_per_s=2.5,
                         min_replicas=1, max_replicas=None, scale_up_delay_s=0)
-    assert fleet.replica_hours == 24 * 5  # ceil(10 / (2.5 * 0.8)) = 5
+    assert fleet.replica_hours == 24 * 5  # ceil(10 / 2) = 5
     assert fleet.slo_attainment == 1.0
 
 
 def test_a_diurnal_day_matches_the_replica_hours_computed_by_hand() -> None:
     load = LoadProfile(peak_requests_per_s=20, diurnal=True, trough_fraction=0.5)
     shape = resolve_shape(load, sim_assumptions())
-    fleet = fleet_hours(hourly_rates(shape, MONDAY, 0.0, 24), capacity_per_replica=5,
-                        target_utilization=1.0, min_replicas=1, max_replicas=None,
+    fleet = fleet_hours(hourly_rates(shape, MONDAY, 0.0, 24), sizing_capacity_per_s=5,
+                        service_capacity_per_s=5, min_replicas=1, max_replicas=None,
                         scale_up_delay_s=0)
     by_hand = 0
     for hour in range(24):
@@ -53,16 +53,16 @@ def test_weekends_and_growth_shape_the_rate() -> None:
 
 def test_max_replicas_caps_the_fleet_and_costs_slo_attainment() -> None:
     rates = np.full(24, 100.0)
-    fleet = fleet_hours(rates, capacity_per_replica=10, target_utilization=1.0, min_replicas=0,
-                        max_replicas=5, scale_up_delay_s=0)
+    fleet = fleet_hours(rates, sizing_capacity_per_s=10, service_capacity_per_s=10,
+                        min_replicas=0, max_replicas=5, scale_up_delay_s=0)
     assert fleet.replica_hours == 24 * 5
     assert fleet.slo_attainment == pytest.approx(0.5)
 
 
 def test_scale_up_delay_loses_the_first_minutes_of_added_capacity() -> None:
     rates = np.array([10.0, 20.0])
-    fleet = fleet_hours(rates, capacity_per_replica=10, target_utilization=1.0, min_replicas=1,
-                        max_replicas=None, scale_up_delay_s=360)  # a tenth of an hour
+    fleet = fleet_hours(rates, sizing_capacity_per_s=10, service_capacity_per_s=10,
+                        min_replicas=1, max_replicas=None, scale_up_delay_s=360)  # 0.1 hour
     # hour 2: 20/s arrive, 10/s can be served for the first 6 minutes
     assert fleet.served_within_slo[1] == pytest.approx(20 * 3600 - 10 * 360)
 
@@ -73,11 +73,10 @@ def test_a_request_mix_takes_the_harmonic_mean_capacity() -> None:
 
 
 @given(st.lists(st.floats(min_value=0, max_value=1e4), min_size=1, max_size=48),
-       st.floats(min_value=0.1, max_value=100), st.floats(min_value=0.1, max_value=1.0))
-def test_more_demand_never_needs_fewer_replicas(rates: list[float], capacity: float,
-                                                target: float) -> None:
+       st.floats(min_value=0.1, max_value=100))
+def test_more_demand_never_needs_fewer_replicas(rates: list[float], capacity: float) -> None:
     base = np.array(rates)
-    low = replicas_for(base, capacity, target, 1, None)
-    high = replicas_for(base * 1.5, capacity, target, 1, None)
+    low = replicas_for(base, capacity, 1, None)
+    high = replicas_for(base * 1.5, capacity, 1, None)
     assert np.all(high >= low)
-    assert np.all(low * capacity * target >= base - 1e-6)
+    assert np.all(low * capacity >= base * (1 - 1e-9))
