@@ -1,8 +1,12 @@
 """What Monte Carlo varies: distributions of the scenario's uncertain quantities.
 
 These are descriptions only (the domain draws nothing); ``costsim.sim`` samples them from the
-replication's named random stream. Every variable has a neutral default (no uncertainty), so a
-scenario varies exactly what its author wrote down.
+replication's named random stream. Every variable but one has a neutral default (no
+uncertainty), so a scenario varies what its author wrote down; the exception is the throughput
+error, whose default (None) is the performance model's own validated error (every steady-state
+validation row within ±20 %: ``costsim/data/allin_loss.csv``), because an estimate is never
+exact and the calibrated P10-P90 bands include it. Set it to ``Fixed(value=1)`` to take the
+model at its word.
 """
 
 from __future__ import annotations
@@ -127,8 +131,9 @@ class Uncertainty:
     own value. ``demand_growth_pct_per_month`` replaces each serving phase's growth when given.
     """
 
-    # × the performance model's throughput (training tokens/s, serving requests/s)
-    throughput_error: Distribution = Fixed(value=1.0)
+    # × the performance model's throughput (training tokens/s, serving requests/s);
+    # None: the model's validated error
+    throughput_error: Distribution | None = None
     # replaces the serving load's growth % per month
     demand_growth_pct_per_month: Distribution | None = None
     # × the hardware interruption rate of training runs

@@ -41,6 +41,8 @@ def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[s
     values: dict[str, float] = {}
     for name in block.variables():
         dist: Distribution | None = getattr(block, name)
+        if dist is None and name == "throughput_error":
+            dist = prep.throughput_error
         if dist is not None:
             values[name] = draw(dist, named_rng(root, "uncertainty", name))
     return values

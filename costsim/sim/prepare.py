@@ -97,6 +97,7 @@ class PreparedPlan:
     owned: tuple[OwnedPool, ...]
     infeasible_reasons: tuple[str, ...]
     sim_defaults: SimAssumptions
+    throughput_error: Distribution  # the performance model's validated error (default draw)
 
     @property
     def feasible(self) -> bool:
@@ -137,7 +138,9 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
             phases[phase.name] = prep
     return PreparedPlan(scenario=scenario, plan=plan, phases=phases,
                         commitments=tuple(commitments), owned=tuple(owned),
-                        infeasible_reasons=tuple(reasons), sim_defaults=sim_defaults)
+                        infeasible_reasons=tuple(reasons), sim_defaults=sim_defaults,
+                        throughput_error=LogNormal(
+                            sigma=allin_loss_defaults().throughput_error_sigma))
 
 
 def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceBook,

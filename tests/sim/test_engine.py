@@ -32,9 +32,10 @@ def _train_only(entry: UseEntry, *, commitments: tuple[Commitment, ...] = (),
                           lora_rank=16)
     plan = Plan(name="p", uses=(PhaseUse(phase="train", entries=(entry,)),),
                 commitments=commitments)
+    exact = Uncertainty(throughput_error=Fixed(value=1.0))  # the model taken at its word
     return Scenario(name="t", calendar=Calendar(start=date(2027, 1, 1), horizon_months=months),
                     models=(llama_8b(),), phases=(phase,), plans=(plan,),
-                    **scenario)  # type: ignore[arg-type]
+                    **{"uncertainty": exact, **scenario})  # type: ignore[arg-type]
 
 
 def _without_interruptions(prep: PreparedPlan) -> PreparedPlan:
@@ -167,6 +168,17 @@ def test_a_plan_that_cannot_work_is_reported_with_every_reason() -> None:
     result = run_plan(prep, seed=0, replications=3)
     assert result.feasible is False
     assert result.cost_usd is None
+
+
+def test_the_model_error_is_drawn_unless_the_scenario_fixes_it() -> None:
+    scenario = lifecycle()
+    prep = prepare_plan(scenario, scenario.plans[0])
+    roots = replication_seeds(3, 2)
+    draws = [dict(simulate_replication(prep, root, i).draws) for i, root in enumerate(roots)]
+    assert draws[0]["throughput_error"] != draws[1]["throughput_error"]
+    fixed = lifecycle(uncertainty=Uncertainty(throughput_error=Fixed(value=1.0)))
+    rep = simulate_replication(prepare_plan(fixed, fixed.plans[0]), roots[0], 0)
+    assert dict(rep.draws)["throughput_error"] == 1.0
 
 
 def test_monte_carlo_summary_is_consistent() -> None:
