@@ -55,6 +55,10 @@ class RunContext:
     serving: list[ServingRecord] = field(default_factory=list)
     queue_waits_s: list[float] = field(default_factory=list)
     rental_gpu_hours: float = 0.0
+    # per rented pool (name, gpu, option): GPU-hours paid, and used where a phase held a fixed
+    # fleet that idled (absent: used = paid)
+    rental_paid: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    rental_used: dict[tuple[str, str, str], float] = field(default_factory=dict)
     used_gpu_hours: float = 0.0
     checkpoint_bytes: list[tuple[float, float]] = field(default_factory=list)  # (from_s, bytes)
 
@@ -150,7 +154,7 @@ class RunContext:
             hours = float(per_month[m])
             self.book.spend(key, int(m), hours * pool.rate_usd_per_gpu_hour
                             * self.price_factor(int(m)), gpu_hours=hours)
-        self.rental_gpu_hours += float(held.sum())
+        self._paid(pool, float(held.sum()))
 
     def book_rental_jobs(self, phase: str, pool: RentalPool, starts_s: FloatArray,
                          run_s: FloatArray, gpus: int) -> None:
@@ -172,7 +176,17 @@ class RunContext:
             gpu_hours = float(per_month[m])
             self.book.spend(key, int(m), gpu_hours * pool.rate_usd_per_gpu_hour
                             * self.price_factor(int(m)), gpu_hours=gpu_hours)
-        self.rental_gpu_hours += float(hours.sum())
+        self._paid(pool, float(hours.sum()))
+
+    def _paid(self, pool: RentalPool, gpu_hours: float) -> None:
+        self.rental_gpu_hours += gpu_hours
+        key = (pool.name, pool.gpu, pool.option.value)
+        self.rental_paid[key] = self.rental_paid.get(key, 0.0) + gpu_hours
+
+    def record_rental_use(self, pool: RentalPool, gpu_hours: float) -> None:
+        """GPU-hours of work on a rented fixed fleet (its utilization is below 1)."""
+        key = (pool.name, pool.gpu, pool.option.value)
+        self.rental_used[key] = self.rental_used.get(key, 0.0) + gpu_hours
 
     def book_rental_interval(self, phase: str, pool: RentalPool, t0_s: float, t1_s: float,
                              gpus: int, category: Category = Category.COMPUTE) -> None:

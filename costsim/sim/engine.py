@@ -23,7 +23,7 @@ from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import book_commitment, book_owned, seconds_by_month
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
-from costsim.sim.results import PhaseTimeline, Replication
+from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.streams import named_rng
 from costsim.units import SECONDS_PER_DAY
 
@@ -67,6 +67,9 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     used_h = sum(float(p.occupancy.sum()) for p in reserved)
     owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
     ledger = ctx.book.close()
+    by_month = tuple(
+        (sum(float(p.capacity[a:b].sum()) for p in reserved),
+         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours)
     return Replication(
         index=index, ledger=ledger,
         timelines=tuple(ctx.timelines[p.name] for p in prep.scenario.phase_order()),
@@ -74,7 +77,28 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         queue_waits_s=tuple(ctx.queue_waits_s), gpu_hours_used=ctx.used_gpu_hours,
         gpu_hours_paid=ctx.rental_gpu_hours + committed_h + owned_h,
         reserved_gpu_hours_committed=committed_h, reserved_gpu_hours_used=used_h,
+        reserved_by_month=by_month, pools=_pool_uses(ctx),
         draws=tuple(sorted(ctx.draws.items())), events=env.events_processed)
+
+
+def _pool_uses(ctx: RunContext) -> tuple[PoolUse, ...]:
+    """Paid and used GPU-hours of every pool: bounded pools from their hourly arrays, rented
+    ones from the ledger's GPU-hours and what the phases reported using on them."""
+    uses = []
+    for pool in ctx.bounded:
+        index = int(pool.key.split(":")[1])
+        if pool.owned:
+            name, option = ctx.owned[index].name, "owned"
+        else:
+            name, option = ctx.commitments[index].name, ctx.commitments[index].option.value
+        uses.append(PoolUse(pool=name, gpu=pool.gpu, option=option,
+                            paid_gpu_hours=float(pool.capacity.sum()),
+                            used_gpu_hours=float(pool.occupancy.sum())))
+    for (name, gpu, option), paid in sorted(ctx.rental_paid.items()):
+        uses.append(PoolUse(pool=name, gpu=gpu, option=option, paid_gpu_hours=paid,
+                            used_gpu_hours=min(paid, ctx.rental_used.get((name, gpu, option),
+                                                                           paid))))
+    return tuple(uses)
 
 
 def _phase_process(ctx: RunContext, name: str,

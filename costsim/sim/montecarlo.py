@@ -21,7 +21,7 @@ from costsim.domain.scenario import Scenario
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
 from costsim.sim.prepare import PreparedPlan, prepare_plan
-from costsim.sim.results import PhaseTimeline, Replication
+from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.streams import replication_seeds
 
 Progress = Callable[[int, int], None]
@@ -76,6 +76,8 @@ class PlanResult:
     cost_per_million_output_tokens_usd: float | None = None
     ledger: Ledger | None = None  # mean ledger: lines add up to cost_usd.mean
     metrics: PlanMetrics | None = None
+    pools: tuple[PoolUse, ...] = ()  # mean paid and used GPU-hours per pool
+    reserved_by_month: tuple[tuple[str, float, float], ...] = ()  # (month, committed, used) h
     timelines: tuple[PhaseTimeline, ...] = ()  # replication 0, for charts
     serving_replicas_by_hour: tuple[tuple[str, tuple[int, ...]], ...] = ()  # replication 0
     events: int = 0
@@ -164,9 +166,28 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
             queue_wait_p95_s=float(np.percentile(waits, 95)) if waits else None,
             slo_attainment=(sum(s.served_within_slo for r in reps for s in r.serving)
                             / serving_requests if serving_requests > 0 else None)),
+        pools=_mean_pools(reps),
+        reserved_by_month=tuple(
+            (row.month, float(np.mean([r.reserved_by_month[m][0] for r in reps])),
+             float(np.mean([r.reserved_by_month[m][1] for r in reps])))
+            for m, row in enumerate(mean_ledger.months)),
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
         events=sum(r.events for r in reps))
+
+
+def _mean_pools(reps: Sequence[Replication]) -> tuple[PoolUse, ...]:
+    """Each pool's paid and used GPU-hours averaged over the replications (a pool absent from
+    a replication counts as 0 there)."""
+    sums: dict[tuple[str, str, str], list[float]] = {}
+    for rep in reps:
+        for use in rep.pools:
+            acc = sums.setdefault((use.pool, use.gpu, use.option), [0.0, 0.0])
+            acc[0] += use.paid_gpu_hours
+            acc[1] += use.used_gpu_hours
+    n = len(reps)
+    return tuple(PoolUse(pool=k[0], gpu=k[1], option=k[2], paid_gpu_hours=v[0] / n,
+                         used_gpu_hours=v[1] / n) for k, v in sorted(sums.items()))
 
 
 def _percentiles(values: Sequence[float]) -> dict[str, float]:

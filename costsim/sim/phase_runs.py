@@ -186,6 +186,7 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
         ctx.take_interval(phase.name, src.gpu, owned, start, end, gpus)
     elif src.rental is not None:
         ctx.book_rental_interval(phase.name, src.rental, start, end, gpus)
+        ctx.record_rental_use(src.rental, float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR)
     return end
 
 

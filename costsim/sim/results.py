@@ -65,6 +65,26 @@ class ServingRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PoolUse:
+    """GPU-hours a pool was paid for and used in one replication (within the horizon).
+
+    Rented pools are paid while held, so their utilization is 1 except where a fixed fleet
+    waited for work (experiments on ``count`` GPUs) or whole instances carried unused GPUs.
+    """
+
+    pool: str
+    gpu: str
+    option: str
+    paid_gpu_hours: float
+    used_gpu_hours: float
+
+    @property
+    def utilization(self) -> float:
+        """used / paid (1 for a pool paid nothing)."""
+        return self.used_gpu_hours / self.paid_gpu_hours if self.paid_gpu_hours > 0 else 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Replication:
     """One replication of one plan."""
 
@@ -78,6 +98,8 @@ class Replication:
     gpu_hours_paid: float
     reserved_gpu_hours_committed: float  # within the horizon
     reserved_gpu_hours_used: float
+    reserved_by_month: tuple[tuple[float, float], ...]  # (committed, used) GPU-hours per month
+    pools: tuple[PoolUse, ...]
     draws: tuple[tuple[str, float], ...]
     events: int
 

@@ -87,6 +87,9 @@ def test_an_implied_reservation_books_use_idle_and_stranded_hours_exactly() -> N
                                                            abs=0.05)
     assert by_cat[Category.STRANDED_COMMITMENT] == pytest.approx(
         8 * (HOURS_PER_YEAR - horizon_h) * rate, abs=0.05)
+    (use,) = [p for p in rep.pools if p.option == "reserved-1y-no-upfront"]
+    assert use.utilization == pytest.approx(used_h / (8 * horizon_h))
+    assert sum(c for c, _ in rep.reserved_by_month) == pytest.approx(8 * horizon_h)
     reservation = sum(by_cat[c] for c in (Category.COMPUTE, Category.RESERVED_IDLE,
                                           Category.STRANDED_COMMITMENT))
     assert reservation == pytest.approx(pool.obligation_usd, abs=0.1)
@@ -190,6 +193,9 @@ def test_monte_carlo_summary_is_consistent() -> None:
     assert result.ledger is not None
     assert result.ledger.cost_usd == cost.mean
     assert result.p_over_budget == 0.0
+    assert result.pools
+    assert all(0 < pool.utilization <= 1 for pool in result.pools)
+    assert len(result.reserved_by_month) == 18
     assert result.cost_per_million_tokens_usd is not None
     assert result.cost_per_million_tokens_usd > 0
     assert math.isfinite(result.npv_usd_mean or math.nan)
