@@ -16,7 +16,7 @@ from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
 from costsim.domain.phases import Phase, PhaseKind, TrainingPhase
 from costsim.domain.plans import Plan
-from costsim.domain.pricing import PriceOverrides, PurchaseOption
+from costsim.domain.pricing import PriceOverrides
 from costsim.domain.uncertainty import Uncertainty
 from costsim.errors import ScenarioError
 
@@ -199,16 +199,6 @@ class Scenario:
             self._in_horizon(f"{where}.commitments.{i}.start", commitment.start)
         for i, owned in enumerate(plan.owned):
             self._in_horizon(f"{where}.owned.{i}.purchase", owned.purchase)
-        reserved_gpus = {c.gpu for c in plan.commitments}
-        owned_gpus_needed = [e for u in plan.uses for e in u.entries
-                             if e.option is PurchaseOption.OWNED]
-        if owned_gpus_needed and not plan.owned:
-            raise ScenarioError("", f"{where}.use", "an entry uses option 'owned' but the plan "
-                                "buys no servers (owned: [...])")
-        used_gpus = {e.gpu for u in plan.uses for e in u.entries}
-        for gpu in sorted(reserved_gpus - used_gpus):
-            raise ScenarioError("", f"{where}.commitments", f"reserves {gpu}, which no phase of "
-                                "the plan uses")
 
     def _in_horizon(self, key: str, day: date) -> None:
         if not self.calendar.start <= day < self.calendar.end:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from costsim.catalog.gpus import get_gpu
+from costsim.catalog.gpus import find_gpu, get_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
@@ -114,6 +114,11 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
     sim_defaults = sim_defaults or sim_assumptions()
     reasons: list[str] = []
     commitments = plan_commitments(scenario, plan, book, reasons)
+    used_gpus = {_canonical(e.gpu) for u in plan.uses for e in u.entries}
+    for pool in commitments:
+        if pool.gpu not in used_gpus:
+            reasons.append(f"plan '{plan.name}': the commitment of {pool.gpus} {pool.gpu} "
+                           f"({pool.option}) is for a GPU no phase of the plan uses")
     owned = []
     for i, purchase in enumerate(plan.owned):
         try:
@@ -141,6 +146,13 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
                         infeasible_reasons=tuple(reasons), sim_defaults=sim_defaults,
                         throughput_error=LogNormal(
                             sigma=allin_loss_defaults().throughput_error_sigma))
+
+
+def _canonical(gpu: str) -> str:
+    """The canonical name of a GPU, or the name as written when unknown (the phase that names
+    it reports that)."""
+    found = find_gpu(gpu)
+    return found.name if found is not None else gpu
 
 
 def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceBook,

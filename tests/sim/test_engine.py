@@ -184,6 +184,21 @@ def test_the_model_error_is_drawn_unless_the_scenario_fixes_it() -> None:
     assert dict(rep.draws)["throughput_error"] == 1.0
 
 
+def test_commitments_no_phase_uses_and_missing_servers_make_a_plan_infeasible() -> None:
+    """A plan that cannot work is a result, not a file error: every reason is reported."""
+    scenario = lifecycle()
+    stray = Commitment(gpu="B200", count=8, term_years=1, payment=Payment.NO_UPFRONT,
+                       start=date(2027, 3, 1), cloud="aws")
+    uses = list(scenario.plans[0].uses)
+    uses[1] = PhaseUse(phase="train", entries=(UseEntry(gpu="H100", count=16,
+                                                         option=PurchaseOption.OWNED),))
+    plan = replace(scenario.plans[0], uses=tuple(uses), commitments=(stray,))
+    prep = prepare_plan(replace(scenario, plans=(plan,)), plan)
+    assert not prep.feasible
+    assert any("B200" in r and "no phase" in r for r in prep.infeasible_reasons)
+    assert any("owned" in r and "H100" in r for r in prep.infeasible_reasons)
+
+
 def test_monte_carlo_summary_is_consistent() -> None:
     scenario = lifecycle(uncertainty=Uncertainty(throughput_error=LogNormal(sigma=0.2)))
     result = run_plan(prepare_plan(scenario, scenario.plans[0]), seed=1, replications=20)
