@@ -30,7 +30,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the GPU catalog with specs and sources",
         description="List the GPU catalog: memory, bandwidth, dense TFLOPS, power, interconnect.",
     )
-    gpus.add_argument("--gpu", metavar="NAME", help="show one GPU (canonical name or alias)")
+    gpus.add_argument("--gpu", metavar="NAME",
+                      help="show one GPU (canonical name, alias, or the name nvidia-smi prints)")
     add_json_flag(gpus)
     gpus.set_defaults(handler=_gpus)
 

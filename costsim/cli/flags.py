@@ -168,7 +168,7 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
 def add_gpu_arg(parser: argparse.ArgumentParser) -> None:
     """``--gpu NAME`` (canonical name or alias; default H100)."""
     parser.add_argument("--gpu", metavar="NAME", default=DEFAULT_GPU,
-                        help=f"GPU name or alias (default {DEFAULT_GPU})")
+                        help=f"GPU name, alias or nvidia-smi name (default {DEFAULT_GPU})")
 
 
 def add_precision_args(parser: argparse.ArgumentParser, *, task_default: str | None = None

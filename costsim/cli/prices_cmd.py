@@ -37,7 +37,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "effective date and data-quality flags. --breakeven compares owning a server with "
             "renting."),
     )
-    prices.add_argument("--gpu", metavar="NAME", help="canonical GPU name or alias")
+    prices.add_argument("--gpu", metavar="NAME",
+                        help="canonical GPU name, alias, or the name nvidia-smi prints")
     prices.add_argument("--cloud", metavar="CLOUD", help="e.g. aws, gcp, azure, lambda, owned")
     prices.add_argument("--region", metavar="REGION", help="provider region name")
     prices.add_argument("--option", metavar="OPTION",

@@ -10,7 +10,7 @@ import pytest
 from costsim.catalog.gpus import get_gpu, gpu_catalog, gpu_names
 from costsim.domain.gpu import CapacityBasis
 from costsim.domain.precision import Dtype
-from costsim.errors import CatalogError
+from costsim.errors import CatalogError, InputError
 from costsim.units import BYTES_PER_MIB
 
 NAMES = list(csv.DictReader((Path(__file__).parents[1] / "data" / "gpu_names.csv").open()))
@@ -83,3 +83,28 @@ def test_unknown_gpu_suggests_close_names() -> None:
     """A typo gets 'did you mean'."""
     with pytest.raises(CatalogError, match="did you mean 'H100"):
         get_gpu("H10O")
+
+
+@pytest.mark.parametrize(("name", "canonical"), [
+    ("NVIDIA H100 80GB HBM3", "H100"),  # 80 GB of HBM3: the SXM part (the PCIe card has HBM2e)
+    ("H100 80 GB", "H100"),  # an alias of DESIGN.md §5, spaced out
+    ("H100-80G", "H100"),  # "80G" is "80GB"
+    ("Tesla V100-SXM2-32GB", "V100-32GB"),  # the size picks the row
+    ("A100 PCIe 80GB", "A100-80GB-PCIe"),  # tokens in any order after the model
+    ("AMD Instinct MI300X OAM", "MI300X"),
+])
+def test_vendor_spellings_resolve_by_model_and_variant(name: str, canonical: str) -> None:
+    assert get_gpu(name).name == canonical
+
+
+@pytest.mark.parametrize("name", ["H100 94GB", "H100 GDDR6", "L4 SXM", "NVIDIA H200 NVL"])
+def test_a_variant_the_catalog_row_does_not_have_is_refused(name: str) -> None:
+    """Size, form factor and memory type must agree: no silent fallback to a neighbour."""
+    with pytest.raises(CatalogError, match="did you mean"):
+        get_gpu(name)
+
+
+def test_a_name_that_fits_two_gpus_is_ambiguous() -> None:
+    """'A100 SXM4' could be the 40 or the 80 GB part: the error names both."""
+    with pytest.raises(InputError, match="'A100' or 'A100-80GB'"):
+        get_gpu("A100 SXM4")
