@@ -192,7 +192,9 @@ def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str
         cloud = raw["cloud"]
         meta = CLOUD_SOURCES[cloud]
         count = float(raw["accelerator_count"])
-        region = raw["region"].strip()
+        # Vast's regions are "state, country, continent" with the state often blank
+        # (", CN, AS"): empty parts are dropped rather than shown as a leading comma.
+        region = ", ".join(part.strip() for part in raw["region"].split(",") if part.strip())
         base = {"cloud": cloud, "region": region or UNSPECIFIED_REGION,
                 "instance_type": raw["instance_type"],
                 "provider_gpu_name": raw["accelerator"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ if TYPE_CHECKING:
     from costsim.catalog.prices import PriceBook
     from costsim.domain.pricing import Offering, PurchaseOption, Quote
 
+# The table fits a 120-column terminal (long regions and instance types are cut); --json has all.
+TABLE_WIDTH = 120
 BREAKEVEN_UTILIZATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 _SHORT = {
@@ -136,7 +139,35 @@ def _mark(quote: Quote) -> str:
 
 
 def _cell(quote: Quote) -> str:
-    return f"{quote.price_usd_per_gpu_hour:.3f}{_mark(quote)}"
+    from costsim.cli.numbers import usd_rate
+
+    return f"{usd_rate(quote.price_usd_per_gpu_hour)}{_mark(quote)}"
+
+
+def _table(table: list[tuple[Offering, dict[PurchaseOption, Quote]]],
+           option: PurchaseOption | None) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    """Rows and header of the ``prices`` table: the headline option per instance and per GPU,
+    then (without --option) spot and the no-upfront reservations per GPU."""
+    from costsim.cli.numbers import usd_rate
+    from costsim.domain.pricing import PurchaseOption
+
+    extra = () if option else (PurchaseOption.SPOT, PurchaseOption.RESERVED_1Y_NO_UPFRONT,
+                               PurchaseOption.RESERVED_3Y_NO_UPFRONT)
+    rows = []
+    for offering, quotes in table:
+        headline = next((quotes[o] for o in ((option,) if option else
+                                             (PurchaseOption.ON_DEMAND, PurchaseOption.OWNED))
+                         if o in quotes), None)
+        rows.append((
+            offering.cloud + ("*" if offering.marketplace else ""), offering.region,
+            offering.instance_type, f"{offering.gpus_per_instance}x{offering.gpu}",
+            "-" if headline is None else usd_rate(headline.price_usd_per_hour),
+            "-" if headline is None else _cell(headline),
+            *(_cell(quotes[o]) if o in quotes else "-" for o in extra),
+        ))
+    header = ("cloud", "region", "instance", "gpus", "inst $/h", "$/GPU-h",
+              *(_SHORT[o.value] for o in extra))
+    return rows, header
 
 
 def _prices(args: argparse.Namespace) -> int:
@@ -164,27 +195,25 @@ def _prices(args: argparse.Namespace) -> int:
         print_json({"rows": [quote_row(book, quotes[o]) for _, quotes in table
                              for o in options if o in quotes]})
         return EXIT_OK
-    shown = [o for o in options if any(o in quotes for _, quotes in table)]
-    rows = []
-    for offering, quotes in table:
-        flags = [flag.value for flag in offering.flags]
-        rows.append((
-            offering.cloud, offering.region, offering.instance_type, offering.gpu,
-            offering.gpus_per_instance,
-            *(_cell(quotes[o]) if o in quotes else "-" for o in shown),
-            offering.effective_date, ",".join(flags), offering.source,
-        ))
-    header = ("cloud", "region", "instance", "gpu", "gpus", *(_SHORT[o.value] for o in shown),
-              "date", "flags", "source")
-    print(format_table(rows, header, right_align=range(4, 5 + len(shown))))
-    print(f"\n{len(rows)} offerings. Prices are $/GPU-hour: reserved = upfront spread over the "
-          "term + recurring; owned = yearly cost at 100 % utilization / 8760. '!' = blocked by "
-          "a data-quality flag (never auto-selected); '~' = rests on an estimate (fallback "
-          "reservation discount, reservations sold only by contract, owned-cost assumptions). "
-          "Sources: --json.")
+    print(format_table(*_table(table, option), right_align=range(4, 9), max_width=TABLE_WIDTH,
+                       shrink=(1, 2)))
+    print(textwrap.fill(
+        f"{len(table)} offerings"
+        + (f" ({len(found) - len(table)} with no price for the options asked not shown)"
+           if len(found) > len(table) else "")
+        + ". Prices in $: 'inst $/h' per instance-hour and '$/GPU-h' per GPU-hour of "
+        + (f"{option.value}" if option else "on-demand (owned servers: yearly cost at 100 % "
+           "utilization / 8760), then spot and reserved 1y/3y no upfront per GPU-hour; every "
+           "payment option: --option or --json")
+        + ". '!' = blocked by a data-quality flag (never auto-selected); '~' = rests on an "
+        "estimate (fallback reservation discount, reservations sold only by contract, owned-cost "
+        "assumptions); '*' = marketplace (used only when named with --cloud). Long regions and "
+        "instance types are cut to fit 120 columns; every column in full, with sources, dates "
+        "and flags: --json.", width=TABLE_WIDTH))
     if any(PriceFlag.REGION_UNSPECIFIED in offering.flags for offering, _ in table):
-        print("Region 'unspecified': the source gives none; the price is real and selectable, "
-              "but check where the capacity is before relying on it (--json: note).")
+        print(textwrap.fill("Region 'unspecified': the source gives none; the price is real and "
+                            "selectable, but check where the capacity is before relying on it "
+                            "(--json: note).", width=TABLE_WIDTH))
     return EXIT_OK
 
 
