@@ -108,3 +108,18 @@ def test_a_name_that_fits_two_gpus_is_ambiguous() -> None:
     """'A100 SXM4' could be the 40 or the 80 GB part: the error names both."""
     with pytest.raises(InputError, match="'A100' or 'A100-80GB'"):
         get_gpu("A100 SXM4")
+
+
+def test_capacity_basis_follows_the_readme_rule() -> None:
+    """README 'GPU catalog': 'nominal' = the vendor's label taken as GiB; 'driver' = what
+    nvidia-smi reports (seen directly or in a host's report of it). H100-PCIe's 81,559 MiB is
+    nvidia-smi's figure, so it is 'driver', not 'nominal'."""
+    rows = csv.DictReader((Path(__file__).parents[2] / "costsim" / "data" / "gpus.csv").open())
+    basis_source = {row["name"]: row["capacity_source"] for row in rows}
+    for spec in gpu_catalog():
+        if spec.capacity_basis is CapacityBasis.NOMINAL:
+            assert spec.capacity_bytes == spec.memory_label_gb * 2**30, spec.name
+        if spec.capacity_basis is CapacityBasis.DRIVER:
+            source = basis_source[spec.name]
+            assert "nvidia-smi" in source or "host report" in source, spec.name
+    assert get_gpu("H100-PCIe").capacity_basis is CapacityBasis.DRIVER
