@@ -35,7 +35,7 @@ OUT_DIR = REPO / "costsim" / "data"
 BOOK_NAME = "price_book.csv"
 EXCLUDED_NAME = "price_book_excluded.csv"
 
-# DESIGN.md §8: marketplaces are used only when a plan names them.
+# docs/pricing.md: marketplaces are used only when a plan names them.
 MARKETPLACES = frozenset({"vast", "hyperbolic", "mithril"})
 
 # A region whose per-GPU on-demand price is below this share of the median of the same instance

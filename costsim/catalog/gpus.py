@@ -89,7 +89,7 @@ def _fits(spec: GpuSpec, parts: GpuNameParts) -> bool:
 def _matches(name: str) -> tuple[GpuSpec, ...]:
     """The GPUs ``name`` can mean: its alias if it is one, else those of its model and variant.
 
-    An alias wins, so that the names of DESIGN.md §5 keep their meaning (``H100-80GB`` is the
+    An alias wins, so that the documented aliases keep their meaning (``H100-80GB`` is the
     SXM part although the PCIe card has 80 GB too); otherwise every variant token the name
     carries must agree with the catalog row (``NVIDIA H100 80GB HBM3``: an H100 with 80 GB of
     HBM3 is the SXM part; ``Tesla V100-SXM2-32GB``: ``V100-32GB``).

@@ -75,7 +75,7 @@ _framework = _named_choice("framework", FRAMEWORKS, FRAMEWORK_ALIASES)
 def _add_price_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-usd-per-gpu-hour", type=_nonnegative_float(
         "--price-usd-per-gpu-hour"), default=None,
-        help="price per GPU-hour (default: cheapest on-demand offering, DESIGN.md §8)")
+        help="price per GPU-hour (default: cheapest on-demand offering, docs/pricing.md)")
     parser.add_argument("--cloud", default=None, help="look the price up in this cloud only")
 
 

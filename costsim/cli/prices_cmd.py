@@ -73,7 +73,7 @@ def _number(value: float) -> float | int:
 
 
 def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
-    """One ``prices --json`` row (DESIGN.md §7 keys first, then extras)."""
+    """One ``prices --json`` row (the documented keys first, then extras)."""
     from costsim.catalog.servers import server_bom
     from costsim.domain.pricing import PurchaseOption
 
