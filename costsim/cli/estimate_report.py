@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
+from costsim.cli.numbers import hours, usd_amount, usd_rate
 from costsim.perf.sizing import slo_text
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
@@ -97,10 +98,10 @@ def print_train(p: dict[str, Any]) -> None:
         ("steady wall time", _duration(p["steady_wall_time_s"])),
         ("goodput", f"{p['goodput']:.1%}"),
         ("all-in wall time", _duration(p["wall_time_s"])),
-        ("GPU-hours", f"{p['gpu_hours']:,.0f}" if p["gpu_hours"] >= 100
-         else f"{p['gpu_hours']:.2f}"),
-        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
-        ("cost", f"${p['cost_usd']:,.0f}"),
+        ("GPU-hours", hours(p["gpu_hours"])),
+        ("price", f"${usd_rate(p['price_usd_per_gpu_hour'])}/GPU-h "
+                  f"({p['price_source'] or 'none'})"),
+        ("cost", usd_amount(p["cost_usd"])),
     ]
     print(format_table(rows, ("estimate train", "")))
     for warning in p["warnings"]:
@@ -204,9 +205,10 @@ def print_serve(p: dict[str, Any]) -> None:
         ("SLO", _slo(p)),
         ("sizing", _sizing(p)),
         ("replicas needed", opt(p["replicas_needed"], "d")),
-        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
-        ("$ per M tokens", f"{p['cost_per_million_tokens_usd']:.3f} (output only "
-                           f"{p['cost_per_million_output_tokens_usd']:.3f})"),
+        ("price", f"${usd_rate(p['price_usd_per_gpu_hour'])}/GPU-h "
+                  f"({p['price_source'] or 'none'})"),
+        ("$ per M tokens", f"{usd_rate(p['cost_per_million_tokens_usd'])} (output only "
+                           f"{usd_rate(p['cost_per_million_output_tokens_usd'])})"),
     ]
     print(format_table(rows, ("estimate serve", "")))
     for warning in p["warnings"]:

@@ -30,3 +30,18 @@ def gib(n_bytes: float) -> str:
 def hours(value: float) -> str:
     """A number of hours (GPU-hours, durations): whole hours from 100 up, else 2 decimals."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+
+
+def percent(fraction: float) -> str:
+    """A share (utilization, MFU, discount): one decimal of a percent."""
+    return f"{fraction:.1%}"
+
+
+def kilowatts(value: float) -> str:
+    """Electrical power in kW: 2 decimals (10 W)."""
+    return f"{value:,.2f}"
+
+
+def gb(n_bytes: float) -> str:
+    """A size in GB (10^9 bytes, vendor labels and bandwidth only): 2 decimals."""
+    return f"{n_bytes / 1e9:,.2f}"

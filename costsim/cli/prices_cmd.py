@@ -64,10 +64,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     prices.set_defaults(handler=_prices)
 
 
-def _round(value: float | None, digits: int = 6) -> float | None:
-    return None if value is None else round(value, digits)
-
-
 def _number(value: float) -> float | int:
     return int(value) if value == int(value) else value
 
@@ -84,9 +80,9 @@ def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
         "provider_gpu_name": offering.provider_gpu_name,
         "gpus_per_instance": offering.gpus_per_instance, "vcpus": offering.vcpus,
         "host_ram_gib": _number(offering.host_ram_gib), "option": quote.option.value,
-        "price_usd_per_hour": _round(quote.price_usd_per_hour),
-        "price_usd_per_gpu_hour": _round(quote.price_usd_per_gpu_hour),
-        "upfront_usd": _number(round(quote.upfront_usd, 2)),
+        "price_usd_per_hour": _number(quote.price_usd_per_hour),
+        "price_usd_per_gpu_hour": _number(quote.price_usd_per_gpu_hour),
+        "upfront_usd": _number(quote.upfront_usd),  # whole cents (prices.py)
         "source": quote.source, "effective_date": quote.effective_date,
         "flags": [flag.value for flag in quote.flags],
         "date_note": offering.date_note, "note": offering.note,
@@ -99,22 +95,22 @@ def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
     if quote.spot_hazard is not None:
         hazard = quote.spot_hazard
         row.update(monthly_interruption_probability=hazard.monthly_interruption_probability,
-                   hazard_per_hour=_round(hazard.hazard_per_hour, 9),
+                   hazard_per_hour=hazard.hazard_per_hour,
                    interruption_bucket=hazard.bucket,
                    notice_s=book.billing_rule(offering.cloud).spot_notice_s)
     if quote.reservation is not None:
         terms = quote.reservation
-        row.update(discount_pct=round(terms.discount_fraction * 100, 4),
-                   term_months=round(terms.term_months, 4),
-                   recurring_usd_per_hour=_round(terms.recurring_usd_per_hour),
+        row.update(discount_pct=terms.discount_fraction * 100,
+                   term_months=terms.term_months,
+                   recurring_usd_per_hour=terms.recurring_usd_per_hour,
                    total_obligation_usd=terms.total_obligation_usd,
-                   break_even_utilization=_round(terms.break_even_utilization),
-                   break_even_months=_round(terms.break_even_months, 4),
-                   payback_months=_round(terms.payback_months, 4),
+                   break_even_utilization=terms.break_even_utilization,
+                   break_even_months=terms.break_even_months,
+                   payback_months=terms.payback_months,
                    discount_effective_date=terms.effective_date)
     if quote.option is PurchaseOption.OWNED:
         server = server_bom(offering.instance_type)
-        row.update(capex_usd=server.capex_usd, power_kw=round(server.power_kw, 3),
+        row.update(capex_usd=server.capex_usd, power_kw=server.power_kw,
                    useful_life_years=server.useful_life_years,
                    residual_value_usd=server.residual_value_usd,
                    lead_time_weeks=server.lead_time_weeks, utilization_assumed=1.0)
@@ -238,8 +234,7 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
     for owned in servers:
         server = server_bom(owned.instance_type)
         curve = [{"utilization": u,
-                  "cost_usd_per_delivered_gpu_hour": round(
-                      server.cost_usd_per_delivered_gpu_hour(u), 4)}
+                  "cost_usd_per_delivered_gpu_hour": server.cost_usd_per_delivered_gpu_hour(u)}
                  for u in BREAKEVEN_UTILIZATIONS]
         rentals: list[dict[str, Any]] = []
         for option in wanted:
@@ -257,8 +252,8 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
                             "region": chosen.offering.region,
                             "instance_type": chosen.offering.instance_type,
                             "instances": chosen.instances,
-                            "price_usd_per_gpu_hour": round(rate, 4),
-                            "break_even_utilization": None if u_star is None else round(u_star, 4),
+                            "price_usd_per_gpu_hour": rate,
+                            "break_even_utilization": u_star,
                             "estimate": quote.estimate,
                             "flags": [flag.value for flag in quote.flags],
                             "source": quote.source,
@@ -266,8 +261,8 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
         results.append({
             "server": server.name, "gpu": server.gpu, "gpu_count": server.gpu_count,
             "capex_usd": server.capex_usd, "residual_value_usd": server.residual_value_usd,
-            "useful_life_years": server.useful_life_years, "power_kw": round(server.power_kw, 3),
-            "cost_usd_per_year_at_full_use": round(server.cost_usd_per_year(1.0), 2),
+            "useful_life_years": server.useful_life_years, "power_kw": server.power_kw,
+            "cost_usd_per_year_at_full_use": server.cost_usd_per_year(1.0),
             # BOM prices and operating costs are editable assumptions (servers.csv etc.)
             "owned_cost_estimate": True,
             "lead_time_weeks": server.lead_time_weeks,
@@ -276,21 +271,23 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
     if args.json:
         print_json({"breakeven": results})
         return EXIT_OK
+    from costsim.cli.numbers import kilowatts, percent, usd_amount, usd_rate
+
     for result in results:
         print(f"{result['server']}: {result['gpu_count']}x{result['gpu']}, capex "
-              f"${result['capex_usd']:,.2f}, {result['power_kw']} kW, life "
+              f"{usd_amount(result['capex_usd'])}, {kilowatts(result['power_kw'])} kW, life "
               f"{result['useful_life_years']:g} y, lead time {result['lead_time_weeks']:g} weeks")
         print(format_table(
-            [(f"{p['utilization']:.0%}", f"{p['cost_usd_per_delivered_gpu_hour']:.3f}")
+            [(f"{p['utilization']:.0%}", usd_rate(p["cost_usd_per_delivered_gpu_hour"]))
              for p in result["owned_cost_curve"]],
             ("utilization", "owned $/delivered GPU-h"), right_align=(0, 1)))
         print()
         print(format_table(
             [(r["option"], f"{r['cloud']} {r['region']} {r['instance_type']}",
               # the chosen rental is never blocked, so '~' is its only possible mark
-              f"{r['price_usd_per_gpu_hour']:.3f}{'~' if r['estimate'] else ''}",
+              f"{usd_rate(r['price_usd_per_gpu_hour'])}{'~' if r['estimate'] else ''}",
               "never" if r["break_even_utilization"] is None
-              else f"{r['break_even_utilization']:.1%}") for r in result["rentals"]],
+              else percent(r["break_even_utilization"])) for r in result["rentals"]],
             ("rental option", "cheapest unflagged offering", "$/GPU-h",
              "owning wins above"), right_align=(2, 3)))
         if not result["rentals"]:
