@@ -1,4 +1,4 @@
-"""``costsim estimate train`` and ``costsim estimate serve`` (DESIGN.md §6, §7)."""
+"""``costsim estimate train`` and ``costsim estimate serve`` (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def lookup_price(gpu: str, gpus: int, cloud: str | None,
                  override: float | None) -> tuple[float, str, list[str]]:
     """(price per GPU-hour, its source, warnings): the override, else the cheapest on-demand
-    offering for one job on ``gpus`` GPUs (DESIGN.md §8 rule, whole multi-GPU instances; see
+    offering for one job on ``gpus`` GPUs (docs/pricing.md rule, whole multi-GPU instances; see
     :meth:`costsim.catalog.prices.PriceBook.cheapest_offering_for_job`)."""
     if override is not None:
         return override, "--price-usd-per-gpu-hour", []

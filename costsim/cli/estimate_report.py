@@ -1,5 +1,5 @@
-"""What ``costsim estimate train`` / ``estimate serve`` print: the DESIGN.md §7 JSON objects built
-from the performance model's estimates, and their plain-text tables."""
+"""What ``costsim estimate train`` / ``estimate serve`` print: the JSON objects
+(docs/performance.md) built from the performance model's estimates, and their text tables."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 def training_payload(est: Any, model: str, price_source: str,
                      extra_warnings: list[str]) -> dict[str, Any]:
-    """The DESIGN.md §7 ``estimate train --json`` object (plus extras)."""
+    """The ``estimate train --json`` object (docs/performance.md)."""
     step = est.step
     setup = step.setup
     lay = setup.layout
@@ -110,7 +110,7 @@ def print_train(p: dict[str, Any]) -> None:
 
 def serving_payload(est: Any, model: str, price_source: str, extra_warnings: list[str],
                     advice: Sequence[str] = ()) -> dict[str, Any]:
-    """The DESIGN.md §7 ``estimate serve --json`` object (plus extras)."""
+    """The ``estimate serve --json`` object (docs/performance.md)."""
     return {
         "model": model,
         "gpu": est.gpu,

@@ -1,4 +1,4 @@
-"""Flags shared by ``costsim memory``, ``estimate train`` and ``estimate serve`` (DESIGN.md §6):
+"""Flags shared by ``costsim memory``, ``estimate train`` and ``estimate serve`` (docs/memory.md):
 their definitions, defaults and text converters.
 
 Use::
@@ -225,7 +225,7 @@ def add_inference_args(parser: argparse.ArgumentParser) -> None:
 
 def add_all_memory_args(parser: argparse.ArgumentParser, *, task_default: str | None = None
                         ) -> None:
-    """Every flag of DESIGN.md §6 that ``memory`` takes."""
+    """Every shared flag that ``memory`` takes (docs/memory.md)."""
     add_model_args(parser)
     add_precision_args(parser, task_default=task_default)
     add_layout_args(parser)

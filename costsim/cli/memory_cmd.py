@@ -68,7 +68,7 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
         estimate = estimate_inference(arch, gpu, inf)
         best = max_batch(arch, gpu, inf)
         lay = inf.layout
-        # The training keys are kept (DESIGN.md §7 requires them): a sequence in flight is a
+        # The training keys are kept (the documented JSON has them): a sequence in flight is a
         # micro-batch row, the context its length.
         layout = {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
                   "micro_batch": inf.batch, "seq_len": inf.context_tokens, "grad_accum": 1,

@@ -1,4 +1,5 @@
-"""The README's price-book figures are the shipped book's, so that they cannot drift."""
+"""The price-book figures in README.md and docs/pricing.md are the shipped book's, so that they
+cannot drift."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 from costsim.catalog.prices import price_book
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 
 
 def test_readme_offering_cloud_and_server_counts_match_the_book() -> None:
@@ -20,3 +22,12 @@ def test_readme_offering_cloud_and_server_counts_match_the_book() -> None:
     assert int(found.group(1).replace(",", "")) == len(rentals)
     assert int(found.group(2)) == len({o.cloud for o in rentals})
     assert int(found.group(3)) == len(offerings) - len(rentals)
+
+
+def test_docs_pricing_counts_match_the_book() -> None:
+    text = " ".join((ROOT / "docs" / "pricing.md").read_text(encoding="utf-8").split())
+    found = re.search(r"price book: ([\d,]+) GPU offerings from (\d+) clouds", text)
+    assert found, "docs/pricing.md no longer states the price book's size in the expected words"
+    rentals = [o for o in price_book().offerings() if o.cloud != "owned"]
+    assert int(found.group(1).replace(",", "")) == len(rentals)
+    assert int(found.group(2)) == len({o.cloud for o in rentals})
