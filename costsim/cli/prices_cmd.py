@@ -185,6 +185,7 @@ def _prices(args: argparse.Namespace) -> int:
         if quotes:
             table.append((offering, quotes))
     table.sort(key=lambda item: _sort_key(item[1], option, item[0]))
+    unpriced = len(found) - len(table)
     if args.limit is not None:
         table = table[: args.limit]
     if args.json:
@@ -195,8 +196,7 @@ def _prices(args: argparse.Namespace) -> int:
                        shrink=(1, 2)))
     print(textwrap.fill(
         f"{len(table)} offerings"
-        + (f" ({len(found) - len(table)} with no price for the options asked not shown)"
-           if len(found) > len(table) else "")
+        + (f" ({unpriced} with no price for the options asked not shown)" if unpriced else "")
         + ". Prices in $: 'inst $/h' per instance-hour and '$/GPU-h' per GPU-hour of "
         + (f"{option.value}" if option else "on-demand (owned servers: yearly cost at 100 % "
            "utilization / 8760), then spot and reserved 1y/3y no upfront per GPU-hour; every "

@@ -147,3 +147,10 @@ def test_instance_price_is_the_gpu_price_times_the_gpus(cli: Cli) -> None:
     cells = line.split()
     assert cells[3] == "8xH100"
     assert float(cells[4]) == pytest.approx(8 * float(cells[5].rstrip("!~")), abs=0.01)
+
+
+def test_footer_counts_offerings_without_a_price_but_not_those_cut_by_limit(cli: Cli) -> None:
+    _, out, _ = cli("prices", "--limit", "3")
+    assert "\n3 offerings (1 with no price" in out  # aws p5e.48xlarge eu-west-2: no price at all
+    _, out, _ = cli("prices", "--gpu", "L4", "--cloud", "gcp", "--limit", "2")
+    assert "\n2 offerings. " in out
