@@ -9,7 +9,7 @@ their sources in ``tests/data/gpu_names.csv``.
 Such a name is split into tokens (on spaces, ``-`` and ``_``) and read as
 
 * a leading brand (``NVIDIA``, ``Tesla``, ``GeForce``, ``AMD``, ``Instinct``), which names no
-  particular card and is dropped;
+  particular card: it is dropped, but the vendor it names must be the card's;
 * a memory size (``80GB``, ``80G``, ``80 GB``), a form factor (``SXM``, ``SXM2``…``SXM5``,
   ``PCIe``, ``OAM``) and a memory type (``HBM3``, ``GDDR6X``, …): the card's *variant*, which
   must agree with the catalog row it is matched to;
@@ -27,7 +27,8 @@ from costsim.errors import name_key
 
 # Brand words that precede the model in the vendors' product names; they never tell two cards
 # apart (the Tesla brand was dropped by NVIDIA with Ampere, hence both "Tesla T4" and "NVIDIA A10").
-BRAND_TOKENS = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct"})
+BRAND_VENDORS = {"nvidia": "nvidia", "tesla": "nvidia", "geforce": "nvidia",
+                 "amd": "amd", "instinct": "amd"}
 
 _SIZE = re.compile(r"^(\d+)(?:gb|g)$")
 # SXM2 (V100), SXM4 (A100), SXM5 (H100): the generation digit does not change the packaging.
@@ -45,9 +46,11 @@ class GpuNameParts:
     memory_label_gb: int | None = None
     form_factor: str | None = None  # a FormFactor value
     memory_type: str | None = None  # lower case, e.g. "hbm3"
+    vendor: str | None = None  # the vendor the brand words name ("AMD Instinct": "amd")
 
 
-def _tokens(name: str) -> list[str]:
+def _tokens(name: str) -> tuple[list[str], str | None]:
+    """The name's tokens after its brand words, and the vendor those words name."""
     tokens = [token for token in _SPLIT.split(name.strip().lower()) if token]
     merged: list[str] = []
     for token in tokens:  # "80 GB" -> "80gb"
@@ -55,9 +58,10 @@ def _tokens(name: str) -> list[str]:
             merged[-1] += token
         else:
             merged.append(token)
-    while merged and merged[0] in BRAND_TOKENS:
-        merged.pop(0)
-    return merged
+    vendor = None
+    while merged and merged[0] in BRAND_VENDORS:
+        vendor = BRAND_VENDORS[merged.pop(0)]
+    return merged, vendor
 
 
 def parse_gpu_name(name: str, memory_types: frozenset[str]) -> GpuNameParts:
@@ -66,7 +70,7 @@ def parse_gpu_name(name: str, memory_types: frozenset[str]) -> GpuNameParts:
     A token that repeats a variant already seen (``80GB … 80GB``) stays in the model, so that a
     name is never matched on less than it says.
     """
-    tokens = _tokens(name)
+    tokens, vendor = _tokens(name)
     model: list[str] = []
     size: int | None = None
     form: str | None = None
@@ -84,4 +88,5 @@ def parse_gpu_name(name: str, memory_types: frozenset[str]) -> GpuNameParts:
         else:
             model.append(token)
     return GpuNameParts(key=name_key("".join(tokens)), model=name_key("".join(model)),
-                        memory_label_gb=size, form_factor=form, memory_type=memory_type)
+                        memory_label_gb=size, form_factor=form, memory_type=memory_type,
+                        vendor=vendor)

@@ -96,9 +96,9 @@ def _matches(name: str) -> tuple[GpuSpec, ...]:
     """
     parts = _parts(name)
     exact = _by_key().get(parts.key)
-    if exact is not None:
-        return (exact,)
-    return tuple(spec for spec in _by_model().get(parts.model, ()) if _fits(spec, parts))
+    found = (exact,) if exact is not None else tuple(
+        spec for spec in _by_model().get(parts.model, ()) if _fits(spec, parts))
+    return tuple(spec for spec in found if parts.vendor in (None, spec.vendor))
 
 
 def gpu_names() -> tuple[str, ...]:

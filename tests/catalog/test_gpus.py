@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from costsim.catalog.gpus import get_gpu, gpu_catalog, gpu_names
 from costsim.domain.gpu import CapacityBasis
@@ -97,7 +100,8 @@ def test_vendor_spellings_resolve_by_model_and_variant(name: str, canonical: str
     assert get_gpu(name).name == canonical
 
 
-@pytest.mark.parametrize("name", ["H100 94GB", "H100 GDDR6", "L4 SXM", "NVIDIA H200 NVL"])
+@pytest.mark.parametrize("name", ["H100 94GB", "H100 GDDR6", "L4 SXM", "NVIDIA H200 NVL",
+                                  "AMD H100", "NVIDIA MI300X"])
 def test_a_variant_the_catalog_row_does_not_have_is_refused(name: str) -> None:
     """Size, form factor and memory type must agree: no silent fallback to a neighbour."""
     with pytest.raises(CatalogError, match="did you mean"):
@@ -123,3 +127,22 @@ def test_capacity_basis_follows_the_readme_rule() -> None:
             source = basis_source[spec.name]
             assert "nvidia-smi" in source or "host report" in source, spec.name
     assert get_gpu("H100-PCIe").capacity_basis is CapacityBasis.DRIVER
+
+
+LABELS = [(label, spec.name) for spec in gpu_catalog() for label in (spec.name, *spec.aliases)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(LABELS), st.sampled_from(["", "NVIDIA ", "nvidia-", "Tesla ", "GeForce "]),
+       st.lists(st.sampled_from([" ", "-", "_", "  "]), min_size=8, max_size=8),
+       st.booleans())
+def test_any_label_with_a_brand_any_case_and_any_separators_resolves_the_same(
+        label_and_name: tuple[str, str], brand: str, separators: list[str], upper: bool) -> None:
+    """Brand words, case and separators never change which GPU a name means."""
+    label, name = label_and_name
+    if get_gpu(name).vendor == "amd":
+        brand = "AMD Instinct " if brand else ""
+    parts = re.split(r"[ _\-]+", label)
+    text = parts[0] + "".join(sep + part for sep, part in zip(separators, parts[1:], strict=False))
+    pasted = brand + (text.upper() if upper else text.lower())
+    assert get_gpu(pasted).name == name
