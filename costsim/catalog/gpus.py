@@ -1,4 +1,5 @@
-"""The GPU catalog (``costsim/data/gpus.csv``) and name lookups with aliases."""
+"""The GPU catalog (``costsim/data/gpus.csv``) and the one name lookup: canonical names, aliases
+and the vendors' own spellings (read by :mod:`costsim.catalog.gpu_names`)."""
 
 from __future__ import annotations
 
