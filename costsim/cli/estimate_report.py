@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import hours, usd_amount, usd_rate
+from costsim.cli.numbers import hours, percent, usd_amount, usd_rate
 from costsim.perf.sizing import slo_text
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
@@ -94,9 +94,9 @@ def print_train(p: dict[str, Any]) -> None:
                       f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
                       f"sync {b['sync']:.3f})"),
         ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
-                       f"model TFLOPS/GPU; MFU {p['mfu']:.1%}, HFU {p['hfu']:.1%}"),
+                       f"model TFLOPS/GPU; MFU {percent(p['mfu'])}, HFU {percent(p['hfu'])}"),
         ("steady wall time", _duration(p["steady_wall_time_s"])),
-        ("goodput", f"{p['goodput']:.1%}"),
+        ("goodput", percent(p["goodput"])),
         ("all-in wall time", _duration(p["wall_time_s"])),
         ("GPU-hours", hours(p["gpu_hours"])),
         ("price", f"${usd_rate(p['price_usd_per_gpu_hour'])}/GPU-h "

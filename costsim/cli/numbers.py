@@ -33,7 +33,9 @@ def hours(value: float) -> str:
 
 
 def percent(fraction: float) -> str:
-    """A share (utilization, MFU, discount): one decimal of a percent."""
+    """A computed share (MFU, goodput, break-even utilization): one decimal of a percent.
+    Settings the user gives or a fixed grid (target utilization 70 %, the break-even curve's
+    10 %, 20 %, ...) are shown as given."""
     return f"{fraction:.1%}"
 
 
