@@ -35,7 +35,7 @@ OUT_DIR = REPO / "costsim" / "data"
 BOOK_NAME = "price_book.csv"
 EXCLUDED_NAME = "price_book_excluded.csv"
 
-# DESIGN.md §8: marketplaces are used only when a plan names them.
+# docs/pricing.md: marketplaces are used only when a plan names them.
 MARKETPLACES = frozenset({"vast", "hyperbolic", "mithril"})
 
 # A region whose per-GPU on-demand price is below this share of the median of the same instance
@@ -192,7 +192,9 @@ def build(raw_dir: Path = RAW_DIR, anomalies_path: Path = ANOMALIES) -> dict[str
         cloud = raw["cloud"]
         meta = CLOUD_SOURCES[cloud]
         count = float(raw["accelerator_count"])
-        region = raw["region"].strip()
+        # Vast's regions are "state, country, continent" with the state often blank
+        # (", CN, AS"): empty parts are dropped rather than shown as a leading comma.
+        region = ", ".join(part.strip() for part in raw["region"].split(",") if part.strip())
         base = {"cloud": cloud, "region": region or UNSPECIFIED_REGION,
                 "instance_type": raw["instance_type"],
                 "provider_gpu_name": raw["accelerator"],

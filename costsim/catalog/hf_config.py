@@ -14,7 +14,7 @@ from costsim.catalog.hf_keys import ConfigKeys
 from costsim.domain.architecture import ArchFamily, Architecture
 from costsim.errors import ConfigError
 
-# Real config.json files are a few KB; a bound on input size (DESIGN.md §11) keeps a wrong path
+# Real config.json files are a few KB; a bound on input size (README: bad input) keeps a wrong path
 # (a weights file, a data set) from being read into memory.
 MAX_CONFIG_BYTES = 1_000_000
 

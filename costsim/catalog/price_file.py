@@ -224,7 +224,7 @@ def load_price_file(path: Path) -> tuple[Offering, ...]:
 def overrides_from_entries(entries: Sequence[Mapping[str, object]],
                            source: str = "prices.overrides",
                            base_dir: Path | None = None) -> PriceOverrides:
-    """Build :class:`PriceOverrides` from scenario-style entries (DESIGN.md §8).
+    """Build :class:`PriceOverrides` from scenario-style entries (docs/pricing.md).
 
     Each entry is one of ``{discount_pct: 10}`` (flat), ``{cloud: aws, discount_pct: 12}``
     (per cloud) or ``{price_file: path.csv}`` (custom rows; relative to ``base_dir``).

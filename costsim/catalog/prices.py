@@ -2,7 +2,7 @@
 
 :class:`PriceBook` turns offerings into quotes (on-demand with billing minimums, spot with its
 hazard, 1y/3y reservations from the discount tables, owned servers from their BOMs) and picks the
-cheapest unflagged one (DESIGN.md §8). The tables come from :mod:`costsim.catalog.price_tables`,
+cheapest unflagged one (docs/pricing.md). The tables come from :mod:`costsim.catalog.price_tables`,
 owned servers from :mod:`costsim.catalog.servers`. Pure: no printing, no environment reads.
 """
 
@@ -262,7 +262,7 @@ class PriceBook:
                                     checkpoint_hours)
         return round(quote.price_usd_per_hour * hours, 2)
 
-    # -- selection (DESIGN.md §8) --------------------------------------------------------------
+    # -- selection (docs/pricing.md) --------------------------------------------------------------
     def cheapest_offering(self, gpu: str, count: int, option: PurchaseOption,
                           cloud: str | None = None, region: str | None = None,
                           min_gpus_per_instance: int = 1,
@@ -355,7 +355,7 @@ def offerings(gpu: str | None = None, cloud: str | None = None, region: str | No
 def cheapest_offering(gpu: str, count: int, option: PurchaseOption, cloud: str | None = None,
                       region: str | None = None, book: PriceBook | None = None,
                       min_gpus_per_instance: int = 1) -> Selection:
-    """DESIGN.md §8 selection on the (default) book; see :meth:`PriceBook.cheapest_offering`."""
+    """The selection of docs/pricing.md on the (default) book; see PriceBook.cheapest_offering."""
     return (book or price_book()).cheapest_offering(gpu, count, option, cloud, region,
                                                     min_gpus_per_instance)
 

@@ -30,7 +30,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the GPU catalog with specs and sources",
         description="List the GPU catalog: memory, bandwidth, dense TFLOPS, power, interconnect.",
     )
-    gpus.add_argument("--gpu", metavar="NAME", help="show one GPU (canonical name or alias)")
+    gpus.add_argument("--gpu", metavar="NAME",
+                      help="show one GPU (canonical name, alias, or the name nvidia-smi prints)")
     add_json_flag(gpus)
     gpus.set_defaults(handler=_gpus)
 
@@ -126,7 +127,7 @@ def _gpu_row(spec: Any) -> dict[str, Any]:
 
     row = asdict(spec)
     row["aliases"] = list(spec.aliases)
-    row["capacity_gib"] = round(bytes_to_gib(spec.capacity_bytes), 3)
+    row["capacity_gib"] = bytes_to_gib(spec.capacity_bytes)
     return row
 
 
@@ -139,13 +140,15 @@ def _gpus(args: argparse.Namespace) -> int:
         print_json({"gpus": rows})
         return EXIT_OK
 
+    from costsim.cli.numbers import gib
+
     def fmt(value: float | None) -> str:
         return "-" if value is None else f"{value:g}"
 
     table = [
         (
             r["name"],
-            f"{r['capacity_gib']:.2f}",
+            gib(r["capacity_bytes"]),
             r["capacity_basis"],
             r["memory_type"],
             fmt(r["memory_bandwidth_gb_per_s"]),

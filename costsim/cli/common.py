@@ -57,12 +57,23 @@ def print_json(payload: Any) -> None:
 
 
 def format_table(
-    rows: Sequence[Sequence[object]], header: Sequence[str], right_align: Iterable[int] = ()
+    rows: Sequence[Sequence[object]], header: Sequence[str], right_align: Iterable[int] = (),
+    *, max_width: int | None = None, shrink: Sequence[int] = (),
 ) -> str:
-    """Render rows as a plain-text table with a header rule."""
+    """Render rows as a plain-text table with a header rule.
+
+    With ``max_width``, the ``shrink`` columns (widest first) are cut, their long cells ending in
+    '…', until the table fits; the other columns are never cut.
+    """
     cells = [[str(c) for c in header]]
     cells += [["" if c is None else str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    if max_width is not None and shrink:
+        widths = _fit(widths, max_width, shrink, min_width=[len(str(c)) for c in header])
+        for row in cells[1:]:
+            for i in shrink:
+                if len(row[i]) > widths[i]:
+                    row[i] = row[i][: widths[i] - 1] + "…"
     right = set(right_align)
 
     def line(row: list[str]) -> str:
@@ -74,3 +85,17 @@ def format_table(
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
+
+
+def _fit(widths: list[int], max_width: int, shrink: Sequence[int], min_width: list[int]
+         ) -> list[int]:
+    """Narrow the ``shrink`` columns one character at a time, widest first, to fit."""
+    widths = list(widths)
+    total = sum(widths) + 2 * (len(widths) - 1)
+    while total > max_width:
+        i = max(shrink, key=lambda j: widths[j] - max(min_width[j], 4))
+        if widths[i] <= max(min_width[i], 4):
+            break  # nothing left to cut: the table stays wider than asked
+        widths[i] -= 1
+        total -= 1
+    return widths

@@ -1,4 +1,4 @@
-"""``costsim estimate train`` and ``costsim estimate serve`` (DESIGN.md §6, §7)."""
+"""``costsim estimate train`` and ``costsim estimate serve`` (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ _framework = _named_choice("framework", FRAMEWORKS, FRAMEWORK_ALIASES)
 def _add_price_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-usd-per-gpu-hour", type=_nonnegative_float(
         "--price-usd-per-gpu-hour"), default=None,
-        help="price per GPU-hour (default: cheapest on-demand offering, DESIGN.md §8)")
+        help="price per GPU-hour (default: cheapest on-demand offering, docs/pricing.md)")
     parser.add_argument("--cloud", default=None, help="look the price up in this cloud only")
 
 
@@ -148,7 +148,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def lookup_price(gpu: str, gpus: int, cloud: str | None,
                  override: float | None) -> tuple[float, str, list[str]]:
     """(price per GPU-hour, its source, warnings): the override, else the cheapest on-demand
-    offering for one job on ``gpus`` GPUs (DESIGN.md §8 rule, whole multi-GPU instances; see
+    offering for one job on ``gpus`` GPUs (docs/pricing.md rule, whole multi-GPU instances; see
     :meth:`costsim.catalog.prices.PriceBook.cheapest_offering_for_job`)."""
     if override is not None:
         return override, "--price-usd-per-gpu-hour", []

@@ -1,5 +1,5 @@
-"""What ``costsim estimate train`` / ``estimate serve`` print: the DESIGN.md §7 JSON objects built
-from the performance model's estimates, and their plain-text tables."""
+"""What ``costsim estimate train`` / ``estimate serve`` print: the JSON objects
+(docs/performance.md) built from the performance model's estimates, and their text tables."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
+from costsim.cli.numbers import hours, percent, usd_amount, usd_rate
 from costsim.perf.sizing import slo_text
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 
 def training_payload(est: Any, model: str, price_source: str,
                      extra_warnings: list[str]) -> dict[str, Any]:
-    """The DESIGN.md §7 ``estimate train --json`` object (plus extras)."""
+    """The ``estimate train --json`` object (docs/performance.md)."""
     step = est.step
     setup = step.setup
     lay = setup.layout
@@ -93,14 +94,14 @@ def print_train(p: dict[str, Any]) -> None:
                       f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
                       f"sync {b['sync']:.3f})"),
         ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
-                       f"model TFLOPS/GPU; MFU {p['mfu']:.1%}, HFU {p['hfu']:.1%}"),
+                       f"model TFLOPS/GPU; MFU {percent(p['mfu'])}, HFU {percent(p['hfu'])}"),
         ("steady wall time", _duration(p["steady_wall_time_s"])),
-        ("goodput", f"{p['goodput']:.1%}"),
+        ("goodput", percent(p["goodput"])),
         ("all-in wall time", _duration(p["wall_time_s"])),
-        ("GPU-hours", f"{p['gpu_hours']:,.0f}" if p["gpu_hours"] >= 100
-         else f"{p['gpu_hours']:.2f}"),
-        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
-        ("cost", f"${p['cost_usd']:,.0f}"),
+        ("GPU-hours", hours(p["gpu_hours"])),
+        ("price", f"${usd_rate(p['price_usd_per_gpu_hour'])}/GPU-h "
+                  f"({p['price_source'] or 'none'})"),
+        ("cost", usd_amount(p["cost_usd"])),
     ]
     print(format_table(rows, ("estimate train", "")))
     for warning in p["warnings"]:
@@ -109,7 +110,7 @@ def print_train(p: dict[str, Any]) -> None:
 
 def serving_payload(est: Any, model: str, price_source: str, extra_warnings: list[str],
                     advice: Sequence[str] = ()) -> dict[str, Any]:
-    """The DESIGN.md §7 ``estimate serve --json`` object (plus extras)."""
+    """The ``estimate serve --json`` object (docs/performance.md)."""
     return {
         "model": model,
         "gpu": est.gpu,
@@ -204,9 +205,10 @@ def print_serve(p: dict[str, Any]) -> None:
         ("SLO", _slo(p)),
         ("sizing", _sizing(p)),
         ("replicas needed", opt(p["replicas_needed"], "d")),
-        ("price", f"${p['price_usd_per_gpu_hour']:.2f}/GPU-h ({p['price_source'] or 'none'})"),
-        ("$ per M tokens", f"{p['cost_per_million_tokens_usd']:.3f} (output only "
-                           f"{p['cost_per_million_output_tokens_usd']:.3f})"),
+        ("price", f"${usd_rate(p['price_usd_per_gpu_hour'])}/GPU-h "
+                  f"({p['price_source'] or 'none'})"),
+        ("$ per M tokens", f"{usd_rate(p['cost_per_million_tokens_usd'])} (output only "
+                           f"{usd_rate(p['cost_per_million_output_tokens_usd'])})"),
     ]
     print(format_table(rows, ("estimate serve", "")))
     for warning in p["warnings"]:

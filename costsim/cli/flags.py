@@ -1,4 +1,4 @@
-"""Flags shared by ``costsim memory``, ``estimate train`` and ``estimate serve`` (DESIGN.md §6):
+"""Flags shared by ``costsim memory``, ``estimate train`` and ``estimate serve`` (docs/memory.md):
 their definitions, defaults and text converters.
 
 Use::
@@ -168,7 +168,7 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
 def add_gpu_arg(parser: argparse.ArgumentParser) -> None:
     """``--gpu NAME`` (canonical name or alias; default H100)."""
     parser.add_argument("--gpu", metavar="NAME", default=DEFAULT_GPU,
-                        help=f"GPU name or alias (default {DEFAULT_GPU})")
+                        help=f"GPU name, alias or nvidia-smi name (default {DEFAULT_GPU})")
 
 
 def add_precision_args(parser: argparse.ArgumentParser, *, task_default: str | None = None
@@ -225,7 +225,7 @@ def add_inference_args(parser: argparse.ArgumentParser) -> None:
 
 def add_all_memory_args(parser: argparse.ArgumentParser, *, task_default: str | None = None
                         ) -> None:
-    """Every flag of DESIGN.md §6 that ``memory`` takes."""
+    """Every shared flag that ``memory`` takes (docs/memory.md)."""
     add_model_args(parser)
     add_precision_args(parser, task_default=task_default)
     add_layout_args(parser)

@@ -157,7 +157,7 @@ def default_flash_attention(precision: Dtype) -> bool:
 
 
 def default_seq_len(arch: Architecture) -> int:
-    """The model's maximum positions, capped at 4096 (DESIGN.md §6)."""
+    """The model's maximum positions, capped at 4096 (docs/memory.md)."""
     return min(arch.max_position_embeddings, DEFAULT_SEQ_LEN_CAP)
 
 
@@ -231,7 +231,7 @@ def build_training_setup(args: argparse.Namespace, arch: Architecture, gpu: GpuS
 
 
 def resolve_request_tokens(args: argparse.Namespace, arch: Architecture) -> tuple[int, int]:
-    """(prompt, output) tokens of one request: the flags, else 512 and 256 (DESIGN.md §6).
+    """(prompt, output) tokens of one request: the flags, else 512 and 256 (docs/performance.md).
 
     Raises:
         InputError: prompt + output exceed the model's maximum positions (a request the model

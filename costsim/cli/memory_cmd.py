@@ -68,7 +68,7 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
         estimate = estimate_inference(arch, gpu, inf)
         best = max_batch(arch, gpu, inf)
         lay = inf.layout
-        # The training keys are kept (DESIGN.md §7 requires them): a sequence in flight is a
+        # The training keys are kept (the documented JSON has them): a sequence in flight is a
         # micro-batch row, the context its length.
         layout = {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
                   "micro_batch": inf.batch, "seq_len": inf.context_tokens, "grad_accum": 1,
@@ -126,11 +126,10 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
 
 
 def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
-    from costsim.units import bytes_to_gb, bytes_to_gib
+    from costsim.cli.numbers import gb, gib
 
     def row(label: str, n_bytes: int) -> tuple[str, str, str, str]:
-        return (label, f"{n_bytes:,}", f"{bytes_to_gib(n_bytes):.2f}",
-                f"{bytes_to_gb(n_bytes):.2f}")
+        return (label, f"{n_bytes:,}", gib(n_bytes), gb(n_bytes))
 
     labels = {"weights": "weights", "master_weights": "master weights (fp32)",
               "gradients": "gradients", "optimizer": "optimizer states",
@@ -158,11 +157,11 @@ def _table(payload: Mapping[str, Any], estimate: MemoryEstimate) -> str:
     best_key = "max_batch" if "max_batch" in payload else "max_micro_batch"
     lines = [head, params, "", table, "",
              f"verdict: {payload['verdict'].upper()}  (headroom "
-             f"{bytes_to_gib(estimate.headroom_bytes):.2f} GiB; tight = within 5 % of usable)",
+             f"{gib(estimate.headroom_bytes)} GiB; tight = within 5 % of usable)",
              f"largest {best_key.replace('max_', '').replace('_', '-')} that fits: "
              f"{payload[best_key]}",
-             f"host RAM per node: {bytes_to_gib(host):.1f} GiB (rule of thumb 1.5–2× VRAM: "
-             f"{bytes_to_gib(low):.0f}–{bytes_to_gib(high):.0f} GiB)",
+             f"host RAM per node: {gib(host)} GiB (rule of thumb 1.5–2× VRAM: "
+             f"{gib(low)}–{gib(high)} GiB)",
              "GiB = 2^30 bytes, GB = 10^9 bytes."]
     return "\n".join(lines)
 

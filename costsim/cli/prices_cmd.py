@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ if TYPE_CHECKING:
     from costsim.catalog.prices import PriceBook
     from costsim.domain.pricing import Offering, PurchaseOption, Quote
 
+# The table fits a 120-column terminal (long regions and instance types are cut); --json has all.
+TABLE_WIDTH = 120
 BREAKEVEN_UTILIZATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 _SHORT = {
@@ -37,7 +40,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "effective date and data-quality flags. --breakeven compares owning a server with "
             "renting."),
     )
-    prices.add_argument("--gpu", metavar="NAME", help="canonical GPU name or alias")
+    prices.add_argument("--gpu", metavar="NAME",
+                        help="canonical GPU name, alias, or the name nvidia-smi prints")
     prices.add_argument("--cloud", metavar="CLOUD", help="e.g. aws, gcp, azure, lambda, owned")
     prices.add_argument("--region", metavar="REGION", help="provider region name")
     prices.add_argument("--option", metavar="OPTION",
@@ -60,16 +64,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     prices.set_defaults(handler=_prices)
 
 
-def _round(value: float | None, digits: int = 6) -> float | None:
-    return None if value is None else round(value, digits)
-
-
 def _number(value: float) -> float | int:
     return int(value) if value == int(value) else value
 
 
 def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
-    """One ``prices --json`` row (DESIGN.md §7 keys first, then extras)."""
+    """One ``prices --json`` row (the documented keys first, then extras)."""
     from costsim.catalog.servers import server_bom
     from costsim.domain.pricing import PurchaseOption
 
@@ -80,9 +80,9 @@ def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
         "provider_gpu_name": offering.provider_gpu_name,
         "gpus_per_instance": offering.gpus_per_instance, "vcpus": offering.vcpus,
         "host_ram_gib": _number(offering.host_ram_gib), "option": quote.option.value,
-        "price_usd_per_hour": _round(quote.price_usd_per_hour),
-        "price_usd_per_gpu_hour": _round(quote.price_usd_per_gpu_hour),
-        "upfront_usd": _number(round(quote.upfront_usd, 2)),
+        "price_usd_per_hour": _number(quote.price_usd_per_hour),
+        "price_usd_per_gpu_hour": _number(quote.price_usd_per_gpu_hour),
+        "upfront_usd": _number(quote.upfront_usd),  # whole cents (prices.py)
         "source": quote.source, "effective_date": quote.effective_date,
         "flags": [flag.value for flag in quote.flags],
         "date_note": offering.date_note, "note": offering.note,
@@ -95,22 +95,22 @@ def quote_row(book: PriceBook, quote: Quote) -> dict[str, Any]:
     if quote.spot_hazard is not None:
         hazard = quote.spot_hazard
         row.update(monthly_interruption_probability=hazard.monthly_interruption_probability,
-                   hazard_per_hour=_round(hazard.hazard_per_hour, 9),
+                   hazard_per_hour=hazard.hazard_per_hour,
                    interruption_bucket=hazard.bucket,
                    notice_s=book.billing_rule(offering.cloud).spot_notice_s)
     if quote.reservation is not None:
         terms = quote.reservation
-        row.update(discount_pct=round(terms.discount_fraction * 100, 4),
-                   term_months=round(terms.term_months, 4),
-                   recurring_usd_per_hour=_round(terms.recurring_usd_per_hour),
+        row.update(discount_pct=terms.discount_fraction * 100,
+                   term_months=terms.term_months,
+                   recurring_usd_per_hour=terms.recurring_usd_per_hour,
                    total_obligation_usd=terms.total_obligation_usd,
-                   break_even_utilization=_round(terms.break_even_utilization),
-                   break_even_months=_round(terms.break_even_months, 4),
-                   payback_months=_round(terms.payback_months, 4),
+                   break_even_utilization=terms.break_even_utilization,
+                   break_even_months=terms.break_even_months,
+                   payback_months=terms.payback_months,
                    discount_effective_date=terms.effective_date)
     if quote.option is PurchaseOption.OWNED:
         server = server_bom(offering.instance_type)
-        row.update(capex_usd=server.capex_usd, power_kw=round(server.power_kw, 3),
+        row.update(capex_usd=server.capex_usd, power_kw=server.power_kw,
                    useful_life_years=server.useful_life_years,
                    residual_value_usd=server.residual_value_usd,
                    lead_time_weeks=server.lead_time_weeks, utilization_assumed=1.0)
@@ -135,7 +135,35 @@ def _mark(quote: Quote) -> str:
 
 
 def _cell(quote: Quote) -> str:
-    return f"{quote.price_usd_per_gpu_hour:.3f}{_mark(quote)}"
+    from costsim.cli.numbers import usd_rate
+
+    return f"{usd_rate(quote.price_usd_per_gpu_hour)}{_mark(quote)}"
+
+
+def _table(table: list[tuple[Offering, dict[PurchaseOption, Quote]]],
+           option: PurchaseOption | None) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    """Rows and header of the ``prices`` table: the headline option per instance and per GPU,
+    then (without --option) spot and the no-upfront reservations per GPU."""
+    from costsim.cli.numbers import usd_rate
+    from costsim.domain.pricing import PurchaseOption
+
+    extra = () if option else (PurchaseOption.SPOT, PurchaseOption.RESERVED_1Y_NO_UPFRONT,
+                               PurchaseOption.RESERVED_3Y_NO_UPFRONT)
+    rows = []
+    for offering, quotes in table:
+        headline = next((quotes[o] for o in ((option,) if option else
+                                             (PurchaseOption.ON_DEMAND, PurchaseOption.OWNED))
+                         if o in quotes), None)
+        rows.append((
+            offering.cloud + ("*" if offering.marketplace else ""), offering.region,
+            offering.instance_type, f"{offering.gpus_per_instance}x{offering.gpu}",
+            "-" if headline is None else usd_rate(headline.price_usd_per_hour),
+            "-" if headline is None else _cell(headline),
+            *(_cell(quotes[o]) if o in quotes else "-" for o in extra),
+        ))
+    header = ("cloud", "region", "instance", "gpus", "inst $/h", "$/GPU-h",
+              *(_SHORT[o.value] for o in extra))
+    return rows, header
 
 
 def _prices(args: argparse.Namespace) -> int:
@@ -157,33 +185,31 @@ def _prices(args: argparse.Namespace) -> int:
         if quotes:
             table.append((offering, quotes))
     table.sort(key=lambda item: _sort_key(item[1], option, item[0]))
+    unpriced = len(found) - len(table)
     if args.limit is not None:
         table = table[: args.limit]
     if args.json:
         print_json({"rows": [quote_row(book, quotes[o]) for _, quotes in table
                              for o in options if o in quotes]})
         return EXIT_OK
-    shown = [o for o in options if any(o in quotes for _, quotes in table)]
-    rows = []
-    for offering, quotes in table:
-        flags = [flag.value for flag in offering.flags]
-        rows.append((
-            offering.cloud, offering.region, offering.instance_type, offering.gpu,
-            offering.gpus_per_instance,
-            *(_cell(quotes[o]) if o in quotes else "-" for o in shown),
-            offering.effective_date, ",".join(flags), offering.source,
-        ))
-    header = ("cloud", "region", "instance", "gpu", "gpus", *(_SHORT[o.value] for o in shown),
-              "date", "flags", "source")
-    print(format_table(rows, header, right_align=range(4, 5 + len(shown))))
-    print(f"\n{len(rows)} offerings. Prices are $/GPU-hour: reserved = upfront spread over the "
-          "term + recurring; owned = yearly cost at 100 % utilization / 8760. '!' = blocked by "
-          "a data-quality flag (never auto-selected); '~' = rests on an estimate (fallback "
-          "reservation discount, reservations sold only by contract, owned-cost assumptions). "
-          "Sources: --json.")
+    print(format_table(*_table(table, option), right_align=range(4, 9), max_width=TABLE_WIDTH,
+                       shrink=(1, 2)))
+    print(textwrap.fill(
+        f"{len(table)} offerings"
+        + (f" ({unpriced} with no price for the options asked not shown)" if unpriced else "")
+        + ". Prices in $: 'inst $/h' per instance-hour and '$/GPU-h' per GPU-hour of "
+        + (f"{option.value}" if option else "on-demand (owned servers: yearly cost at 100 % "
+           "utilization / 8760), then spot and reserved 1y/3y no upfront per GPU-hour; every "
+           "payment option: --option or --json")
+        + ". '!' = blocked by a data-quality flag (never auto-selected); '~' = rests on an "
+        "estimate (fallback reservation discount, reservations sold only by contract, owned-cost "
+        "assumptions); '*' = marketplace (used only when named with --cloud). Long regions and "
+        "instance types are cut to fit 120 columns; every column in full, with sources, dates "
+        "and flags: --json.", width=TABLE_WIDTH))
     if any(PriceFlag.REGION_UNSPECIFIED in offering.flags for offering, _ in table):
-        print("Region 'unspecified': the source gives none; the price is real and selectable, "
-              "but check where the capacity is before relying on it (--json: note).")
+        print(textwrap.fill("Region 'unspecified': the source gives none; the price is real and "
+                            "selectable, but check where the capacity is before relying on it "
+                            "(--json: note).", width=TABLE_WIDTH))
     return EXIT_OK
 
 
@@ -208,8 +234,7 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
     for owned in servers:
         server = server_bom(owned.instance_type)
         curve = [{"utilization": u,
-                  "cost_usd_per_delivered_gpu_hour": round(
-                      server.cost_usd_per_delivered_gpu_hour(u), 4)}
+                  "cost_usd_per_delivered_gpu_hour": server.cost_usd_per_delivered_gpu_hour(u)}
                  for u in BREAKEVEN_UTILIZATIONS]
         rentals: list[dict[str, Any]] = []
         for option in wanted:
@@ -227,8 +252,8 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
                             "region": chosen.offering.region,
                             "instance_type": chosen.offering.instance_type,
                             "instances": chosen.instances,
-                            "price_usd_per_gpu_hour": round(rate, 4),
-                            "break_even_utilization": None if u_star is None else round(u_star, 4),
+                            "price_usd_per_gpu_hour": rate,
+                            "break_even_utilization": u_star,
                             "estimate": quote.estimate,
                             "flags": [flag.value for flag in quote.flags],
                             "source": quote.source,
@@ -236,8 +261,8 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
         results.append({
             "server": server.name, "gpu": server.gpu, "gpu_count": server.gpu_count,
             "capex_usd": server.capex_usd, "residual_value_usd": server.residual_value_usd,
-            "useful_life_years": server.useful_life_years, "power_kw": round(server.power_kw, 3),
-            "cost_usd_per_year_at_full_use": round(server.cost_usd_per_year(1.0), 2),
+            "useful_life_years": server.useful_life_years, "power_kw": server.power_kw,
+            "cost_usd_per_year_at_full_use": server.cost_usd_per_year(1.0),
             # BOM prices and operating costs are editable assumptions (servers.csv etc.)
             "owned_cost_estimate": True,
             "lead_time_weeks": server.lead_time_weeks,
@@ -246,21 +271,23 @@ def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption
     if args.json:
         print_json({"breakeven": results})
         return EXIT_OK
+    from costsim.cli.numbers import kilowatts, percent, usd_amount, usd_rate
+
     for result in results:
         print(f"{result['server']}: {result['gpu_count']}x{result['gpu']}, capex "
-              f"${result['capex_usd']:,.2f}, {result['power_kw']} kW, life "
+              f"{usd_amount(result['capex_usd'])}, {kilowatts(result['power_kw'])} kW, life "
               f"{result['useful_life_years']:g} y, lead time {result['lead_time_weeks']:g} weeks")
         print(format_table(
-            [(f"{p['utilization']:.0%}", f"{p['cost_usd_per_delivered_gpu_hour']:.3f}")
+            [(f"{p['utilization']:.0%}", usd_rate(p["cost_usd_per_delivered_gpu_hour"]))
              for p in result["owned_cost_curve"]],
             ("utilization", "owned $/delivered GPU-h"), right_align=(0, 1)))
         print()
         print(format_table(
             [(r["option"], f"{r['cloud']} {r['region']} {r['instance_type']}",
               # the chosen rental is never blocked, so '~' is its only possible mark
-              f"{r['price_usd_per_gpu_hour']:.3f}{'~' if r['estimate'] else ''}",
+              f"{usd_rate(r['price_usd_per_gpu_hour'])}{'~' if r['estimate'] else ''}",
               "never" if r["break_even_utilization"] is None
-              else f"{r['break_even_utilization']:.1%}") for r in result["rentals"]],
+              else percent(r["break_even_utilization"])) for r in result["rentals"]],
             ("rental option", "cheapest unflagged offering", "$/GPU-h",
              "owning wins above"), right_align=(2, 3)))
         if not result["rentals"]:

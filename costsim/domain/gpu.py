@@ -13,7 +13,7 @@ GPUS_PER_NODE = 8
 
 
 class CapacityBasis(StrEnum):
-    """Where a GPU's ``capacity_bytes`` comes from (DESIGN.md §5)."""
+    """Where a GPU's ``capacity_bytes`` comes from (README "GPU catalog")."""
 
     DRIVER = "driver"  # nvidia-smi memory.total (or the host's report of it) seen in a cited source
     PROVIDER = "provider"  # the cloud provider's API figure for the card
@@ -90,7 +90,7 @@ class GpuSpec:
 
     @property
     def default_precision(self) -> Dtype:
-        """bf16 where the GPU has it, else fp16 (DESIGN.md §6 ``--precision`` default)."""
+        """bf16 where the GPU has it, else fp16 (the ``--precision`` default)."""
         return Dtype.BF16 if self.bf16_tflops is not None else Dtype.FP16
 
     @property

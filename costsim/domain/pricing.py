@@ -1,6 +1,6 @@
 """Prices: purchase options, data-quality flags, offerings, quotes, selection and overrides.
 
-The value objects every purchase option's rule is expressed in (DESIGN.md §5). The rules
+The value objects every purchase option's rule is expressed in (docs/pricing.md). The rules
 themselves live beside them: :mod:`costsim.domain.reservation` (1y/3y commitments),
 :mod:`costsim.domain.spot` (interruption hazard), :mod:`costsim.domain.owned` (servers) and
 :mod:`costsim.domain.storage`. The shipped numbers live in ``costsim/data`` and are loaded by
@@ -28,7 +28,7 @@ class Payment(StrEnum):
 
 
 class PurchaseOption(StrEnum):
-    """The closed set of purchase options (DESIGN.md §5); the values are the CLI/JSON strings."""
+    """The closed set of purchase options (docs/pricing.md); the values are the CLI/JSON strings."""
 
     ON_DEMAND = "on-demand"
     SPOT = "spot"
@@ -259,7 +259,7 @@ class Quote:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Selection:
-    """The offering chosen for ``count`` GPUs under the DESIGN.md §8 rule.
+    """The offering chosen for ``count`` GPUs under the docs/pricing.md rule.
 
     ``passed_over`` lists cheaper quotes that were not chosen because of a data-quality flag, so
     that a report can say so.

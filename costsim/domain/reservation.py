@@ -1,6 +1,6 @@
 """Reserved / committed-use terms: the obligation, effective rate and break-even of one commitment.
 
-A reservation is owed for the whole term whether used or not (DESIGN.md §5, issue 4); the
+A reservation is owed for the whole term whether used or not (docs/pricing.md); the
 discount tables that produce these terms are loaded by ``costsim.catalog.price_tables``.
 """
 

@@ -1,6 +1,6 @@
 """How a model is run: task, numeric formats, optimizer, parallel layout, batch and sequence.
 
-These are the settings of ``costsim memory`` / ``costsim estimate`` (DESIGN.md §6), shared by the
+These are the settings of ``costsim memory`` / ``costsim estimate`` (docs/memory.md), shared by the
 memory engine, the performance model and the simulator. Each value object checks itself.
 """
 
@@ -39,7 +39,7 @@ class OptimizerKind(StrEnum):
 
 
 class BytesPreset(StrEnum):
-    """Conventions for mixed-precision Adam model-state bytes per parameter (DESIGN.md §6)."""
+    """Conventions for mixed-precision Adam model-state bytes per parameter (docs/memory.md)."""
 
     PAPER = "paper"  # 16: ZeRO paper
     FRAMEWORK = "framework"  # 18: HF / Megatron (+ fp32 grads)
@@ -122,7 +122,7 @@ class LoraConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrainingSetup:
-    """One training or fine-tuning configuration, per DESIGN.md §6.
+    """One training or fine-tuning configuration (docs/memory.md).
 
     ``precision`` is the compute dtype; 16/8-bit means mixed precision with fp32 master weights
     unless ``bytes_preset`` is ``pure``. ``quant`` is the storage of frozen base weights (QLoRA).

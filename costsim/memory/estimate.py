@@ -77,7 +77,7 @@ class MemoryEstimate:
     most_loaded_stage: str  # "first" or "last" pipeline stage
 
     def components(self) -> dict[str, int]:
-        """The DESIGN.md §7 ``per_gpu_bytes`` mapping."""
+        """The ``per_gpu_bytes`` mapping of ``memory --json`` (docs/memory.md)."""
         return {
             "weights": self.weights_bytes,
             "master_weights": self.master_weights_bytes,

@@ -24,7 +24,7 @@ from costsim.units import BYTES_PER_GIB
 PROCESS_BYTES = 2 * BYTES_PER_GIB
 PREFETCH_BATCHES = 2  # PyTorch DataLoader prefetch_factor default
 TOKEN_ID_BYTES = 8 * 2  # int64 input ids + int64 labels
-RULE_OF_THUMB_FACTORS = (1.5, 2.0)  # DESIGN.md §2 rule 4: system RAM 1.5–2× total VRAM
+RULE_OF_THUMB_FACTORS = (1.5, 2.0)  # docs/memory.md "Host RAM": system RAM 1.5–2× total VRAM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -74,7 +74,7 @@ class HeadroomPolicy:
 
 DEFAULT_POLICY = HeadroomPolicy()
 
-# DESIGN.md §2 rule 2: a GPU is "far too big" for a job that uses under ~30 % of its memory;
+# docs/performance.md "Imbalance warnings": a GPU is "far too big" for a job using < 30 % of it;
 # training and serving estimates warn below this share of the usable bytes.
 LOW_MEMORY_USE = 0.30
 

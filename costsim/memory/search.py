@@ -139,7 +139,7 @@ def smallest_gpu_count(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup, *
 
 def jobs_sharing_node(job_bytes: int, node_usable_bytes: int) -> int:
     """Jobs of ``job_bytes`` each that may share ``node_usable_bytes`` under the N+1 rule
-    (room for N jobs plus one job's worth of headroom, DESIGN.md §2 rule 5): floor(usable/job)−1,
+    (room for N jobs plus one job's worth of headroom, docs/memory.md): floor(usable/job)−1,
     never below 0."""
     if job_bytes <= 0:
         raise InputError("", "job_bytes", f"must be > 0 (got {job_bytes})")

@@ -1,6 +1,6 @@
 """Model states: bytes per parameter of weights, fp32 master copy, gradients and optimizer.
 
-Conventions (memory-estimators.md §3.3, §3.9, §3.11; DESIGN.md §6 ``--bytes-preset``):
+Conventions (memory-estimators.md §3.3, §3.9, §3.11; docs/memory.md ``--bytes-preset``):
 
 * fp32 / tf32 training: 4 B weights + 4 B gradients, no master copy (the weights are fp32).
 * 16-bit and fp8 compute is mixed precision. Per trainable parameter (weights, master, grads):
@@ -13,7 +13,7 @@ Conventions (memory-estimators.md §3.3, §3.9, §3.11; DESIGN.md §6 ``--bytes-
   momentum 4; plain SGD 0; Adafactor factored second moment (rows + cols per matrix, fp32) and no
   first moment (the HF/T5 default ``beta1=None``).
 * QLoRA (quantized frozen base + LoRA): adapters and their gradients in the compute dtype, the
-  optimizer's own states for the adapters, no master copy (DESIGN.md §7).
+  optimizer's own states for the adapters, no master copy (docs/memory.md).
 """
 
 from __future__ import annotations

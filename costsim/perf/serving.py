@@ -37,7 +37,7 @@ TP_CHOICES = (1, 2, 4, 8)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServingEstimate:
-    """Everything ``costsim estimate serve`` reports (DESIGN.md §7)."""
+    """Everything ``costsim estimate serve`` reports (docs/performance.md)."""
 
     model: str
     gpu: str

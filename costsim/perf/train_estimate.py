@@ -42,7 +42,7 @@ from costsim.perf.training import (
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR
 
 # Llama 2 trained with a global batch of 4M tokens (Touvron et al. 2023, Table 1 note); the
-# default batch of `estimate train` (DESIGN.md §6).
+# default batch of `estimate train` (docs/performance.md).
 DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 2**20
 MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
 # Imbalance warning thresholds (docs/performance.md §1, beside LOW_MEMORY_USE): they decide
@@ -80,7 +80,7 @@ class LayoutChoice:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrainingEstimate:
-    """Everything ``costsim estimate train`` reports (DESIGN.md §7), in base units."""
+    """Everything ``costsim estimate train`` reports (docs/performance.md), in base units."""
 
     model: str
     params_total: int
@@ -233,7 +233,7 @@ def replica_memory_use(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
                        policy: HeadroomPolicy = DEFAULT_POLICY) -> float:
     """Share of ``gpu``'s usable memory that one whole, unsharded replica needs (ZeRO 0, no
     TP/PP, micro-batch 1, no recomputation): the yardstick for "a GPU far larger than the
-    job" (DESIGN.md §2 rule 2: e.g. < 30 % of an 80 GB card on a small model)."""
+    job" (docs/performance.md, imbalance warnings: < 30 % of an 80 GB card on a small model)."""
     replica = replace(base, layout=ParallelLayout(), micro_batch=1, grad_accum=1,
                       recompute=Recompute.NONE)
     est = estimate_training(arch, gpu, replica, policy)

@@ -55,7 +55,7 @@ def test_gpus_table_lists_every_gpu(cli: Cli) -> None:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["gpus", "--gpu", "H100-80G"], "did you mean 'H100-80GB'"),
+        (["gpus", "--gpu", "H10O-80GB"], "did you mean 'H100'"),
         (["models", "--arch", "nowhere/config.json"], "nowhere/config.json: cannot read"),
         (["models", "--bogus"], "unrecognized arguments: --bogus"),
         (["nosuchcommand"], "invalid choice"),

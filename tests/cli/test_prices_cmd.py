@@ -44,13 +44,13 @@ def test_json_has_a_row_per_option(cli: Cli) -> None:
     assert rows["spot"]["notice_s"] == 120
 
 
-def test_table_is_sorted_by_price_and_shows_sources(cli: Cli) -> None:
-    """The cheapest row comes first; source and date columns are there."""
+def test_table_is_sorted_by_price_and_points_to_sources(cli: Cli) -> None:
+    """The cheapest row comes first; the footer says where sources and dates are."""
     code, out, _ = cli(*["prices", "--gpu", "L4", "--cloud", "gcp", "--option", "on-demand"])
     assert code == 0
     lines = out.splitlines()
-    assert "source" in lines[0]
-    assert "date" in lines[0]
+    assert "sources, dates" in " ".join(lines)
+    assert "--json" in lines[-1]
     prices = [float(line.split()[5].rstrip("!~")) for line in lines[2:] if line.startswith("gcp")]
     assert prices == sorted(prices)
     assert prices
@@ -117,3 +117,40 @@ def test_price_file_and_discount_apply(tmp_path: Path,
     assert rows["p5.48xlarge"]["price_usd_per_gpu_hour"] == 5.0
     assert rows["p5.48xlarge"]["flags"] == ["user-override"]
     assert rows["p5.4xlarge"]["price_usd_per_hour"] == pytest.approx(6.88 * 0.5, abs=0.01)
+
+
+def test_table_fits_120_columns_with_instance_price_and_marketplace_mark(cli: Cli) -> None:
+    """Issue 8 item 9: the whole book fits a 120-column terminal, shows the per-instance price
+    and marks marketplace rows; no region starts with a comma (Vast's blank state)."""
+    code, out, _ = cli("prices")
+    assert code == 0
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    assert lines[0].split()[:6] == ["cloud", "region", "instance", "gpus", "inst", "$/h"]
+    rows = [line for line in lines[2:] if line and not line.startswith(" ")]
+    assert not any(line.split("  ")[1].strip().startswith(",") for line in rows if "  " in line)
+    _, listed, _ = cli("prices", "--json", "--option", "on-demand")
+    json_rows = json.loads(listed)["rows"]
+    marketplace = {r["cloud"]: r["marketplace"] for r in json_rows}
+    assert any(marketplace.values())
+    for line in rows:
+        cloud = line.split()[0]
+        assert cloud.endswith("*") == marketplace.get(cloud.rstrip("*"), False), line
+    assert not any(r["region"].startswith(",") for r in json_rows)
+
+
+def test_instance_price_is_the_gpu_price_times_the_gpus(cli: Cli) -> None:
+    code, out, _ = cli("prices", "--gpu", "H100", "--cloud", "aws", "--region", "us-east-1",
+                       "--option", "on-demand")
+    assert code == 0
+    (line,) = [line for line in out.splitlines() if "p5.48xlarge" in line]
+    cells = line.split()
+    assert cells[3] == "8xH100"
+    assert float(cells[4]) == pytest.approx(8 * float(cells[5].rstrip("!~")), abs=0.01)
+
+
+def test_footer_counts_offerings_without_a_price_but_not_those_cut_by_limit(cli: Cli) -> None:
+    _, out, _ = cli("prices", "--limit", "3")
+    assert "\n3 offerings (1 with no price" in out  # aws p5e.48xlarge eu-west-2: no price at all
+    _, out, _ = cli("prices", "--gpu", "L4", "--cloud", "gcp", "--limit", "2")
+    assert "\n2 offerings. " in out

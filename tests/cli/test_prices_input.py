@@ -170,11 +170,11 @@ def test_price_file_with_a_byte_order_mark_and_crlf_loads(
 
 
 def test_region_unspecified_is_shown_in_table_and_json(cli: Cli) -> None:
-    """The flag, a footnote in the table and a note in the JSON row."""
+    """The region, a footnote in the table; the flag and a note in the JSON row."""
     code, out, _ = cli("prices", "--gpu", "H100", "--cloud", "seeweb", "--option",
                         "on-demand")
     assert code == 0
-    assert "region-unspecified" in out
+    assert "  unspecified  " in out
     assert "Region 'unspecified'" in out
     code, out, _ = cli("prices", "--gpu", "H100", "--cloud", "seeweb", "--region",
                         "unspecified", "--count", "1", "--option", "on-demand", "--json")
