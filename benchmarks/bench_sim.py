@@ -9,18 +9,15 @@ Run: ``.venv/bin/python benchmarks/bench_sim.py [--replications 1000] [--workers
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import simpy
 
-sys.path.insert(0, str(Path(__file__).parent))
+# run as a script, this folder is on sys.path
+from reference_project import reference_scenario
 
-from reference_project import reference_scenario  # noqa: E402
-
-from costsim.sim.montecarlo import run_plan  # noqa: E402
-from costsim.sim.prepare import prepare_plan  # noqa: E402
+from costsim.sim.montecarlo import run_plan
+from costsim.sim.prepare import prepare_plan
 
 
 def bare_simpy_events_per_s(events: int = 200_000) -> float:

@@ -1,7 +1,7 @@
 """The phases of a project: experiments (prototyping), training or fine-tuning, serving.
 
 Each phase starts at the scenario's start, or when every phase it comes ``after`` has ended
-(DESIGN §8). Experiments and serving last a given number of months; a training phase lasts until
+Experiments and serving last a given number of months; a training phase lasts until
 its tokens are processed, which the simulator decides.
 """
 
@@ -17,7 +17,7 @@ from costsim.domain.uncertainty import Distribution, Fixed
 from costsim.domain.workload import ParallelLayout, Quant, ServingEngine, Task, TrainingFramework
 from costsim.errors import ScenarioError
 
-# Bounds for what any real project has; a value outside is a typo (documented ranges, DESIGN §8).
+# Bounds for what any real project has; a value outside is a typo.
 MAX_PHASE_MONTHS = 120
 MAX_TOKENS = 1e15  # 10^15 tokens: ~60x Llama 3's 15T pre-training set
 MAX_REQUESTS_PER_S = 1e6

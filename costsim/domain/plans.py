@@ -3,7 +3,7 @@
 A plan says, per phase, which GPU and purchase option to use (``use``), and which capacity it
 buys ahead: reservations (``commitments``, the whole obligation is owed) and servers (``owned``).
 A ``use`` entry with a reserved or owned option draws on that capacity; work beyond it goes to
-``spill`` (DESIGN §8). ``count`` in ``use`` and ``commitments`` is GPUs (rounded up to whole
+``spill``. ``count`` in ``use`` and ``commitments`` is GPUs (rounded up to whole
 instances); in ``owned`` it is servers. A ``use`` entry without ``count`` is elastic.
 """
 

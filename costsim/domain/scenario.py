@@ -1,7 +1,8 @@
 """A scenario: the project (models, data, phases on a calendar) and the candidate plans.
 
-The shape of DESIGN §8 as frozen value objects. The YAML loader (``costsim.scenario``) only
-validates a file and constructs these; tests and the optimizer build them in code. Checks that
+The scenario's shape (docs/simulator.md) as frozen value objects. The YAML loader
+(``costsim.scenario``) only validates a file and constructs these; tests and the optimizer build
+them in code. Checks that
 span several parts (names that must exist, cycles in ``after``, dates in the horizon, a use entry
 for every phase) live here, so a scenario built in code is held to the same rules as a file.
 """
@@ -35,7 +36,7 @@ class ScenarioModel:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DataSizes:
-    """Stored and transferred data, in billed GB (10^9 bytes, DESIGN §8).
+    """Stored and transferred data, in billed GB (10^9 bytes).
 
     Storage holds the data set plus ``checkpoints_retained`` checkpoints of each trained model
     for the whole horizon; egress is billed every month of the horizon.

@@ -125,7 +125,7 @@ Distribution = Fixed | Normal | LogNormal | Uniform | Triangular
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Uncertainty:
-    """The scenario's uncertainty block (DESIGN §8).
+    """The scenario's uncertainty block (docs/simulator.md §4).
 
     Factors multiply the engine's figure (1 = as estimated); percentages add to the scenario's
     own value. ``demand_growth_pct_per_month`` replaces each serving phase's growth when given.

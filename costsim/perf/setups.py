@@ -20,7 +20,7 @@ from costsim.domain.workload import (
 from costsim.memory.estimate import check_precision
 from costsim.memory.lora import default_targets
 
-# The model's maximum positions, capped here by default (DESIGN §6 --seq-len).
+# The model's maximum positions, capped here by default (--seq-len, docs/performance.md).
 DEFAULT_SEQ_LEN_CAP = 4096
 
 

@@ -1,4 +1,4 @@
-"""The cost ledger: what a plan pays for, in the categories and views of DESIGN §7.
+"""The cost ledger: what a plan pays for, by category and component, in three views.
 
 Three views are booked side by side, because finance asks three questions:
 
@@ -10,7 +10,7 @@ Three views are booked side by side, because finance asks three questions:
   month they are paid, recurring charges when billed; nothing after the horizon);
 * **amortized**: capex depreciated straight-line and upfront payments spread over their term.
 
-Every line names a **category** (DESIGN §7) and the **component** it pays for, so the budget split
+Every line names a **category** and the **component** it pays for, so the budget split
 (GPU vs memory and storage vs the rest) can be reported. Amounts are kept in float while a
 replication runs and rounded to the cent once, per line; totals are the sum of the rounded lines,
 so lines add up to totals exactly.
@@ -26,7 +26,7 @@ from enum import StrEnum
 
 
 class Category(StrEnum):
-    """Ledger categories (DESIGN §7 "Cost views")."""
+    """Ledger categories (docs/simulator.md §3)."""
 
     COMPUTE = "compute"
     RESERVED_IDLE = "reserved-idle"

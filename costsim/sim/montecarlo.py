@@ -1,7 +1,7 @@
 """Monte Carlo over a plan: N replications on independent, named streams, and their summary.
 
-Replication r of every plan draws from ``SeedSequence(seed).spawn(N)[r]`` (DESIGN §7), so plans
-are compared on the same futures, and the result is the same bit for bit whether the
+Replication r of every plan draws from ``SeedSequence(seed).spawn(N)[r]`` (docs/simulator.md
+§4), so plans are compared on the same futures, and the result is the same bit for bit whether the
 replications run in one process or several. Engine results that do not depend on the draw are
 prepared once per plan (:func:`costsim.sim.prepare.prepare_plan`). Progress is reported through a
 callback; the engine never prints.

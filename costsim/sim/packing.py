@@ -1,6 +1,6 @@
 """Placing experiment jobs on a fixed set of nodes: the N+1 rule and host RAM.
 
-A GPU holds N jobs of ``job_bytes`` when (N + 1) · job ≤ usable memory (DESIGN §2 rule 5, the
+A GPU holds N jobs of ``job_bytes`` when (N + 1) · job ≤ usable memory (the seed articles' rule, the
 memory engine's :func:`costsim.memory.search.jobs_sharing_node`): room for N jobs plus one job's
 worth of headroom; a job alone needs only to fit. A node takes a job when enough of its GPUs
 have a free slot and its host RAM still holds the job's share. Jobs sharing a GPU are assumed

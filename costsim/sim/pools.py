@@ -3,7 +3,7 @@
 A pool is one GPU type bought one way:
 
 * :class:`RentalPool` — on-demand or spot instances, paid per billed hour while used;
-* :class:`CommitmentPool` — a 1y/3y reservation: the whole obligation is owed (DESIGN §7), booked
+* :class:`CommitmentPool` — a 1y/3y reservation: the whole obligation is owed, booked
   as ``compute`` for the hours work used, ``reserved-idle`` for committed hours in the horizon that
   nothing used, and ``stranded-commitment`` for the part of the term after the horizon;
 * :class:`OwnedPool` — servers bought on a date, usable after their lead time: capex (per BOM
@@ -59,15 +59,15 @@ class RentalPool:
         return self.offering.gpus_per_instance
 
     def instances_for(self, gpus: int) -> int:
-        """Whole instances needed for ``gpus`` GPUs (the rounding DESIGN §8 reports)."""
+        """Whole instances needed for ``gpus`` GPUs (the rounding the ledger reports)."""
         return math.ceil(gpus / self.gpus_per_instance)
 
 
 def rental_pool(book: PriceBook, gpu: str, job_gpus: int, option: PurchaseOption, *,
                 cloud: str | None, region: str | None, price_factor: float = 1.0,
                 min_host_ram_gib_per_gpu: float = 0.0) -> RentalPool:
-    """The cheapest unflagged offering for jobs of ``job_gpus`` GPUs under ``option`` (DESIGN §8
-    rule, job-sized instances, enough host RAM per GPU), with the scenario's price change
+    """The cheapest unflagged offering for jobs of ``job_gpus`` GPUs under ``option`` (the price
+    book's rule, job-sized instances, enough host RAM per GPU), with the scenario's price change
     applied.
 
     Raises:

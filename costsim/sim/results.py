@@ -1,7 +1,7 @@
 """What a simulation returns: everything a report table or chart shows, as frozen values.
 
-``report`` imports only these and the domain types (DESIGN §4), so timelines, ledgers, fleet
-sizes and utilization live here, not in the engines' internals.
+``report`` imports only these and the domain types (tests/test_layering.py), so timelines,
+ledgers, fleet sizes and utilization live here, not in the engines' internals.
 """
 
 from __future__ import annotations

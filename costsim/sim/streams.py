@@ -1,4 +1,4 @@
-"""Random streams: one per replication, split by *names* (DESIGN §7 "Random numbers").
+"""Random streams: one per replication, split by *names* (docs/simulator.md §4).
 
 Replication r of every plan starts from ``SeedSequence(seed).spawn(replications)[r]``; each
 consumer (a phase's arrivals, a pool's preemptions, an uncertainty variable) derives its own
