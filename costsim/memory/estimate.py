@@ -144,6 +144,12 @@ def check_layout(arch: Architecture, layout: ParallelLayout) -> None:
     if layout.pp > arch.num_layers:
         raise InputError("", "--pp", f"must be at most the {arch.num_layers} layers of "
                                      f"{arch.name} (got {layout.pp})")
+    stage_layers = -(-arch.num_layers // layout.pp)
+    if stage_layers % layout.virtual_stages:
+        raise InputError("", "--virtual-stages", f"must divide the {stage_layers} layers of the "
+                                                 f"largest pipeline stage ({arch.num_layers} "
+                                                 f"layers over pp {layout.pp}; got "
+                                                 f"{layout.virtual_stages})")
 
 
 def _check_tokens(arch: Architecture, tokens: int, flag: str) -> None:
@@ -196,7 +202,8 @@ def encode_training(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup) -> d
     row = _shape_row(shape)
     row.update({
         "tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "zero": layout.zero,
-        "sp": float(layout.sp), "micro_batch": setup.micro_batch, "seq_len": setup.seq_len,
+        "sp": float(layout.sp), "vpp": layout.virtual_stages,
+        "micro_batch": setup.micro_batch, "seq_len": setup.seq_len,
         "grad_accum": setup.grad_accum, "recompute": RECOMPUTE_CODE[setup.recompute],
         "flash": float(setup.flash_attention), "act_bytes": lp,
         "full": 0.0 if adapters is not None else 1.0,
