@@ -345,3 +345,11 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)
+
+
+__all__ = [
+    "DEFAULT_GLOBAL_BATCH_TOKENS", "SPEED_TIE_SHARE", "FleetOption", "LayoutChoice",
+    "LayoutConstraints", "TrainingEstimate", "choose_layout", "estimate_training_run",
+    "imbalance_warnings", "overflow_message", "replica_memory_use", "score_fleet_options",
+    "score_options", "target_batch_seqs",
+]

@@ -1,0 +1,120 @@
+"""The layout search keeps the global batch and uses every GPU, or says it cannot (issue 8 item
+3): a grid over model sizes (124M to 405B), GPU counts (1 to 16,384, including awkward ones)
+and batches (the default and given ones)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.models import load_preset
+from costsim.domain.architecture import Architecture
+from costsim.domain.performance import PerfDefaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import ParallelLayout, Task, TrainingSetup
+from costsim.errors import InfeasibleError
+from costsim.perf.layouts import (
+    BATCH_TOLERANCE,
+    LayoutConstraints,
+    candidate_setups,
+    keeps_batch,
+    max_batch_keeping_gpus,
+)
+from costsim.perf.train_estimate import estimate_training_run, target_batch_seqs
+
+MODELS = ("gpt2", "llama-2-7b", "llama-3-70b", "llama-3.1-405b")
+GPU_COUNTS = (1, 3, 8, 24, 100, 1000, 1024, 4096, 16384)
+BATCH_TOKENS = (None, 2**19, 2**24)  # None = the default batch
+SEQ_LEN = 1024
+GPUS_PER_NODE = 8
+
+
+def _base(seq_len: int = SEQ_LEN) -> TrainingSetup:
+    return TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16, layout=ParallelLayout(),
+                         seq_len=seq_len)
+
+
+def _fixed(batch_tokens: int | None, seq_len: int = SEQ_LEN) -> LayoutConstraints:
+    seqs = None if batch_tokens is None else batch_tokens // seq_len
+    return LayoutConstraints(global_batch_seqs=seqs)
+
+
+def _arch(name: str) -> Architecture:
+    return load_preset(name).architecture
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("batch_tokens", BATCH_TOKENS)
+def test_every_candidate_uses_every_gpu_and_keeps_the_batch(model: str,
+                                                            batch_tokens: int | None) -> None:
+    arch = _arch(model)
+    fixed = _fixed(batch_tokens)
+    target = target_batch_seqs(_base(), fixed)
+    assert target is not None
+    for gpus in GPU_COUNTS:
+        setups = candidate_setups(arch, gpus, _base(), fixed, target, GPUS_PER_NODE)
+        for setup in setups:
+            assert setup.layout.gpus == gpus
+            assert keeps_batch(setup.global_batch, target), (gpus, setup)
+        usable, layout = max_batch_keeping_gpus(arch, gpus, fixed, target, GPUS_PER_NODE)
+        if setups:
+            assert usable == gpus
+        else:
+            # The count the message offers really is usable.
+            assert layout is not None
+            assert 0 < usable < gpus
+            assert candidate_setups(arch, usable, _base(), fixed, target, GPUS_PER_NODE)
+            assert usable == layout.gpus
+
+
+def test_the_batch_caps_data_parallelism_and_model_parallelism_takes_the_rest() -> None:
+    """405B, 16,384 GPUs, 2,048 sequences: dp ≤ 2,252, so every candidate shards the model
+    over at least 8 GPUs (the issue's pure-FSDP dp = 16,384 layout made a 134M-token step)."""
+    fixed = LayoutConstraints(global_batch_seqs=2048)
+    setups = candidate_setups(_arch("llama-3.1-405b"), 16384, _base(8192), fixed, 2048,
+                              GPUS_PER_NODE)
+    assert setups
+    assert all(s.layout.dp <= 2048 * (1 + BATCH_TOLERANCE) for s in setups)
+    assert all(s.layout.tp * s.layout.pp >= 8 for s in setups)
+
+
+RUNS = [("gpt2", 1, None), ("gpt2", 24, 2**19), ("gpt2", 16384, 2**19),
+        ("llama-2-7b", 100, None), ("llama-2-7b", 1000, 2**22), ("llama-2-7b", 4096, 2**22),
+        ("llama-3-70b", 1024, 2**22), ("llama-3-70b", 16384, 2**24)]
+
+
+@pytest.mark.parametrize(("model", "gpus", "batch_tokens"), RUNS)
+def test_an_estimate_keeps_the_batch_or_says_why_not(model: str, gpus: int,
+                                                     batch_tokens: int | None,
+                                                     defaults: PerfDefaults) -> None:
+    """A whole estimate uses all the GPUs asked for; a batch off the target is never silent;
+    a fleet the batch cannot use is refused naming the largest count it can use."""
+    fixed = _fixed(batch_tokens)
+    target = target_batch_seqs(_base(), fixed)
+    assert target is not None
+    model_arch = _arch(model)
+    usable, _ = max_batch_keeping_gpus(model_arch, gpus, fixed, target, GPUS_PER_NODE)
+    if usable < gpus:
+        with pytest.raises(InfeasibleError, match=f"at most {usable} GPUs can"):
+            estimate_training_run(model_arch, get_gpu("H100"), gpus, 1e10, _base(), fixed,
+                                  defaults=defaults, price_usd_per_gpu_hour=1.0)
+        return
+    est = estimate_training_run(model_arch, get_gpu("H100"), gpus, 1e10, _base(), fixed,
+                                defaults=defaults, price_usd_per_gpu_hour=1.0)
+    setup = est.setup
+    assert setup.layout.gpus == gpus
+    assert keeps_batch(setup.global_batch, target)
+    warned = any(f"global batch is {setup.global_batch} sequences" in w and f"not the {target}"
+                 in w for w in est.warnings)
+    assert warned == (setup.global_batch != target)
+
+
+def test_a_fixed_grad_accum_decides_the_batch() -> None:
+    """--grad-accum without a global batch: the batch follows from it, nothing is filtered."""
+    fixed = LayoutConstraints(grad_accum=3, tp=1, pp=1)
+    assert target_batch_seqs(_base(), fixed) is None
+    setups = candidate_setups(_arch("gpt2"), 8, _base(), fixed, None, GPUS_PER_NODE)
+    assert {s.global_batch for s in setups} == {3 * 8 * s.micro_batch for s in setups}
+    assert replace(setups[0], grad_accum=3) == setups[0]
