@@ -7,11 +7,12 @@ the configuration as one row and run the array equations of :mod:`costsim.memory
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
@@ -336,6 +337,20 @@ def kv_tokens_beside(estimate: MemoryEstimate, kv_bytes_per_token: int) -> int:
     return max(0, free // kv_bytes_per_token)
 
 
+def training_components_of_layouts(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
+                                   layouts: Mapping[str, npt.ArrayLike],
+                                   policy: HeadroomPolicy = DEFAULT_POLICY) -> ComponentArrays:
+    """Memory of ``base`` under many layouts at once: its encoded row, with the columns that
+    ``layouts`` names (tp, pp, dp, zero, sp, vpp, micro_batch, grad_accum, recompute) replaced
+    by arrays; the same equations as :func:`estimate_training`, without one row per layout.
+    The layouts must be valid for ``arch`` (the layout search builds only valid ones)."""
+    row = encode_training(arch, gpu, base)
+    n = len(np.asarray(layouts["tp"]))
+    columns = {name: (np.asarray(layouts[name], dtype=np.float64) if name in layouts
+                      else np.full(n, row[name], dtype=np.float64)) for name in TRAIN_COLUMNS}
+    return training_components(columns, policy)
+
+
 def component_arrays_for(rows: Sequence[dict[str, float]], *, infer: bool,
                          policy: HeadroomPolicy = DEFAULT_POLICY) -> ComponentArrays:
     """Evaluate many encoded rows at once (all training, or all inference)."""
@@ -349,4 +364,5 @@ __all__ = [
     "component_arrays_for",
     "encode_inference", "encode_training", "estimate_inference", "estimate_training",
     "kv_cache_bytes_per_token", "kv_tokens_beside", "max_kv_tokens", "stack_rows",
+    "training_components_of_layouts",
 ]

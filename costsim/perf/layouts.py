@@ -16,9 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+import numpy as np
+from numpy.typing import NDArray
+
 from costsim.domain.architecture import Architecture
 from costsim.domain.workload import ParallelLayout, Recompute, TrainingSetup
 from costsim.memory.search import divisors
+from costsim.perf.training import LayoutArrays, layout_arrays
+
+IntArray = NDArray[np.int64]
 
 MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
 # How far the achieved global batch may sit from the one asked: the nearest achievable batch
@@ -93,13 +99,57 @@ def _batch_shapes(dp: int, fixed: LayoutConstraints,
             yield mb, ga
 
 
-def candidate_setups(arch: Architecture, gpus: int, base: TrainingSetup,
-                     fixed: LayoutConstraints, target: int | None,
-                     gpus_per_node: int) -> list[TrainingSetup]:
+# The search's variables, one column each (names as in the memory engine's TRAIN_COLUMNS).
+LAYOUT_COLUMNS = ("tp", "pp", "dp", "zero", "sp", "vpp", "micro_batch", "grad_accum",
+                  "recompute")
+_RECOMPUTES = tuple(Recompute)  # code i = RECOMPUTE_CODES (none 0, selective 1, full 2)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateTable:
+    """Candidate layouts as integer columns (:data:`LAYOUT_COLUMNS`), one row per layout: the
+    search rates thousands at once without building a TrainingSetup for each."""
+
+    columns: dict[str, IntArray]
+
+    def __len__(self) -> int:
+        return len(self.columns["tp"])
+
+    def take(self, index: IntArray) -> CandidateTable:
+        """The rows at ``index``."""
+        return CandidateTable({name: values[index] for name, values in self.columns.items()})
+
+    def setup(self, base: TrainingSetup, i: int) -> TrainingSetup:
+        """Row ``i`` as ``base`` with its layout, batch shape and recomputation."""
+        col = {name: int(values[i]) for name, values in self.columns.items()}
+        layout = ParallelLayout(tp=col["tp"], pp=col["pp"], dp=col["dp"], zero=col["zero"],
+                                sp=bool(col["sp"]), virtual_stages=col["vpp"])
+        return replace(base, layout=layout, micro_batch=col["micro_batch"],
+                       grad_accum=col["grad_accum"], recompute=_RECOMPUTES[col["recompute"]])
+
+    def step_layouts(self, base: TrainingSetup, arch: Architecture) -> LayoutArrays:
+        """The step model's :class:`LayoutArrays` of every row (``base`` gives the sequence
+        length and, for LoRA, the trainable parameters)."""
+        one = layout_arrays([base], arch)
+        n = len(self)
+        c = self.columns
+        return LayoutArrays(
+            tp=c["tp"], pp=c["pp"], dp=c["dp"], zero=c["zero"], micro_batch=c["micro_batch"],
+            grad_accum=c["grad_accum"], seq_len=np.full(n, base.seq_len, dtype=np.int64),
+            recompute=c["recompute"], virtual_stages=c["vpp"],
+            trainable_params=(None if one.trainable_params is None
+                              else np.full(n, float(one.trainable_params[0]))),
+            frozen_base=None if one.frozen_base is None else np.full(n, bool(one.frozen_base[0])),
+            quantized_params=(None if one.quantized_params is None
+                              else np.full(n, float(one.quantized_params[0]))))
+
+
+def candidate_table(arch: Architecture, gpus: int, fixed: LayoutConstraints, target: int | None,
+                    gpus_per_node: int) -> CandidateTable:
     """Every layout of exactly ``gpus`` GPUs that honours ``fixed`` and keeps the global batch
     of ``target`` sequences (None: the batch follows from a fixed grad_accum)."""
-    setups: list[TrainingSetup] = []
-    recomputes = [fixed.recompute] if fixed.recompute else list(Recompute)
+    rows: list[tuple[int, ...]] = []
+    codes = [_RECOMPUTES.index(fixed.recompute)] if fixed.recompute else [0, 1, 2]
     for tp in tensor_degrees(arch, gpus_per_node, fixed.tp):
         if gpus % tp:
             continue
@@ -110,19 +160,25 @@ def candidate_setups(arch: Architecture, gpus: int, base: TrainingSetup,
             if fixed.dp is not None and fixed.dp != dp:
                 continue
             zeros = [fixed.zero] if fixed.zero is not None else ([0, 1, 2, 3] if dp > 1 else [0])
-            sp = (fixed.sp if fixed.sp is not None else True) and tp > 1
+            sp = int((fixed.sp if fixed.sp is not None else True) and tp > 1)
             for mb, ga in _batch_shapes(dp, fixed, target):
                 # The interleaved schedule needs at least pp micro-batches per step.
                 for v in virtual_stage_options(arch, pp, fixed.virtual_stages):
                     if v > 1 and ga < pp:
                         continue
-                    for zero in zeros:
-                        layout = ParallelLayout(tp=tp, pp=pp, dp=dp, zero=zero, sp=sp,
-                                                virtual_stages=v)
-                        setups.extend(replace(base, layout=layout, micro_batch=mb,
-                                              grad_accum=ga, recompute=rc)
-                                      for rc in recomputes)
-    return setups
+                    rows.extend((tp, pp, dp, zero, sp, v, mb, ga, rc)
+                                for zero in zeros for rc in codes)
+    matrix = np.array(rows, dtype=np.int64).reshape(len(rows), len(LAYOUT_COLUMNS))
+    return CandidateTable({name: np.ascontiguousarray(matrix[:, i])
+                           for i, name in enumerate(LAYOUT_COLUMNS)})
+
+
+def candidate_setups(arch: Architecture, gpus: int, base: TrainingSetup,
+                     fixed: LayoutConstraints, target: int | None,
+                     gpus_per_node: int) -> list[TrainingSetup]:
+    """:func:`candidate_table` as training setups built on ``base``."""
+    table = candidate_table(arch, gpus, fixed, target, gpus_per_node)
+    return [table.setup(base, i) for i in range(len(table))]
 
 
 def _largest_batch_keeping_dp(limit: int, fixed: LayoutConstraints, target: int) -> int:

@@ -22,18 +22,18 @@ from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import (
     adapter_counts_of,
     check_layout,
-    component_arrays_for,
-    encode_training,
     estimate_training,
     shape_of,
+    training_components_of_layouts,
 )
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.perf.batch import default_global_batch
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
 from costsim.perf.layouts import (
     BATCH_TOLERANCE,
+    CandidateTable,
     LayoutConstraints,
-    candidate_setups,
+    candidate_table,
     unusable_gpus_message,
 )
 from costsim.perf.training import (
@@ -150,61 +150,58 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
             raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
                                            f"(got {gpus})")
     target = target_batch_seqs(base, fixed, defaults.batch)
-    setups = candidate_setups(arch, gpus, base, fixed, target, network.gpus_per_node)
-    if not setups:
-        if target is not None and candidate_setups(arch, gpus, base, fixed, None,
-                                                   network.gpus_per_node):
+    table = candidate_table(arch, gpus, fixed, target, network.gpus_per_node)
+    if not len(table):
+        if target is not None and len(candidate_table(arch, gpus, fixed, None,
+                                                      network.gpus_per_node)):
             raise InfeasibleError(unusable_gpus_message(arch, gpus, fixed, target,
                                                         base.seq_len, network.gpus_per_node))
         raise InfeasibleError(f"no parallel layout of {gpus} GPUs runs {arch.name} with the "
                               "given degrees")
-    rows = [encode_training(arch, gpu, s) for s in setups]
-    memory = component_arrays_for(rows, infer=False, policy=policy)
+    memory = training_components_of_layouts(arch, gpu, base, table.columns, policy)
     fit_index = np.nonzero(memory.verdict_code == 0)[0]
     if fit_index.size == 0:
         best = int(np.argmin(memory.total - memory.usable))
-        if len(setups) == 1:
-            raise InfeasibleError(overflow_message(arch, gpu, setups[0], policy))
+        closest = overflow_message(arch, gpu, table.setup(base, best), policy)
+        if len(table) == 1:
+            raise InfeasibleError(closest)
         raise InfeasibleError(f"no layout of {gpus} x {gpu.name} fits {arch.name}; the "
-                              f"closest: {overflow_message(arch, gpu, setups[best], policy)}")
-    fitting = [setups[i] for i in fit_index]
+                              f"closest: {closest}")
+    fitting = table.take(fit_index)
     shape = shape_of(arch)
-    hw = hardware_terms(gpu, base.precision, network, defaults.training, base.framework)
-    arrays = training_step_arrays(shape, hw, layout_arrays(fitting, arch), defaults.training)
-    pick = _simplest_of_the_fastest(fitting, arrays.tokens_per_s, memory.total[fit_index],
-                                    target)
-    step = step_from_arrays(arrays, pick, fitting[pick], float(hw.peak_flops))
+    hw = hardware_terms(gpu, base.precision, network, defaults.training,
+                        base.framework)
+    arrays = training_step_arrays(shape, hw, fitting.step_layouts(base, arch), defaults.training)
+    pick = _simplest_of_the_fastest(fitting, np.asarray(arrays.tokens_per_s),
+                                    memory.total[fit_index], target)
+    step = step_from_arrays(arrays, pick, fitting.setup(base, pick), float(hw.peak_flops))
     i = int(fit_index[pick])
     return LayoutChoice(step=step, memory_total_bytes=int(memory.total[i]),
-                        memory_usable_bytes=int(memory.usable[i]), candidates=len(setups),
+                        memory_usable_bytes=int(memory.usable[i]), candidates=len(table),
                         fitting=len(fitting))
 
 
 # Layouts within this share of the fastest count as equally fast: the model's own error is far
 # larger (±20 % on the validation runs), so a 1 % edge must not buy extra sharding.
 SPEED_TIE_SHARE = 0.01
-_RECOMPUTE_RANK = {Recompute.NONE: 0, Recompute.SELECTIVE: 1, Recompute.FULL: 2}
 
 
-def _simplest_of_the_fastest(setups: list[TrainingSetup], tokens_per_s: np.ndarray,
+def _simplest_of_the_fastest(table: CandidateTable, tokens_per_s: np.ndarray,
                              memory_bytes: np.ndarray, target: int | None) -> int:
     """Index of the layout to run: among those within SPEED_TIE_SHARE of the fastest, the one
     closest to the batch asked for, then with the least sharding (ZeRO stage, then TP·PP), the
     least recomputation, the fewest virtual stages and the largest micro-batch (fewer
     accumulation steps; bigger GEMMs run closer to peak, which the efficiency term g(M) credits
     only in part); then the fastest, then the lowest memory."""
-    fastest = float(np.max(tokens_per_s))
-    tied = [i for i in range(len(setups)) if tokens_per_s[i] >= fastest * (1 - SPEED_TIE_SHARE)]
-
-    def simplicity(i: int) -> tuple[float, ...]:
-        setup = setups[i]
-        lay = setup.layout
-        off = abs(setup.global_batch - target) if target is not None else 0
-        return (off, lay.zero, lay.tp * lay.pp, _RECOMPUTE_RANK[setup.recompute],
-                lay.virtual_stages, -setup.micro_batch, -float(tokens_per_s[i]),
-                float(memory_bytes[i]))
-
-    return min(tied, key=simplicity)
+    c = table.columns
+    tied = np.nonzero(tokens_per_s >= float(np.max(tokens_per_s)) * (1 - SPEED_TIE_SHARE))[0]
+    batch = c["micro_batch"] * c["dp"] * c["grad_accum"]
+    off = np.abs(batch - target) if target is not None else np.zeros_like(batch)
+    # Recompute codes rank none < selective < full; np.lexsort sorts by its last key first.
+    keys = (memory_bytes, -tokens_per_s, -c["micro_batch"], c["vpp"], c["recompute"],
+            c["tp"] * c["pp"], c["zero"], off)
+    order = np.lexsort(tuple(np.asarray(k)[tied] for k in keys))
+    return int(tied[order[0]])
 
 
 def replica_memory_use(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
@@ -348,7 +345,7 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
 
 
 __all__ = [
-    "DEFAULT_GLOBAL_BATCH_TOKENS", "SPEED_TIE_SHARE", "FleetOption", "LayoutChoice",
+    "SPEED_TIE_SHARE", "FleetOption", "LayoutChoice",
     "LayoutConstraints", "TrainingEstimate", "choose_layout", "estimate_training_run",
     "imbalance_warnings", "overflow_message", "replica_memory_use", "score_fleet_options",
     "score_options", "target_batch_seqs",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from costsim.catalog.gpus import get_gpu
@@ -19,6 +20,7 @@ from costsim.perf.layouts import (
     BATCH_TOLERANCE,
     LayoutConstraints,
     candidate_setups,
+    candidate_table,
     keeps_batch,
     max_batch_keeping_gpus,
 )
@@ -54,18 +56,18 @@ def test_every_candidate_uses_every_gpu_and_keeps_the_batch(model: str,
     target = target_batch_seqs(_base(), fixed)
     assert target is not None
     for gpus in GPU_COUNTS:
-        setups = candidate_setups(arch, gpus, _base(), fixed, target, GPUS_PER_NODE)
-        for setup in setups:
-            assert setup.layout.gpus == gpus
-            assert keeps_batch(setup.global_batch, target), (gpus, setup)
+        c = candidate_table(arch, gpus, fixed, target, GPUS_PER_NODE).columns
+        assert np.all(c["tp"] * c["pp"] * c["dp"] == gpus)
+        batch = c["dp"] * c["micro_batch"] * c["grad_accum"]
+        assert np.all(np.abs(batch - target) <= BATCH_TOLERANCE * target), gpus
         usable, layout = max_batch_keeping_gpus(arch, gpus, fixed, target, GPUS_PER_NODE)
-        if setups:
+        if len(c["tp"]):
             assert usable == gpus
         else:
             # The count the message offers really is usable.
             assert layout is not None
             assert 0 < usable < gpus
-            assert candidate_setups(arch, usable, _base(), fixed, target, GPUS_PER_NODE)
+            assert len(candidate_table(arch, usable, fixed, target, GPUS_PER_NODE))
             assert usable == layout.gpus
 
 
@@ -118,3 +120,19 @@ def test_a_fixed_grad_accum_decides_the_batch() -> None:
     setups = candidate_setups(_arch("gpt2"), 8, _base(), fixed, None, GPUS_PER_NODE)
     assert {s.global_batch for s in setups} == {3 * 8 * s.micro_batch for s in setups}
     assert replace(setups[0], grad_accum=3) == setups[0]
+
+
+def test_the_search_rates_memory_exactly_as_one_estimate_per_layout() -> None:
+    """The search's column-wise memory path equals estimate_training on each candidate."""
+    from costsim.memory.estimate import estimate_training, training_components_of_layouts
+
+    arch, gpu = _arch("llama-2-7b"), get_gpu("A100-80GB")
+    base = _base(4096)
+    table = candidate_table(arch, 64, LayoutConstraints(global_batch_seqs=256), 256,
+                            GPUS_PER_NODE)
+    assert len(table) > 100
+    memory = training_components_of_layouts(arch, gpu, base, table.columns)
+    for i in range(0, len(table), 7):
+        one = estimate_training(arch, gpu, table.setup(base, i))
+        assert int(memory.total[i]) == one.total_bytes
+        assert int(memory.activations[i]) == one.activations_bytes
