@@ -13,6 +13,7 @@ names the largest GPU count that this batch can use.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -182,15 +183,30 @@ def candidate_setups(arch: Architecture, gpus: int, base: TrainingSetup,
 
 
 def _largest_batch_keeping_dp(limit: int, fixed: LayoutConstraints, target: int) -> int:
-    """The largest dp ≤ ``limit`` whose replicas can keep the batch (0 if none)."""
+    """The largest dp ≤ ``limit`` whose replicas can keep the batch (0 if none).
+
+    With micro-batch b, dp works when some grad_accum g puts b·dp·g within the tolerance of the
+    target (the search's g = round(target/(b·dp)) is then the nearest such g): dp lies in
+    [0.9·T/(b·g), 1.1·T/(b·g)] for some g ≥ 1. The g that reaches down to ``limit`` and its
+    neighbours hold the largest such dp, so no scan over dp is needed (a 10^9-GPU fleet)."""
     if fixed.dp is not None:
-        return fixed.dp if fixed.dp <= limit and any(_batch_shapes(fixed.dp, fixed, target)) \
-            else 0
-    # A dp above (1 + tolerance) · target overshoots even with one sequence per replica.
-    dp = min(limit, int(target * (1 + BATCH_TOLERANCE)))
-    while dp > 0 and not any(_batch_shapes(dp, fixed, target)):
-        dp -= 1
-    return dp
+        keeps = fixed.dp <= limit and any(_batch_shapes(fixed.dp, fixed, target))
+        return fixed.dp if keeps else 0
+    best = 0
+    for mb in [fixed.micro_batch] if fixed.micro_batch else MICRO_BATCHES:
+        if fixed.grad_accum:
+            accums: list[int] = [fixed.grad_accum]
+        else:
+            reach = max(1, math.ceil(target * (1 - BATCH_TOLERANCE) / (mb * limit)))
+            accums = list(range(max(1, reach - 1), reach + 2))
+        for ga in accums:
+            dp = min(limit, math.floor(target * (1 + BATCH_TOLERANCE) / (mb * ga)))
+            # Step down past rounding at the interval's edge; checked by the search's own rule.
+            for trial in range(dp, max(0, dp - 3), -1):
+                if trial > best and any(_batch_shapes(trial, fixed, target)):
+                    best = trial
+                    break
+    return best
 
 
 def max_batch_keeping_gpus(arch: Architecture, gpus: int, fixed: LayoutConstraints,

@@ -8,6 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_preset
@@ -136,3 +138,29 @@ def test_the_search_rates_memory_exactly_as_one_estimate_per_layout() -> None:
         one = estimate_training(arch, gpu, table.setup(base, i))
         assert int(memory.total[i]) == one.total_bytes
         assert int(memory.activations[i]) == one.activations_bytes
+
+
+@settings(max_examples=300, deadline=None)
+@given(limit=st.integers(1, 3000), target=st.integers(1, 2000),
+       micro_batch=st.sampled_from([None, 1, 3, 8]))
+def test_largest_batch_keeping_dp_equals_a_scan(limit: int, target: int,
+                                                micro_batch: int | None) -> None:
+    """The closed form (no scan over dp) finds what scanning every dp ≤ limit finds."""
+    from costsim.perf.layouts import _batch_shapes, _largest_batch_keeping_dp
+
+    fixed = LayoutConstraints(micro_batch=micro_batch, global_batch_seqs=target)
+    scan = next((dp for dp in range(limit, 0, -1) if any(_batch_shapes(dp, fixed, target))), 0)
+    assert _largest_batch_keeping_dp(limit, fixed, target) == scan
+
+
+def test_a_billion_replicas_for_a_larger_batch_is_answered_at_once() -> None:
+    """700M data-parallel GPUs (TP and PP fixed at 1) cannot keep a batch of 10^9 sequences:
+    the largest count that can is found without scanning the counts in between."""
+    fixed = LayoutConstraints(tp=1, pp=1, global_batch_seqs=10**9)
+    usable, layout = max_batch_keeping_gpus(_arch("gpt2"), 700_000_000, fixed, 10**9,
+                                            GPUS_PER_NODE)
+    assert layout is not None
+    assert usable == layout.dp
+    assert 0 < usable < 700_000_000
+    assert any(keeps_batch(usable * mb * g, 10**9) for mb in (1, 2, 4, 8, 16, 32)
+               for g in (1, 2, 3))
