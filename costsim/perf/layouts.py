@@ -233,7 +233,7 @@ def unusable_gpus_message(arch: Architecture, gpus: int, fixed: LayoutConstraint
     head = (f"{gpus} GPUs cannot be used with a global batch of {target} sequences "
             f"({target * seq_len:,} tokens): no layout makes dp x micro_batch x grad_accum "
             f"fall in {low}..{high} (±{BATCH_TOLERANCE:.0%}) with dp = GPUs/(tp x pp), tp "
-            f"dividing the heads within a {gpus_per_node}-GPU node and pp at most the "
+            f"dividing the heads within one node of {gpus_per_node} GPUs and pp at most the "
             f"{arch.num_layers} layers, under the degrees given")
     if layout is None:
         return f"{head}; no GPU count can, with the degrees given"
