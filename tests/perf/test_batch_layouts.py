@@ -140,8 +140,8 @@ def test_the_search_rates_memory_exactly_as_one_estimate_per_layout() -> None:
         assert int(memory.activations[i]) == one.activations_bytes
 
 
-@settings(max_examples=300, deadline=None)
-@given(limit=st.integers(1, 3000), target=st.integers(1, 2000),
+@settings(max_examples=150, deadline=None)
+@given(limit=st.integers(1, 1500), target=st.integers(1, 1200),
        micro_batch=st.sampled_from([None, 1, 3, 8]))
 def test_largest_batch_keeping_dp_equals_a_scan(limit: int, target: int,
                                                 micro_batch: int | None) -> None:
