@@ -141,9 +141,9 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                                        f"(got {gpus})")
     if fixed.tp or fixed.pp or fixed.virtual_stages:
         tp, pp = fixed.tp or 1, fixed.pp or 1
-        if fixed.virtual_stages and fixed.virtual_stages > 1 and not fixed.pp:
-            raise InputError("", "--virtual-stages", "needs --pp (the virtual stages split "
-                                                     "each pipeline stage)")
+        if fixed.virtual_stages and fixed.virtual_stages > 1 and pp == 1:
+            raise InputError("", "--virtual-stages", f"needs --pp > 1: the virtual stages split "
+                                                     f"each pipeline stage (got --pp {pp})")
         check_layout(arch, ParallelLayout(tp=tp, pp=pp,
                                           virtual_stages=fixed.virtual_stages or 1))
         if gpus % (tp * pp):
