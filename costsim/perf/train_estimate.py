@@ -149,6 +149,11 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
         if gpus % (tp * pp):
             raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
                                            f"(got {gpus})")
+        if (fixed.virtual_stages or 1) > 1 and fixed.grad_accum and fixed.grad_accum < pp:
+            raise InputError("", "--grad-accum", f"the interleaved schedule (--virtual-stages "
+                                                 f"{fixed.virtual_stages}) needs at least pp = "
+                                                 f"{pp} micro-batches per step (got "
+                                                 f"{fixed.grad_accum})")
     target = target_batch_seqs(base, fixed, defaults.batch)
     table = candidate_table(arch, gpus, fixed, target, network.gpus_per_node)
     if not len(table):

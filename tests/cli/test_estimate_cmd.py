@@ -316,6 +316,8 @@ def test_virtual_stages_flag_is_kept_and_reported(cli: Cli) -> None:
     (("--pp", "4", "--virtual-stages", "3"), "--virtual-stages: must divide the 8 layers"),
     (("--virtual-stages", "2"), "--virtual-stages: needs --pp > 1"),
     (("--pp", "1", "--virtual-stages", "2"), "--virtual-stages: needs --pp > 1"),
+    (("--pp", "4", "--virtual-stages", "2", "--grad-accum", "2"),
+     "--grad-accum: the interleaved schedule (--virtual-stages 2) needs at least pp = 4"),
     (("--pp", "4", "--virtual-stages", "0"), "--virtual-stages"),
 ])
 def test_bad_virtual_stages_exit_2(cli: Cli, flags: tuple[str, ...], message: str) -> None:
