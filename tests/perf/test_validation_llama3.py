@@ -22,7 +22,6 @@ the step model. L3 (context parallelism 16) is not modelled.
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,7 @@ from costsim.memory.runtime import Verdict
 from costsim.perf.layouts import LayoutConstraints, candidate_setups
 from costsim.perf.train_estimate import TrainingEstimate, estimate_training_run, score_options
 from costsim.perf.training import TrainingStep, estimate_training_step
-from tests.perf.conftest import reported_figure
+from tests.perf.conftest import reported_figure, row_tolerance
 
 DATA = Path(__file__).parents[1] / "data"
 with (DATA / "training_runs_llama3.csv").open(encoding="utf-8") as _handle:
@@ -46,12 +45,6 @@ with (DATA / "training_runs_llama3.csv").open(encoding="utf-8") as _handle:
 
 MODEL = load_preset("llama-3.1-405b").architecture
 H100 = get_gpu("H100")
-
-
-def _tolerance(row_id: str) -> float:
-    match = re.fullmatch(r"\+-(\d+)%", ROWS[row_id]["tolerance"])
-    assert match, ROWS[row_id]["tolerance"]
-    return int(match.group(1)) / 100
 
 
 def _base(row_id: str) -> TrainingSetup:
@@ -102,7 +95,7 @@ def test_published_layout_tflops_within_tolerance(row_id: str, defaults: PerfDef
     assert step.setup.global_batch == 2048
     assert layout.virtual_stages > 1  # the interleaved schedule is what makes PP 16 pay
     reported = reported_figure(r"([\d.]+) TFLOPS/GPU", ROWS[row_id]["reported"])
-    assert step.model_tflops_per_gpu == pytest.approx(reported, rel=_tolerance(row_id))
+    assert step.model_tflops_per_gpu == pytest.approx(reported, rel=row_tolerance(ROWS[row_id]))
 
 
 def test_twice_the_gpus_at_the_same_batch_run_slower_per_gpu(defaults: PerfDefaults) -> None:
@@ -148,4 +141,4 @@ def test_free_search_keeps_the_batch_with_tensor_and_pipeline_parallelism(
                    " partial (per-layer) recomputation is not modelled")
 def test_free_search_all_in_gpu_hours_near_the_model_card(defaults: PerfDefaults) -> None:
     reported = reported_figure(r"([\d.]+)M H100 GPU-hours", ROWS["L4"]["reported"]) * 1e6
-    assert free_search(defaults).gpu_hours == pytest.approx(reported, rel=_tolerance("L4"))
+    assert free_search(defaults).gpu_hours == pytest.approx(reported, rel=row_tolerance(ROWS["L4"]))
