@@ -164,3 +164,31 @@ def test_a_billion_replicas_for_a_larger_batch_is_answered_at_once() -> None:
     assert 0 < usable < 700_000_000
     assert any(keeps_batch(usable * mb * g, 10**9) for mb in (1, 2, 4, 8, 16, 32)
                for g in (1, 2, 3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(gpus=st.integers(1, 4096), model=st.sampled_from(["gpt2", "llama-2-7b"]),
+       tp=st.sampled_from([None, 1, 2, 3, 4, 8]), pp=st.sampled_from([None, 1, 2, 3, 5, 16]),
+       v=st.sampled_from([None, 1, 2, 3, 4]), mb=st.sampled_from([None, 1, 4]),
+       ga=st.sampled_from([None, 1, 8]), batch=st.sampled_from([None, 1, 7, 512, 4096]))
+def test_any_fixed_degrees_give_a_batch_keeping_layout_or_a_clear_error(
+        gpus: int, model: str, tp: int | None, pp: int | None, v: int | None, mb: int | None,
+        ga: int | None, batch: int | None) -> None:
+    """Whatever the caller fixes, the search returns a layout of exactly the GPUs given that
+    keeps the batch, or raises a CostsimError (exit 2 with one line), never anything else."""
+    from costsim.catalog.perf_defaults import perf_defaults
+    from costsim.errors import CostsimError
+    from costsim.perf.train_estimate import choose_layout
+
+    defaults = perf_defaults()
+    fixed = LayoutConstraints(tp=tp, pp=pp, virtual_stages=v, micro_batch=mb,
+                              grad_accum=None if batch else ga, global_batch_seqs=batch)
+    try:
+        choice = choose_layout(_arch(model), get_gpu("H100"), gpus, _base(), fixed,
+                               network=defaults.network_for("H100"), defaults=defaults)
+    except CostsimError:
+        return
+    setup = choice.step.setup
+    assert setup.layout.gpus == gpus
+    target = target_batch_seqs(_base(), fixed)
+    assert target is None or keeps_batch(setup.global_batch, target)
