@@ -30,9 +30,10 @@ IntArray = NDArray[np.int64]
 MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
 # How far the achieved global batch may sit from the one asked: the nearest achievable batch
 # within ±10 % is used (with a warning) where dp · micro_batch · grad_accum cannot make it
-# exactly. Batch sizes of published runs are powers of two or round numbers; ±10 % keeps the
-# optimizer's critical-batch regime (McCandlish et al. 2018: the loss per token barely changes
-# within a factor of ~2 around it) while never silently changing the run.
+# exactly. Batch sizes of published runs are round numbers, and near the critical batch B_c a
+# 10 % larger batch needs about 5 % more tokens for the same loss and 5 % fewer steps
+# (McCandlish et al. 2018: E/E_min = 1 + B/B_c, S/S_min = 1 + B_c/B): a rounding, not a
+# different run. It is always reported.
 BATCH_TOLERANCE = 0.10
 
 
