@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_preset
+from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.architecture import Architecture
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.precision import Dtype
@@ -28,6 +29,7 @@ from costsim.perf.layouts import (
 )
 from costsim.perf.train_estimate import estimate_training_run, target_batch_seqs
 
+BATCHES = perf_defaults().batch  # the shipped default batches (pre-training: ~4M tokens)
 MODELS = ("gpt2", "llama-2-7b", "llama-3-70b", "llama-3.1-405b")
 GPU_COUNTS = (1, 3, 8, 24, 100, 1000, 1024, 4096, 16384)
 BATCH_TOKENS = (None, 2**19, 2**24)  # None = the default batch
@@ -55,7 +57,7 @@ def test_every_candidate_uses_every_gpu_and_keeps_the_batch(model: str,
                                                             batch_tokens: int | None) -> None:
     arch = _arch(model)
     fixed = _fixed(batch_tokens)
-    target = target_batch_seqs(_base(), fixed)
+    target = target_batch_seqs(_base(), fixed, BATCHES)
     assert target is not None
     for gpus in GPU_COUNTS:
         c = candidate_table(arch, gpus, fixed, target, GPUS_PER_NODE).columns
@@ -96,7 +98,7 @@ def test_an_estimate_keeps_the_batch_or_says_why_not(model: str, gpus: int,
     """A whole estimate uses all the GPUs asked for; a batch off the target is never silent;
     a fleet the batch cannot use is refused naming the largest count it can use."""
     fixed = _fixed(batch_tokens)
-    target = target_batch_seqs(_base(), fixed)
+    target = target_batch_seqs(_base(), fixed, BATCHES)
     assert target is not None
     model_arch = _arch(model)
     usable, _ = max_batch_keeping_gpus(model_arch, gpus, fixed, target, GPUS_PER_NODE)
@@ -118,7 +120,7 @@ def test_an_estimate_keeps_the_batch_or_says_why_not(model: str, gpus: int,
 def test_a_fixed_grad_accum_decides_the_batch() -> None:
     """--grad-accum without a global batch: the batch follows from it, nothing is filtered."""
     fixed = LayoutConstraints(grad_accum=3, tp=1, pp=1)
-    assert target_batch_seqs(_base(), fixed) is None
+    assert target_batch_seqs(_base(), fixed, BATCHES) is None
     setups = candidate_setups(_arch("gpt2"), 8, _base(), fixed, None, GPUS_PER_NODE)
     assert {s.global_batch for s in setups} == {3 * 8 * s.micro_batch for s in setups}
     assert replace(setups[0], grad_accum=3) == setups[0]
@@ -176,7 +178,6 @@ def test_any_fixed_degrees_give_a_batch_keeping_layout_or_a_clear_error(
         ga: int | None, batch: int | None) -> None:
     """Whatever the caller fixes, the search returns a layout of exactly the GPUs given that
     keeps the batch, or raises a CostsimError (exit 2 with one line), never anything else."""
-    from costsim.catalog.perf_defaults import perf_defaults
     from costsim.errors import CostsimError
     from costsim.perf.train_estimate import choose_layout
 
@@ -190,5 +191,5 @@ def test_any_fixed_degrees_give_a_batch_keeping_layout_or_a_clear_error(
         return
     setup = choice.step.setup
     assert setup.layout.gpus == gpus
-    target = target_batch_seqs(_base(), fixed)
+    target = target_batch_seqs(_base(), fixed, BATCHES)
     assert target is None or keeps_batch(setup.global_batch, target)
