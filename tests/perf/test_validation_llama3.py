@@ -136,9 +136,13 @@ def test_free_search_keeps_the_batch_with_tensor_and_pipeline_parallelism(
     assert layout.dp <= 2048
 
 
-@pytest.mark.xfail(strict=True, reason="the memory engine rates the no-checkpointing layouts "
-                   "tight, so the search recomputes every layer (+33 % compute): ~+29 % GPU-hours;"
-                   " partial (per-layer) recomputation is not modelled")
+# Outside its stated tolerance, explained in docs/performance.md §4 (a strict xfail).
+KNOWN_MISSES = {"L4": "the memory engine rates the no-checkpointing layouts tight, so the search "
+                      "recomputes every layer (+33 % compute): ~+29 % GPU-hours; partial "
+                      "(per-layer) recomputation is not modelled"}
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN_MISSES["L4"])
 def test_free_search_all_in_gpu_hours_near_the_model_card(defaults: PerfDefaults) -> None:
     reported = reported_figure(r"([\d.]+)M H100 GPU-hours", ROWS["L4"]["reported"]) * 1e6
     assert free_search(defaults).gpu_hours == pytest.approx(reported, rel=row_tolerance(ROWS["L4"]))
