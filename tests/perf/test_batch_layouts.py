@@ -193,3 +193,28 @@ def test_any_fixed_degrees_give_a_batch_keeping_layout_or_a_clear_error(
     assert setup.layout.gpus == gpus
     target = target_batch_seqs(_base(), fixed, BATCHES)
     assert target is None or keeps_batch(setup.global_batch, target)
+
+
+@pytest.mark.parametrize("quant", ["none", "nf4"])
+def test_the_search_scores_steps_exactly_as_one_setup_per_layout(quant: str) -> None:
+    """The candidate table's step layouts (LoRA adapters, QLoRA's quantized base) give the
+    step times that stacking one TrainingSetup per layout gives."""
+    from costsim.domain.workload import ALL_LINEAR, LoraConfig, Quant
+    from costsim.memory.estimate import shape_of
+    from costsim.perf.layouts import candidate_table
+    from costsim.perf.training import hardware_terms, layout_arrays, training_step_arrays
+
+    defaults = perf_defaults()
+    arch, gpu = _arch("llama-2-7b"), get_gpu("H100")
+    base = replace(_base(4096), task=Task.FINETUNE, quant=Quant(quant),
+                   lora=LoraConfig(rank=16, targets=(ALL_LINEAR,)))
+    table = candidate_table(arch, 16, LayoutConstraints(global_batch_seqs=32), 32,
+                            GPUS_PER_NODE)
+    hw = hardware_terms(gpu, base.precision, defaults.network_for(gpu.name), defaults.training)
+    fast = training_step_arrays(shape_of(arch), hw, table.step_layouts(base, arch),
+                                defaults.training)
+    setups = [table.setup(base, i) for i in range(len(table))]
+    slow = training_step_arrays(shape_of(arch), hw, layout_arrays(setups, arch),
+                                defaults.training)
+    np.testing.assert_allclose(fast.step_time_s, slow.step_time_s, rtol=1e-12)
+    np.testing.assert_allclose(fast.hfu, slow.hfu, rtol=1e-12)
