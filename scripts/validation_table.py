@@ -22,6 +22,8 @@ from costsim.domain.performance import PerfDefaults
 from tests.perf import test_validation as base
 from tests.perf import test_validation_extra as extra
 from tests.perf import test_validation_frameworks as frameworks
+from tests.perf import test_validation_llama3 as llama3
+from tests.perf.conftest import row_tolerance
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +68,16 @@ def _rows(defaults: PerfDefaults) -> Iterator[Row]:
     for row_id in extra.ARCH_OF:
         figures = extra.predicted_andreported_figure(row_id, defaults)
         yield _relative("training_runs_extra", row_id, _training_basis(row_id), figures,
-                        extra._tolerance(extra.ROWS[row_id]))
+                        row_tolerance(extra.ROWS[row_id]))
     for row_id in sorted(frameworks.ROWS):
         figures = frameworks.predicted_and_reported(row_id, defaults)
         basis = f"{frameworks.ROWS[row_id]['basis']} ({frameworks.ROWS[row_id]['framework']})"
         yield _relative("training_runs_frameworks", row_id, basis, figures,
                         frameworks.tolerance(row_id))
+    for row_id, predicted, published in llama3.table_rows(defaults):
+        basis = "all-in GPU-hours" if row_id == "L4" else "model TFLOPS/GPU"
+        yield _relative("training_runs_llama3", row_id, basis, (predicted, published),
+                        row_tolerance(llama3.ROWS[row_id]))
     serving: list[tuple[str, str, Callable[[PerfDefaults], tuple[float, float]], float]] = [
         ("S1", "decode tokens/s", base.s1_decode_tokens_per_s, 0.20),
         ("S2", "decode tokens/s", base.s2_decode_tokens_per_s, 0.20),
@@ -86,7 +92,7 @@ def _rows(defaults: PerfDefaults) -> Iterator[Row]:
     for row_id in sorted(extra.SERVING_RUNS):
         figures = extra.serving_predicted_and_reported(row_id, defaults)
         yield _relative("serving_cases_extra", row_id, "output tokens/s", figures,
-                        extra._tolerance(extra.SERVING[row_id]))
+                        row_tolerance(extra.SERVING[row_id]))
 
 
 def _figure(value: float) -> str:
@@ -102,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = list(_rows(perf_defaults()))
     header = ("table", "id", "basis", "published", "predicted", "error", "tolerance", "ok")
-    known = set(frameworks.KNOWN_MISSES)  # strict xfails, explained in docs/performance.md §4
+    # Strict xfails, explained in docs/performance.md §4.
+    known = {*frameworks.KNOWN_MISSES, *llama3.KNOWN_MISSES}
 
     def verdict(row: Row) -> str:
         if row.within:

@@ -102,6 +102,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        metavar="SEQS", help="sequences per optimizer step")
     train.add_argument("--global-batch-tokens", type=_positive_float("--global-batch-tokens"),
                        default=None, help="tokens per optimizer step (default ~4M)")
+    train.add_argument("--virtual-stages", type=int_argtype("--virtual-stages", 1), default=None,
+                       metavar="V", help="virtual pipeline stages per GPU (interleaved 1F1B; "
+                       "must divide the layers per stage; needs --pp; default: searched)")
     train.add_argument("--network", default=None,
                        help="inter-node network (default by GPU; see docs/performance.md)")
     train.add_argument("--framework", type=_framework, default="megatron-lm",
@@ -221,7 +224,8 @@ def _train(args: argparse.Namespace) -> int:
                              f"must be at most {MAX_WHOLE_NUMBER:,} sequences of "
                              f"{base.seq_len} tokens (got {args.global_batch_tokens:g})")
     fixed = LayoutConstraints(tp=flags.tp, pp=flags.pp, dp=flags.dp, zero=flags.zero,
-                              sp=flags.sp, micro_batch=flags.micro_batch,
+                              sp=flags.sp, virtual_stages=args.virtual_stages,
+                              micro_batch=flags.micro_batch,
                               grad_accum=flags.grad_accum, recompute=flags.recompute,
                               global_batch_seqs=global_seqs)
     defaults = perf_defaults()

@@ -29,6 +29,7 @@ def training_payload(est: Any, model: str, price_source: str,
         "framework": setup.framework.value,
         "framework_efficiency": est.framework_efficiency,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
+                   "virtual_stages": lay.virtual_stages,
                    "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
                    "seq_len": setup.seq_len, "recompute": setup.recompute.value,
                    "global_batch": setup.global_batch},
@@ -87,7 +88,8 @@ def print_train(p: dict[str, Any]) -> None:
         ("framework", f"{p['framework']} (efficiency x{p['framework_efficiency']:.2f} of the "
                       "Megatron-class calibration)"),
         ("layout", f"tp={lay['tp']} pp={lay['pp']} dp={lay['dp']} zero={lay['zero']} "
-                   f"sp={lay['sp']} micro_batch={lay['micro_batch']} grad_accum="
+                   f"sp={lay['sp']} virtual_stages={lay['virtual_stages']} "
+                   f"micro_batch={lay['micro_batch']} grad_accum="
                    f"{lay['grad_accum']} seq_len={lay['seq_len']} recompute={lay['recompute']}"),
         ("global batch", f"{lay['global_batch']} sequences ({p['global_batch_basis']})"),
         ("step time", f"{p['step_time_s']:.3f} s (compute {b['compute']:.3f}, comm exposed "

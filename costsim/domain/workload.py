@@ -83,22 +83,28 @@ ALL_LINEAR = "all-linear"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParallelLayout:
-    """Tensor, pipeline and data parallel degrees, the ZeRO stage (3 = FSDP full shard), and
-    sequence parallelism over the tensor-parallel group."""
+    """Tensor, pipeline and data parallel degrees, the ZeRO stage (3 = FSDP full shard),
+    sequence parallelism over the tensor-parallel group, and the virtual pipeline stages per
+    GPU (1 = plain 1F1B; v > 1 = Megatron's interleaved 1F1B with v model chunks per GPU,
+    Narayanan et al. 2021 §2.2.2)."""
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     zero: int = 0
     sp: bool = False
+    virtual_stages: int = 1
 
     def __post_init__(self) -> None:
-        for key in ("tp", "pp", "dp"):
+        for key in ("tp", "pp", "dp", "virtual_stages"):
             value = getattr(self, key)
             if value < 1:
                 raise ValueError(f"{key} must be >= 1 (got {value})")
         if self.zero not in (0, 1, 2, 3):
             raise ValueError(f"zero must be 0, 1, 2 or 3 (got {self.zero})")
+        if self.virtual_stages > 1 and self.pp == 1:
+            raise ValueError(f"virtual pipeline stages need pp > 1 (got virtual_stages "
+                             f"{self.virtual_stages} with pp 1)")
 
     @property
     def gpus(self) -> int:
@@ -151,6 +157,11 @@ class TrainingSetup:
                 raise ValueError(f"{key} must be >= 1 (got {value})")
         if self.lora is not None and self.task is not Task.FINETUNE:
             raise ValueError("LoRA adapters need task 'finetune'")
+        if self.layout.virtual_stages > 1 and self.grad_accum < self.layout.pp:
+            # The interleaved schedule keeps every stage busy only with at least pp
+            # micro-batches per step (Megatron-LM asserts it; Llama 3 relaxed divisibility).
+            raise ValueError(f"the interleaved pipeline schedule needs grad_accum >= pp "
+                             f"(got grad_accum {self.grad_accum}, pp {self.layout.pp})")
 
     @property
     def global_batch(self) -> int:

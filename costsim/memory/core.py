@@ -5,8 +5,9 @@ call these two functions, so the two paths cannot disagree. Inputs are a mapping
 to float64 array (see :data:`TRAIN_COLUMNS` and :data:`INFER_COLUMNS`); every row is independent.
 
 Per GPU means the most-loaded GPU: with pipeline parallelism both the first stage (embedding,
-``min(pp, grad_accum)`` micro-batches in flight under 1F1B) and the last stage (final norm, LM
-head or its tied copy, logits and loss) are evaluated and the larger total is reported.
+``min(pp, grad_accum)`` micro-batches in flight under 1F1B, more under the interleaved
+schedule) and the last stage (final norm, LM head or its tied copy, logits and loss) are
+evaluated and the larger total is reported.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ SHAPE_COLUMNS = (
     "adafactor_layer_elements", "adafactor_embedding_elements", "adafactor_head_elements",
 )
 TRAIN_COLUMNS = (*SHAPE_COLUMNS,
-                 "tp", "pp", "dp", "zero", "sp", "micro_batch", "seq_len", "grad_accum",
-                 "recompute", "flash", "act_bytes", "full", "lora_layer_params",
+                 "tp", "pp", "dp", "zero", "sp", "vpp", "micro_batch", "seq_len",
+                 "grad_accum", "recompute", "flash", "act_bytes", "full", "lora_layer_params",
                  "lora_pooler_params", "lora_layer_ranks", "lora_adafactor_layer_elements",
                  "base_linear_bytes", "base_other_bytes", "quant_constant_bytes", "quantized",
                  "w_bytes", "master_bytes", "grad_bytes", "opt_bytes", "factored",
@@ -98,6 +99,28 @@ def _base_weight_bytes(c: Columns, params: FloatArray, layers: FloatArray) -> Fl
             + layers * c["quant_constant_bytes"])
 
 
+def stages_in_flight(pp: FloatArray, vpp: FloatArray,
+                     grad_accum: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Micro-batches whose activations the first and the last pipeline stage hold at the peak,
+    in units of one micro-batch through all of the stage's layers.
+
+    Plain 1F1B (``vpp`` = 1): the first stage runs min(pp, m) forwards before its first
+    backward, the last stage one. Interleaved 1F1B with v chunks per GPU (Megatron-LM
+    ``schedules.py``, ``forward_backward_pipelining_with_interleaving``): rank r warms up with
+    2·(pp − 1 − r) + (v − 1)·pp chunk forwards, plus the one in progress, never more than the
+    m·v chunks of a step; a chunk holds 1/v of the stage's layers. For the first stage that is
+    pp·(1 + (pp − 1)/(pp·v)) micro-batches, Megatron's ``interleaved_schedule_memory_penalty``
+    (``theoretical_memory_usage.py``; Korthikanti et al. 2022 §4.2.3); the last stage holds
+    ((v − 1)·pp + 1)/v.
+    """
+    interleaved = vpp > 1
+    chunks = grad_accum * vpp
+    first = np.where(interleaved, np.minimum(chunks, 2.0 * (pp - 1.0) + (vpp - 1.0) * pp + 1.0)
+                     / vpp, np.minimum(pp, grad_accum))
+    last = np.where(interleaved, np.minimum(chunks, (vpp - 1.0) * pp + 1.0) / vpp, 1.0)
+    return first, last
+
+
 def training_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
     """Per-GPU training / fine-tuning memory of every row of ``c``."""
     tp, pp, dp, zero = c["tp"], c["pp"], c["dp"], c["zero"]
@@ -129,7 +152,7 @@ def training_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
     # 4·s·b·V), vocab-parallel over TP; encoders (BERT) carry a small task head instead.
     logits = c["decoder"] * tokens * c["vocab_size"] * (lp + np.where(lp < 4, 4.0, 0.0)) / tp
     final_extra = tokens * lp * c["hidden_size"] / sp_div + logits
-    inflight = np.minimum(pp, c["grad_accum"])
+    inflight_first, inflight_last = stages_in_flight(pp, c["vpp"], c["grad_accum"])
 
     results = []
     for last in (False, True):
@@ -151,9 +174,10 @@ def training_components(c: Columns, policy: HeadroomPolicy) -> ComponentArrays:
         opt = (trainable * c["opt_bytes"] + c["factored"] * 4.0 * factored) / np.where(
             zero >= 1, dp, 1.0)
         if last:
-            acts = layers * layer_act + working + final_extra
+            acts = inflight_last * layers * layer_act + working + final_extra
         else:
-            acts = inflight * (layers * layer_act + embed_extra) + working + single * final_extra
+            acts = (inflight_first * (layers * layer_act + embed_extra) + working
+                    + single * final_extra)
         multi = dp > 1
         # PyTorch DDP allocates gradient buckets as large as all gradients unless
         # gradient_as_bucket_view=True (DDP docs); ZeRO uses bounded buckets instead.

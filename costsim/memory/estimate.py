@@ -7,11 +7,12 @@ the configuration as one row and run the array equations of :mod:`costsim.memory
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
@@ -144,6 +145,12 @@ def check_layout(arch: Architecture, layout: ParallelLayout) -> None:
     if layout.pp > arch.num_layers:
         raise InputError("", "--pp", f"must be at most the {arch.num_layers} layers of "
                                      f"{arch.name} (got {layout.pp})")
+    stage_layers = -(-arch.num_layers // layout.pp)
+    if stage_layers % layout.virtual_stages:
+        raise InputError("", "--virtual-stages", f"must divide the {stage_layers} layers of the "
+                                                 f"largest pipeline stage ({arch.num_layers} "
+                                                 f"layers over pp {layout.pp}; got "
+                                                 f"{layout.virtual_stages})")
 
 
 def _check_tokens(arch: Architecture, tokens: int, flag: str) -> None:
@@ -196,7 +203,8 @@ def encode_training(arch: Architecture, gpu: GpuSpec, setup: TrainingSetup) -> d
     row = _shape_row(shape)
     row.update({
         "tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "zero": layout.zero,
-        "sp": float(layout.sp), "micro_batch": setup.micro_batch, "seq_len": setup.seq_len,
+        "sp": float(layout.sp), "vpp": layout.virtual_stages,
+        "micro_batch": setup.micro_batch, "seq_len": setup.seq_len,
         "grad_accum": setup.grad_accum, "recompute": RECOMPUTE_CODE[setup.recompute],
         "flash": float(setup.flash_attention), "act_bytes": lp,
         "full": 0.0 if adapters is not None else 1.0,
@@ -329,6 +337,20 @@ def kv_tokens_beside(estimate: MemoryEstimate, kv_bytes_per_token: int) -> int:
     return max(0, free // kv_bytes_per_token)
 
 
+def training_components_of_layouts(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
+                                   layouts: Mapping[str, npt.ArrayLike],
+                                   policy: HeadroomPolicy = DEFAULT_POLICY) -> ComponentArrays:
+    """Memory of ``base`` under many layouts at once: its encoded row, with the columns that
+    ``layouts`` names (tp, pp, dp, zero, sp, vpp, micro_batch, grad_accum, recompute) replaced
+    by arrays; the same equations as :func:`estimate_training`, without one row per layout.
+    The layouts must be valid for ``arch`` (the layout search builds only valid ones)."""
+    row = encode_training(arch, gpu, base)
+    n = len(np.asarray(layouts["tp"]))
+    columns = {name: (np.asarray(layouts[name], dtype=np.float64) if name in layouts
+                      else np.full(n, row[name], dtype=np.float64)) for name in TRAIN_COLUMNS}
+    return training_components(columns, policy)
+
+
 def component_arrays_for(rows: Sequence[dict[str, float]], *, infer: bool,
                          policy: HeadroomPolicy = DEFAULT_POLICY) -> ComponentArrays:
     """Evaluate many encoded rows at once (all training, or all inference)."""
@@ -342,4 +364,5 @@ __all__ = [
     "component_arrays_for",
     "encode_inference", "encode_training", "estimate_inference", "estimate_training",
     "kv_cache_bytes_per_token", "kv_tokens_beside", "max_kv_tokens", "stack_rows",
+    "training_components_of_layouts",
 ]

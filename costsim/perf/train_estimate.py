@@ -1,9 +1,10 @@
 """A whole training run: the fastest layout that fits, steady time, goodput, all-in time, cost.
 
-The layout search enumerates TP (within a node, dividing the heads), PP (dividing the layers),
-DP, ZeRO stage, micro-batch and recomputation; the memory engine rates every candidate in one
-vectorized call, the step-time model scores the ones that fit in another, and the fastest wins.
-Degrees given by the caller are kept fixed.
+The layout search enumerates the layouts of :mod:`costsim.perf.layouts` (TP within a node, PP up
+to one layer per stage, DP = the rest, virtual pipeline stages, ZeRO stage, micro-batch and
+recomputation; only those that keep the global batch); the memory engine rates every candidate
+in one vectorized call, the step-time model scores the ones that fit in another, and the
+fastest wins. Degrees given by the caller are kept fixed.
 """
 
 from __future__ import annotations
@@ -15,21 +16,26 @@ import numpy as np
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
-from costsim.domain.performance import Interconnect, PerfDefaults
+from costsim.domain.performance import GlobalBatchDefaults, Interconnect, PerfDefaults
 from costsim.domain.workload import ParallelLayout, Recompute, TrainingSetup
 from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import (
     adapter_counts_of,
     check_layout,
-    component_arrays_for,
-    encode_training,
     estimate_training,
     shape_of,
+    training_components_of_layouts,
 )
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
-from costsim.memory.search import divisors
 from costsim.perf.batch import default_global_batch
 from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
+from costsim.perf.layouts import (
+    BATCH_TOLERANCE,
+    CandidateTable,
+    LayoutConstraints,
+    candidate_table,
+    unusable_gpus_message,
+)
 from costsim.perf.training import (
     StepArrays,
     TrainingStep,
@@ -41,30 +47,11 @@ from costsim.perf.training import (
 )
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR
 
-# Llama 2 trained with a global batch of 4M tokens (Touvron et al. 2023, Table 1 note); the
-# default batch of `estimate train` (docs/performance.md).
-DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 2**20
-MICRO_BATCHES = (1, 2, 4, 8, 16, 32)
 # Imbalance warning thresholds (docs/performance.md §1, beside LOW_MEMORY_USE): they decide
 # only when a warning is shown, never an estimate.
 LOW_MFU = 0.20
 HIGH_OVERHEAD_SHARE = 0.40
 LOW_GOODPUT = 0.80
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LayoutConstraints:
-    """Layout settings fixed by the caller; None means "search it"."""
-
-    tp: int | None = None
-    pp: int | None = None
-    dp: int | None = None
-    zero: int | None = None
-    sp: bool | None = None
-    micro_batch: int | None = None
-    grad_accum: int | None = None
-    recompute: Recompute | None = None
-    global_batch_seqs: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,36 +95,16 @@ class TrainingEstimate:
         return self.step.setup
 
 
-def _candidates(arch: Architecture, gpus: int, base: TrainingSetup, fixed: LayoutConstraints,
-                gpus_per_node: int) -> list[TrainingSetup]:
-    kv = arch.num_kv_heads
-    tps = [fixed.tp] if fixed.tp else [
-        t for t in divisors(gpus) if t <= gpus_per_node and arch.num_heads % t == 0
-        and (kv % t == 0 or t % kv == 0)]
-    target = fixed.global_batch_seqs or max(1, round(DEFAULT_GLOBAL_BATCH_TOKENS / base.seq_len))
-    setups: list[TrainingSetup] = []
-    for tp in tps:
-        pps = [fixed.pp] if fixed.pp else [
-            p for p in divisors(gpus // tp) if p <= arch.num_layers and arch.num_layers % p == 0]
-        for pp in pps:
-            if gpus % (tp * pp):
-                continue
-            dp = gpus // (tp * pp)
-            if fixed.dp is not None and fixed.dp != dp:
-                continue
-            zeros = [fixed.zero] if fixed.zero is not None else ([0, 1, 2, 3] if dp > 1 else [0])
-            sp = fixed.sp if fixed.sp is not None else tp > 1
-            mbs = [fixed.micro_batch] if fixed.micro_batch else [
-                b for b in MICRO_BATCHES if b * dp <= max(target, dp)]
-            recomputes = [fixed.recompute] if fixed.recompute else list(Recompute)
-            for zero in zeros:
-                layout = ParallelLayout(tp=tp, pp=pp, dp=dp, zero=zero, sp=sp and tp > 1)
-                for mb in mbs:
-                    ga = fixed.grad_accum or max(1, round(target / (mb * dp)))
-                    for rc in recomputes:
-                        setups.append(replace(base, layout=layout, micro_batch=mb,
-                                              grad_accum=ga, recompute=rc))
-    return setups
+def target_batch_seqs(base: TrainingSetup, fixed: LayoutConstraints,
+                      batches: GlobalBatchDefaults) -> int | None:
+    """The global batch the search must keep, in sequences: the one asked for, else the
+    task's default (:func:`costsim.perf.batch.default_global_batch`); None when a fixed
+    grad_accum decides the batch instead."""
+    if fixed.global_batch_seqs:
+        return fixed.global_batch_seqs
+    if fixed.grad_accum:
+        return None
+    return default_global_batch(base, batches).seqs
 
 
 def _gib(n_bytes: float) -> str:
@@ -172,61 +139,74 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
         raise InputError("", "--gpus", f"must equal dp·tp·pp = {fixed.dp}·{fixed.tp}·"
                                        f"{fixed.pp} = {fixed.dp * fixed.tp * fixed.pp} "
                                        f"(got {gpus})")
-    if fixed.tp or fixed.pp:
+    if fixed.tp or fixed.pp or fixed.virtual_stages:
         tp, pp = fixed.tp or 1, fixed.pp or 1
-        check_layout(arch, ParallelLayout(tp=tp, pp=pp))
+        if fixed.virtual_stages and fixed.virtual_stages > 1 and pp == 1:
+            raise InputError("", "--virtual-stages", f"needs --pp > 1: the virtual stages split "
+                                                     f"each pipeline stage (got --pp {pp})")
+        check_layout(arch, ParallelLayout(tp=tp, pp=pp,
+                                          virtual_stages=fixed.virtual_stages or 1))
         if gpus % (tp * pp):
             raise InputError("", "--gpus", f"must be a multiple of tp·pp = {tp * pp} "
                                            f"(got {gpus})")
-    if fixed.global_batch_seqs is None:
-        fixed = replace(fixed, global_batch_seqs=default_global_batch(base, defaults.batch).seqs)
-    setups = _candidates(arch, gpus, base, fixed, network.gpus_per_node)
-    if not setups:
+        if (fixed.virtual_stages or 1) > 1 and fixed.grad_accum and fixed.grad_accum < pp:
+            raise InputError("", "--grad-accum", f"the interleaved schedule (--virtual-stages "
+                                                 f"{fixed.virtual_stages}) needs at least pp = "
+                                                 f"{pp} micro-batches per step (got "
+                                                 f"{fixed.grad_accum})")
+    target = target_batch_seqs(base, fixed, defaults.batch)
+    table = candidate_table(arch, gpus, fixed, target, network.gpus_per_node)
+    if not len(table):
+        if target is not None and len(candidate_table(arch, gpus, fixed, None,
+                                                      network.gpus_per_node)):
+            raise InfeasibleError(unusable_gpus_message(arch, gpus, fixed, target,
+                                                        base.seq_len, network.gpus_per_node))
         raise InfeasibleError(f"no parallel layout of {gpus} GPUs runs {arch.name} with the "
                               "given degrees")
-    rows = [encode_training(arch, gpu, s) for s in setups]
-    memory = component_arrays_for(rows, infer=False, policy=policy)
+    memory = training_components_of_layouts(arch, gpu, base, table.columns, policy)
     fit_index = np.nonzero(memory.verdict_code == 0)[0]
     if fit_index.size == 0:
         best = int(np.argmin(memory.total - memory.usable))
-        if len(setups) == 1:
-            raise InfeasibleError(overflow_message(arch, gpu, setups[0], policy))
+        closest = overflow_message(arch, gpu, table.setup(base, best), policy)
+        if len(table) == 1:
+            raise InfeasibleError(closest)
         raise InfeasibleError(f"no layout of {gpus} x {gpu.name} fits {arch.name}; the "
-                              f"closest: {overflow_message(arch, gpu, setups[best], policy)}")
-    fitting = [setups[i] for i in fit_index]
+                              f"closest: {closest}")
+    fitting = table.take(fit_index)
     shape = shape_of(arch)
-    hw = hardware_terms(gpu, base.precision, network, defaults.training, base.framework)
-    arrays = training_step_arrays(shape, hw, layout_arrays(fitting, arch), defaults.training)
-    pick = _simplest_of_the_fastest(fitting, arrays.tokens_per_s, memory.total[fit_index])
-    step = step_from_arrays(arrays, pick, fitting[pick], float(hw.peak_flops))
+    hw = hardware_terms(gpu, base.precision, network, defaults.training,
+                        base.framework)
+    arrays = training_step_arrays(shape, hw, fitting.step_layouts(base, arch), defaults.training)
+    pick = _simplest_of_the_fastest(fitting, np.asarray(arrays.tokens_per_s),
+                                    memory.total[fit_index], target)
+    step = step_from_arrays(arrays, pick, fitting.setup(base, pick), float(hw.peak_flops))
     i = int(fit_index[pick])
     return LayoutChoice(step=step, memory_total_bytes=int(memory.total[i]),
-                        memory_usable_bytes=int(memory.usable[i]), candidates=len(setups),
+                        memory_usable_bytes=int(memory.usable[i]), candidates=len(table),
                         fitting=len(fitting))
 
 
 # Layouts within this share of the fastest count as equally fast: the model's own error is far
 # larger (±20 % on the validation runs), so a 1 % edge must not buy extra sharding.
 SPEED_TIE_SHARE = 0.01
-_RECOMPUTE_RANK = {Recompute.NONE: 0, Recompute.SELECTIVE: 1, Recompute.FULL: 2}
 
 
-def _simplest_of_the_fastest(setups: list[TrainingSetup], tokens_per_s: np.ndarray,
-                             memory_bytes: np.ndarray) -> int:
+def _simplest_of_the_fastest(table: CandidateTable, tokens_per_s: np.ndarray,
+                             memory_bytes: np.ndarray, target: int | None) -> int:
     """Index of the layout to run: among those within SPEED_TIE_SHARE of the fastest, the one
-    with the least sharding (ZeRO stage, then TP·PP), the least recomputation and the largest
-    micro-batch (fewer accumulation steps; bigger GEMMs run closer to peak, which the
-    efficiency term g(M) credits only in part); then the fastest, then the lowest memory."""
-    fastest = float(np.max(tokens_per_s))
-    tied = [i for i in range(len(setups)) if tokens_per_s[i] >= fastest * (1 - SPEED_TIE_SHARE)]
-
-    def simplicity(i: int) -> tuple[float, ...]:
-        setup = setups[i]
-        lay = setup.layout
-        return (lay.zero, lay.tp * lay.pp, _RECOMPUTE_RANK[setup.recompute],
-                -setup.micro_batch, -float(tokens_per_s[i]), float(memory_bytes[i]))
-
-    return min(tied, key=simplicity)
+    closest to the batch asked for, then with the least sharding (ZeRO stage, then TP·PP), the
+    least recomputation, the fewest virtual stages and the largest micro-batch (fewer
+    accumulation steps; bigger GEMMs run closer to peak, which the efficiency term g(M) credits
+    only in part); then the fastest, then the lowest memory."""
+    c = table.columns
+    tied = np.nonzero(tokens_per_s >= float(np.max(tokens_per_s)) * (1 - SPEED_TIE_SHARE))[0]
+    batch = c["micro_batch"] * c["dp"] * c["grad_accum"]
+    off = np.abs(batch - target) if target is not None else np.zeros_like(batch)
+    # Recompute codes rank none < selective < full; np.lexsort sorts by its last key first.
+    keys = (memory_bytes, -tokens_per_s, -c["micro_batch"], c["vpp"], c["recompute"],
+            c["tp"] * c["pp"], c["zero"], off)
+    order = np.lexsort(tuple(np.asarray(k)[tied] for k in keys))
+    return int(tied[order[0]])
 
 
 def replica_memory_use(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
@@ -300,12 +280,16 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
     gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
     warnings = imbalance_warnings(step, replica_memory_use(arch, gpu, base, policy), goodput,
                                   gpu)
-    asked = fixed.global_batch_seqs
-    if asked is not None and step.setup.global_batch != asked:
+    target = target_batch_seqs(base, fixed, defaults.batch)
+    if target is not None and step.setup.global_batch != target:
         setup = step.setup
-        warnings.append(f"global batch is {setup.global_batch} sequences, not the {asked} asked: "
-                        f"micro_batch {setup.micro_batch} x dp {setup.layout.dp} x grad_accum "
-                        f"{setup.grad_accum} cannot make {asked} on {gpus} GPUs")
+        which = "asked" if fixed.global_batch_seqs else "default"
+        warnings.append(f"global batch is {setup.global_batch} sequences "
+                        f"({setup.global_batch * setup.seq_len:,} tokens), not the {target} "
+                        f"{which} ({target * setup.seq_len:,} tokens): micro_batch "
+                        f"{setup.micro_batch} x dp {setup.layout.dp} x grad_accum "
+                        f"{setup.grad_accum} cannot make {target} on {gpus} GPUs; the nearest "
+                        f"within ±{BATCH_TOLERANCE:.0%} is used")
     return TrainingEstimate(
         model=arch.name,
         params_total=counts.total,
@@ -324,7 +308,7 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
         candidates=choice.candidates,
         fitting=choice.fitting,
         warnings=tuple(warnings),
-        global_batch_basis=("given" if asked is not None
+        global_batch_basis=("given" if fixed.global_batch_seqs is not None
                             else default_global_batch(base, defaults.batch).basis),
         framework_efficiency=defaults.training.framework_factor(base.framework),
     )
@@ -363,3 +347,11 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)
+
+
+__all__ = [
+    "SPEED_TIE_SHARE", "FleetOption", "LayoutChoice",
+    "LayoutConstraints", "TrainingEstimate", "choose_layout", "estimate_training_run",
+    "imbalance_warnings", "overflow_message", "replica_memory_use", "score_fleet_options",
+    "score_options", "target_batch_seqs",
+]

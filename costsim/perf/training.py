@@ -2,12 +2,16 @@
 
 One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequences. Per GPU:
 
-    t_compute  = hardware FLOPs of its share / (dense peak · η)  (+ QLoRA's dequantization traffic),
+    t_compute  = hardware FLOPs of its share / (dense peak · η) · ⌈L/pp⌉·pp/L  (+ QLoRA's
+                 dequantization traffic),
                  η = η∞(generation) · f(framework) · h/(h + h½) · M/(M + M½(generation)),
                  M = b·s tokens per GEMM, f = 1 for the Megatron-class calibration
-    t_tp       = (1 − overlap) · grad_accum · (L/pp) · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
-    t_p2p      = grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                    (pp > 1)
-    bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / grad_accum   (= (p−1)/(m+p−1) of a step)
+                 (the slowest pipeline stage holds ⌈L/pp⌉ layers when pp does not divide L)
+    t_tp       = (1 − overlap) · grad_accum · ⌈L/pp⌉ · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
+    t_p2p      = v · grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                (pp > 1)
+    bubble     = (pp − 1) · (t_compute + t_tp + t_p2p) / (v · grad_accum)
+                 (1F1B, v = 1: (p−1)/(m+p−1) of a step; interleaved 1F1B with v virtual stages
+                 per GPU: (p−1)/v chunk times, Narayanan et al. 2021 §2.2.2)
     t_dp       = hierarchical all-reduce of the gradient shard (ZeRO 0-2, once per step), exposed
                  beyond the last micro-batch's backward (ZeRO 0) or one micro-batch (ZeRO 1-2:
                  the parameter all-gather overlaps the next forward); ZeRO-3 all-gathers the weights
@@ -87,6 +91,8 @@ class LayoutArrays:
     grad_accum: NDArray[np.int64]
     seq_len: NDArray[np.int64]
     recompute: NDArray[np.int64]  # RECOMPUTE_CODES
+    # Virtual pipeline stages per GPU (None = 1 everywhere: plain 1F1B).
+    virtual_stages: NDArray[np.int64] | None = None
     # LoRA / QLoRA: only the adapters are trained (None = full training of every parameter).
     trainable_params: FloatArray | None = None
     frozen_base: NDArray[np.bool_] | None = None
@@ -206,6 +212,7 @@ def layout_arrays(setups: Sequence[TrainingSetup],
         grad_accum=col([s.grad_accum for s in setups]),
         seq_len=col([s.seq_len for s in setups]),
         recompute=col([RECOMPUTE_CODES[s.recompute] for s in setups]),
+        virtual_stages=col([s.layout.virtual_stages for s in setups]),
     )
 
 
@@ -230,7 +237,12 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
     ga = _as_float(layout.grad_accum)
     seq = _as_float(layout.seq_len)
     code = np.asarray(layout.recompute)
+    v = _as_float(1.0 if layout.virtual_stages is None else layout.virtual_stages)
     h = float(shape.hidden_size)
+    # The slowest stage sets the pace: ⌈L/pp⌉ layers where pp does not divide L (Llama 3's
+    # 126 layers on 16 stages run 8 on the busiest, Dubey et al. 2024 §3.3.2).
+    stage_layers = np.ceil(shape.num_layers / pp)
+    stage_imbalance = stage_layers * pp / shape.num_layers
 
     frozen: NDArray[np.bool_] | bool = (layout.frozen_base if layout.frozen_base is not None
                                          else False)
@@ -250,6 +262,7 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
                                                 assumptions)
         compute_s = compute_s + ga * dequant_s
         hw_fpt = hw_fpt + dequant_fpt
+    compute_s = compute_s * stage_imbalance
 
     per_node = hw.gpus_per_node
     # Tensor parallel: 2 all-reduces forward, 2 backward per layer (+2 with full recompute);
@@ -258,14 +271,16 @@ def training_step_arrays(shape: ModelShape, hw: HardwareTerms, layout: LayoutArr
                             hw.network_bytes_per_s_per_gpu)
     n_allreduce = 4.0 + 2.0 * (code == 2)
     message = mb * seq * h * hw.activation_bytes
-    tp_s = np.where(tp > 1, (1.0 - hw.tp_overlap) * ga * (shape.num_layers / pp) * n_allreduce
+    tp_s = np.where(tp > 1, (1.0 - hw.tp_overlap) * ga * stage_layers * n_allreduce
                     * 2.0 * (tp - 1.0) / tp * message / tp_bandwidth, 0.0)
     # Pipeline: activations forward and gradients backward at each stage boundary, split
-    # over the TP ranks (Megatron's scatter-gather optimisation).
+    # over the TP ranks (Megatron's scatter-gather optimisation); the interleaved schedule
+    # crosses v boundaries per GPU and micro-batch, so it sends v times as much.
     pp_bandwidth = np.where(tp * dp < per_node, hw.intra_node_bytes_per_s,
                             hw.network_bytes_per_s_per_gpu)
-    p2p_s = np.where(pp > 1, ga * 2.0 * message / tp / pp_bandwidth, 0.0)
-    bubble_s = (pp - 1.0) * (compute_s + tp_s + p2p_s) / ga
+    p2p_s = np.where(pp > 1, v * ga * 2.0 * message / tp / pp_bandwidth, 0.0)
+    # Fill and drain: pp − 1 slots of one chunk (a micro-batch through 1/v of the stage).
+    bubble_s = (pp - 1.0) * (compute_s + tp_s + p2p_s) / (v * ga)
 
     # Data parallel. DP ranks sit next to each other after the TP group (Megatron rank order).
     dp_per_node = np.maximum(1.0, np.floor(per_node / np.minimum(tp, per_node)))

@@ -258,21 +258,74 @@ def test_contradictory_flags_exit_2(cli: Cli, argv: list[str], needle: str) -> N
     assert len(err.strip().splitlines()) == 1
 
 
-def test_unreachable_global_batch_is_a_warning(cli: Cli) -> None:
+def test_a_batch_smaller_than_the_fleet_is_kept_with_model_parallelism(cli: Cli) -> None:
+    """3 sequences on 8 GPUs: dp cannot exceed the batch, so TP × PP takes the other GPUs."""
     code, out, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus", "8",
                          "--global-batch", "3", "--price-usd-per-gpu-hour", "1", "--json")
     assert code == 0, err
     payload = json.loads(out)
-    assert payload["layout"]["global_batch"] == 8
-    assert any("not the 3 asked" in w for w in payload["warnings"])
+    layout = payload["layout"]
+    assert layout["global_batch"] == 3
+    assert layout["tp"] * layout["pp"] * layout["dp"] == 8
+    assert not any("global batch" in w for w in payload["warnings"])
 
 
-def test_a_huge_fleet_is_searched_quickly(cli: Cli) -> None:
+def test_nearest_batch_within_ten_percent_is_a_warning_naming_both(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus", "8",
+                         "--tp", "1", "--pp", "1", "--global-batch", "17",
+                         "--price-usd-per-gpu-hour", "1", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["layout"]["global_batch"] == 16
+    assert any("global batch is 16 sequences" in w and "not the 17 asked" in w
+               for w in payload["warnings"])
+
+
+def test_a_batch_that_cannot_use_the_fleet_exits_2_naming_the_usable_count(cli: Cli) -> None:
+    """The fixed degrees leave dp = 8 replicas for a 3-sequence batch: no layout keeps it."""
+    code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus", "8",
+                       "--tp", "1", "--pp", "1", "--global-batch", "3",
+                       "--price-usd-per-gpu-hour", "1")
+    assert code == 2
+    assert "8 GPUs cannot be used with a global batch of 3 sequences" in err
+    assert "at most 3 GPUs can (tp 1 x pp 1 x dp 3)" in err
+    assert "Traceback" not in err
+
+
+def test_a_huge_fleet_is_refused_quickly(cli: Cli) -> None:
     """Divisors of the GPU count up to √n: the largest count allowed, 10^9 GPUs, must not hang
-    the layout search."""
+    the layout search; no layout keeps the default 4M-token batch on it, and the largest usable
+    count is TP 6 (the largest dividing GPT-2's 12 heads) × PP 12 (one layer per stage) ×
+    DP 4,505 (4,096 sequences + 10 %)."""
     code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus",
                        "1000000000", "--price-usd-per-gpu-hour", "1")
+    assert code == 2
+    assert f"at most {6 * 12 * 4505} GPUs can" in err
+
+
+def test_virtual_stages_flag_is_kept_and_reported(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--model", "llama-2-7b", "--tokens", "1e9",
+                         "--gpus", "64", "--tp", "2", "--pp", "4", "--virtual-stages", "2",
+                         "--price-usd-per-gpu-hour", "1", "--json")
     assert code == 0, err
+    layout = json.loads(out)["layout"]
+    assert (layout["pp"], layout["virtual_stages"]) == (4, 2)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--pp", "4", "--virtual-stages", "3"), "--virtual-stages: must divide the 8 layers"),
+    (("--virtual-stages", "2"), "--virtual-stages: needs --pp > 1"),
+    (("--pp", "1", "--virtual-stages", "2"), "--virtual-stages: needs --pp > 1"),
+    (("--pp", "4", "--virtual-stages", "2", "--grad-accum", "2"),
+     "--grad-accum: the interleaved schedule (--virtual-stages 2) needs at least pp = 4"),
+    (("--pp", "4", "--virtual-stages", "0"), "--virtual-stages"),
+])
+def test_bad_virtual_stages_exit_2(cli: Cli, flags: tuple[str, ...], message: str) -> None:
+    code, _, err = cli("estimate", "train", "--model", "llama-2-7b", "--tokens", "1e9",
+                       "--gpus", "64", *flags, "--price-usd-per-gpu-hour", "1")
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

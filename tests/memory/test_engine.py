@@ -142,6 +142,41 @@ def test_pipeline_first_stage_holds_in_flight_micro_batches() -> None:
     assert eight.most_loaded_stage == "first"
 
 
+def _stage_activations(pp: int, v: int, grad_accum: int) -> float:
+    """First-stage activations without the micro-batch-independent parts (full recompute's
+    working layer, the logits of a one-stage run): pp > 1, no recompute, so only the
+    in-flight micro-batches remain."""
+    est = estimate_training(LLAMA2, H100, train(layout=ParallelLayout(pp=pp, virtual_stages=v),
+                                                grad_accum=grad_accum))
+    return float(est.activations_bytes)
+
+
+def test_interleaved_schedule_holds_megatrons_extra_in_flight_micro_batches() -> None:
+    """Megatron's interleaved 1F1B warms up 2(p−1) + (v−1)p chunks on the first stage: with
+    enough micro-batches it holds p·(1 + (p−1)/(p·v)) micro-batches' activations
+    (theoretical_memory_usage.py's interleaved_schedule_memory_penalty) instead of p."""
+    plain = _stage_activations(4, 1, 16)
+    for v in (2, 4, 8):
+        penalty = 1 + (4 - 1) / (4 * v)
+        assert _stage_activations(4, v, 16) == pytest.approx(plain * penalty, rel=1e-6)
+
+
+def test_interleaved_schedule_with_m_equal_p_runs_all_forwards_first() -> None:
+    """With m = p micro-batches every chunk's forward runs before the first backward: the
+    first stage holds the same p micro-batches as plain 1F1B, never more than the step has."""
+    assert _stage_activations(4, 2, 4) == pytest.approx(_stage_activations(4, 1, 4), rel=1e-6)
+
+
+def test_virtual_stages_must_hold_whole_layers() -> None:
+    with pytest.raises(InputError, match="--virtual-stages: must divide the 8 layers"):
+        estimate_training(LLAMA2, H100, train(layout=ParallelLayout(pp=4, virtual_stages=3),
+                                              grad_accum=8))
+    with pytest.raises(ValueError, match="grad_accum >= pp"):
+        train(layout=ParallelLayout(pp=4, virtual_stages=2), grad_accum=2)
+    with pytest.raises(ValueError, match="need pp > 1"):
+        ParallelLayout(virtual_stages=2)
+
+
 def test_zero3_adds_gathered_layers_only_with_data_parallelism() -> None:
     alone = estimate_training(LLAMA2, H100, train(layout=ParallelLayout(zero=3)))
     assert alone.zero3_gathered_bytes == 0

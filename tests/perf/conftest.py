@@ -34,6 +34,13 @@ def reported_figure(pattern: str, text: str) -> float:
     return float(match.group(1).replace(",", ""))
 
 
+def row_tolerance(row: dict[str, str]) -> float:
+    """A row's ``tolerance`` column ("+-20%") as a fraction."""
+    match = re.fullmatch(r"\+-(\d+)%", row["tolerance"])
+    assert match, row["tolerance"]
+    return int(match.group(1)) / 100
+
+
 def megatron_tflops_per_gpu(est: TrainingEstimate, model: Architecture) -> float:
     """Megatron's FLOP basis: 96·B·s·l·h²·(1 + s/6h + V/16lh) per iteration (full recompute,
     attention and logits included; Narayanan et al. 2021, Shoeybi et al. 2019)."""

@@ -71,6 +71,34 @@ def test_pipeline_bubble_is_p_minus_1_over_m_plus_p_minus_1(defaults: PerfDefaul
     assert fraction == pytest.approx(3 / (12 + 3))
 
 
+def test_interleaved_bubble_is_p_minus_1_over_v_m(defaults: PerfDefaults) -> None:
+    """Narayanan et al. 2021 §2.2.2: v virtual stages per GPU cut the bubble to (p−1)/(v·m) of
+    the busy time and multiply the point-to-point sends by v."""
+    plain = _step(replace(BASE, layout=ParallelLayout(tp=1, pp=4, dp=2, zero=0),
+                          grad_accum=12), defaults)
+    for v in (2, 4, 8):
+        step = _step(replace(BASE, layout=ParallelLayout(tp=1, pp=4, dp=2, zero=0,
+                                                         virtual_stages=v), grad_accum=12),
+                     defaults)
+        busy = (step.compute_s + step.tensor_parallel_s  # type: ignore[attr-defined]
+                + step.pipeline_p2p_s)  # type: ignore[attr-defined]
+        assert step.pipeline_bubble_s / busy == pytest.approx(3 / (v * 12))  # type: ignore[attr-defined]
+        assert step.pipeline_p2p_s == pytest.approx(  # type: ignore[attr-defined]
+            v * plain.pipeline_p2p_s)  # type: ignore[attr-defined]
+        assert step.compute_s == pytest.approx(plain.compute_s)  # type: ignore[attr-defined]
+
+
+def test_uneven_stages_run_at_the_pace_of_the_busiest(defaults: PerfDefaults) -> None:
+    """32 layers on 3 stages: the busiest holds 11, so the stage computes 11/(32/3) of an even
+    share."""
+    even = _step(replace(BASE, layout=ParallelLayout(tp=1, pp=4, dp=1), grad_accum=12), defaults)
+    uneven = _step(replace(BASE, layout=ParallelLayout(tp=1, pp=3, dp=1), grad_accum=12),
+                   defaults)
+    per_gpu_even = even.compute_s * 4  # type: ignore[attr-defined]
+    assert uneven.compute_s * 3 == pytest.approx(  # type: ignore[attr-defined]
+        per_gpu_even * 11 * 3 / 32)
+
+
 def test_tensor_parallel_costs_communication(defaults: PerfDefaults) -> None:
     one = _step(replace(BASE, layout=ParallelLayout(tp=1, pp=1, dp=8, zero=1)), defaults)
     eight = _step(replace(BASE, layout=ParallelLayout(tp=8, pp=1, dp=1, zero=0),

@@ -20,7 +20,6 @@ shipped networks.
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import pytest
@@ -39,7 +38,12 @@ from costsim.domain.workload import (
 )
 from costsim.perf.serving import estimate_serving
 from costsim.perf.train_estimate import LayoutConstraints, TrainingEstimate, estimate_training_run
-from tests.perf.conftest import arch, megatron_tflops_per_gpu, reported_figure
+from tests.perf.conftest import (
+    arch,
+    megatron_tflops_per_gpu,
+    reported_figure,
+    row_tolerance,
+)
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -58,12 +62,6 @@ FOUNDRY = ("X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13")
 MICRO_BATCH = {"X2": 1, "X3": 1, "X4": 2}
 # Jean Zay A100 nodes: 4 Omni-Path 100 Gb/s links per 8-GPU node (BLOOM paper and tr11 README).
 JEAN_ZAY_GBIT_PER_NODE = 400.0
-
-
-def _tolerance(row: dict[str, str]) -> float:
-    match = re.fullmatch(r"\+-(\d+)%", row["tolerance"])
-    assert match, row["tolerance"]
-    return int(match.group(1)) / 100
 
 
 def _jean_zay(defaults: PerfDefaults) -> Interconnect:
@@ -114,7 +112,7 @@ def test_every_extra_row_is_checked() -> None:
 @pytest.mark.parametrize("row_id", [*MEGATRON, *FOUNDRY])
 def test_extra_calibration_rows_within_tolerance(row_id: str, defaults: PerfDefaults) -> None:
     predicted, reported = predicted_andreported_figure(row_id, defaults)
-    tolerance = _tolerance(ROWS[row_id])
+    tolerance = row_tolerance(ROWS[row_id])
     assert predicted == pytest.approx(reported, rel=tolerance), (row_id, predicted, reported)
 
 
@@ -169,5 +167,5 @@ def serving_predicted_and_reported(row_id: str, defaults: PerfDefaults) -> tuple
 @pytest.mark.parametrize("row_id", sorted(SERVING_RUNS))
 def test_tensorrt_llm_fp8_max_throughput(row_id: str, defaults: PerfDefaults) -> None:
     predicted, reported = serving_predicted_and_reported(row_id, defaults)
-    assert predicted == pytest.approx(reported, rel=_tolerance(SERVING[row_id])), (
+    assert predicted == pytest.approx(reported, rel=row_tolerance(SERVING[row_id])), (
         row_id, predicted, reported)

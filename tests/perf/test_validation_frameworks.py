@@ -14,7 +14,6 @@ and the row's ``--framework``, within the tolerance each row states with its rea
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,7 @@ from costsim.domain.workload import (
 )
 from costsim.memory.estimate import shape_of
 from costsim.perf.training import TrainingStep, estimate_training_step
-from tests.perf.conftest import reported_figure
+from tests.perf.conftest import reported_figure, row_tolerance
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -51,9 +50,7 @@ AUTOMODEL_LORA = LoraConfig(rank=16, targets=(ALL_LINEAR,))
 
 def tolerance(row_id: str) -> float:
     """The row's stated tolerance as a fraction."""
-    match = re.fullmatch(r"\+-(\d+)%", ROWS[row_id]["tolerance"])
-    assert match, ROWS[row_id]["tolerance"]
-    return int(match.group(1)) / 100
+    return row_tolerance(ROWS[row_id])
 
 
 def _run(row_id: str, defaults: PerfDefaults, task: Task = Task.TRAIN,
