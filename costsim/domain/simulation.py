@@ -19,7 +19,7 @@ class SimAssumptions:
     diurnal_trough_fraction: float
     diurnal_peak_hour: float
     weekend_fraction: float
-    scale_up_delay_s: float
+    instance_startup_s: float
     spot_reacquire_s: float
     generic_job_host_ram_per_vram: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)

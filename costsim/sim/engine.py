@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -67,13 +68,16 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     used_h = sum(float(p.occupancy.sum()) for p in reserved)
     owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
     ledger = ctx.book.close()
+    phase_cost = ledger.by_phase()
+    training = tuple(replace(t, cost_usd=phase_cost.get(t.phase, 0.0)) for t in ctx.training)
+    serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
          sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours)
     return Replication(
         index=index, ledger=ledger,
         timelines=tuple(ctx.timelines[p.name] for p in prep.scenario.phase_order()),
-        training=tuple(ctx.training), serving=tuple(ctx.serving),
+        training=training, serving=serving,
         queue_waits_s=tuple(ctx.queue_waits_s), gpu_hours_used=ctx.used_gpu_hours,
         gpu_hours_paid=ctx.rental_gpu_hours + committed_h + owned_h,
         reserved_gpu_hours_committed=committed_h, reserved_gpu_hours_used=used_h,

@@ -133,6 +133,13 @@ class Ledger:
             sums[line.key.category].append(line.amount_usd)
         return {cat: _cents_sum(values) for cat, values in sums.items()}
 
+    def by_phase(self) -> dict[str, float]:
+        """Economic cost per phase (plan-level lines under ""), to the cent."""
+        sums: dict[str, list[float]] = defaultdict(list)
+        for line in self.lines:
+            sums[line.key.phase].append(line.amount_usd)
+        return {phase: _cents_sum(values) for phase, values in sums.items()}
+
     def by_budget_group(self) -> dict[str, float]:
         """Economic cost per budget group (gpu / memory-storage / other), to the cent."""
         sums: dict[str, list[float]] = defaultdict(list)

@@ -199,15 +199,15 @@ def _phase_cost(ledger: Ledger, phases: set[str]) -> float | None:
     """Mean cost of the named phases per phase (cost per training run)."""
     if not phases:
         return None
-    total = sum(line.amount_usd for line in ledger.lines if line.key.phase in phases)
-    return round(total / len(phases), 2)
+    by_phase = ledger.by_phase()
+    return round(sum(by_phase.get(p, 0.0) for p in phases) / len(phases), 2)
 
 
 def _per_million(ledger: Ledger, phases: set[str], tokens: float) -> float | None:
     if not phases or tokens <= 0:
         return None
-    cost = sum(line.amount_usd for line in ledger.lines if line.key.phase in phases)
-    return cost / tokens * 1e6
+    by_phase = ledger.by_phase()
+    return sum(by_phase.get(p, 0.0) for p in phases) / tokens * 1e6
 
 
 def run_scenario(scenario: Scenario, *, seed: int, replications: int,

@@ -71,11 +71,13 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
                    reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
                    fallback=src.fallback is not None)
     out = simulate_run(spec, ctx.rng("phase", phase.name, "run"))
-    end = start + out.wall_s
+    # rented instances boot and load the checkpoint before the run starts (billed from launch)
+    startup = ctx.prep.sim_defaults.instance_startup_s if rented and pool is not None else 0.0
+    end = start + startup + out.wall_s
     if bounded_gpus:
         ctx.take_interval(phase.name, src.gpu, owned, start, end, bounded_gpus)
     if rented and pool is not None:
-        held_end = start + out.billed_s
+        held_end = start + startup + out.billed_s
         if on_spot and out.preemption_loss_s > 0:
             lost_start = held_end - out.preemption_loss_s
             ctx.book_rental_interval(phase.name, pool, start, lost_start, rented)
@@ -89,11 +91,11 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
     ctx.used_gpu_hours += prep.gpus * (out.billed_s + out.fallback_s) / SECONDS_PER_HOUR
     ctx.checkpoint_bytes.append((end, prep.checkpoint_bytes))
     ctx.training.append(TrainingRunRecord(
-        phase=phase.name, gpus=prep.gpus, wall_s=out.wall_s,
+        phase=phase.name, gpus=prep.gpus, wall_s=startup + out.wall_s,
         gpu_hours=prep.gpus * (out.billed_s + out.fallback_s) / SECONDS_PER_HOUR,
         faults=out.faults, preemptions=out.preemptions, lost_work_s=out.lost_work_s,
         cost_usd=0.0))
-    yield env.timeout(out.wall_s)
+    yield env.timeout(startup + out.wall_s)
     return env.now
 
 
@@ -137,8 +139,10 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     ctx.used_gpu_hours += float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR
     if prep.nodes is None:
         pool = prep.source.rental or prep.source.spill
-        if pool is not None:
-            ctx.book_rental_jobs(phase.name, pool, np.array(arrivals), run_s, prep.need.gpus)
+        if pool is not None:  # each job boots its own instance first (billed)
+            ctx.book_rental_jobs(phase.name, pool, np.array(arrivals),
+                                 run_s + ctx.prep.sim_defaults.instance_startup_s,
+                                 prep.need.gpus)
         ctx.queue_waits_s.extend([0.0] * len(arrivals))
         end = max(start + duration, float((np.array(arrivals) + run_s).max(initial=start)))
         yield env.timeout(end - start)

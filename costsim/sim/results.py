@@ -42,7 +42,7 @@ class TrainingRunRecord:
     faults: int
     preemptions: int
     lost_work_s: float
-    cost_usd: float  # the phase's ledger lines
+    cost_usd: float  # the phase's ledger lines (its share of commitments included)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +55,7 @@ class ServingRecord:
     tokens_served: float
     output_tokens_served: float
     replica_hours: float
-    cost_usd: float
+    cost_usd: float  # the phase's ledger lines
     replicas_by_hour: tuple[int, ...]  # whole fleet (replicas of every entry)
 
     @property

@@ -124,7 +124,7 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
             min_replicas=auto.min_replicas if auto else 1,
             max_replicas=auto.max_replicas if auto else None,
             scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
-                              else sim_defaults.scale_up_delay_s)))
+                              else sim_defaults.instance_startup_s)))
     if any(s is None for s in sources):
         return None  # an entry of the plan cannot run: its reason is already recorded
     return tuple(preps)

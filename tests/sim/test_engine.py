@@ -55,13 +55,16 @@ def test_a_run_without_failures_takes_the_performance_models_steady_time() -> No
     timeline = rep.timelines[0]
     assert timeline.end_s is not None
     assert timeline.start_s is not None
-    assert timeline.end_s - timeline.start_s == pytest.approx(train.steady_s)
-    # billed on whole 8-GPU instances for the steady time (the cloud's billing increment
-    # applied), at the pool's rate
+    startup = prep.sim_defaults.instance_startup_s  # rented instances boot first
+    assert timeline.end_s - timeline.start_s == pytest.approx(startup + train.steady_s)
+    # billed on whole 8-GPU instances from launch (the cloud's billing increment applied), at
+    # the pool's rate
     pool = train.source.rental
     assert pool is not None
-    billed_h = pool.billing.billed_hours(train.steady_s)
-    assert billed_h == pytest.approx(train.steady_s / SECONDS_PER_HOUR, abs=1.0)
+    billed_h = pool.billing.billed_hours(startup + train.steady_s)
+    assert billed_h == pytest.approx((startup + train.steady_s) / SECONDS_PER_HOUR, abs=1.0)
+    (record,) = rep.training
+    assert record.cost_usd == rep.ledger.by_phase()["train"]
     compute = rep.ledger.by_category()[Category.COMPUTE]
     assert compute == pytest.approx(8 * billed_h * pool.rate_usd_per_gpu_hour, abs=0.05)
     # the rest is the checkpoint kept in object storage until the horizon's end
