@@ -194,18 +194,56 @@ class BillingRule:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QuotedReservation:
+    """A reservation price from a sales quote, per instance: it replaces costsim's estimated
+    discount for the matching offerings (``region``/``instance_type`` None: any of the cloud's
+    offerings of ``gpu``). ``source`` says where the quote came from (a file and line, or the
+    scenario key), for the report's assumptions."""
+
+    cloud: str
+    gpu: str
+    term_years: int
+    payment: Payment
+    upfront_usd: float
+    recurring_usd_per_hour: float
+    source: str
+    region: str | None = None
+    instance_type: str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"quote {self.cloud} {self.gpu}"
+        if self.term_years not in (1, 3):
+            raise InputError(self.source, "term", f"must be 1y or 3y, got {self.term_years}y")
+        for key in ("upfront_usd", "recurring_usd_per_hour"):
+            value = getattr(self, key)
+            if not (math.isfinite(value) and value >= 0):
+                raise InputError(self.source, key, f"{where}: must be a finite number >= 0, "
+                                 f"got {value!r}")
+        if self.upfront_usd == 0 and self.recurring_usd_per_hour == 0:
+            raise InputError(self.source, "upfront_usd", f"{where}: a quote of $0 upfront and "
+                             "$0/h is not a price")
+
+    @property
+    def option(self) -> PurchaseOption:
+        """The purchase option the quote prices."""
+        return PurchaseOption.reserved(self.term_years, self.payment)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PriceOverrides:
     """User changes on top of the shipped book.
 
     ``discount_pct`` is a flat negotiated discount on every shipped rental price;
     ``cloud_discount_pct`` replaces it for the clouds it names. ``custom_offerings`` replace
     shipped rows with the same (cloud, region, instance_type) or add new ones; they are taken as
-    already negotiated and get no discount.
+    already negotiated and get no discount. ``quoted_reservations`` are reserved prices from
+    sales quotes: they win over the table's estimated discounts (and get no discount either).
     """
 
     discount_pct: float = 0.0
     cloud_discount_pct: tuple[tuple[str, float], ...] = ()
     custom_offerings: tuple[Offering, ...] = ()
+    quoted_reservations: tuple[QuotedReservation, ...] = ()
 
     def __post_init__(self) -> None:
         for where, pct in (("discount_pct", self.discount_pct),

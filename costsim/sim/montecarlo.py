@@ -21,7 +21,7 @@ from costsim.domain.scenario import Scenario
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
 from costsim.sim.prepare import PreparedPlan, prepare_plan
-from costsim.sim.results import PhaseTimeline, PoolUse, Replication
+from costsim.sim.results import PhaseTimeline, PoolUse, PriceUsed, Replication
 from costsim.sim.streams import replication_seeds
 
 Progress = Callable[[int, int], None]
@@ -75,6 +75,7 @@ class PlanResult:
     cost_per_million_tokens_usd: float | None = None
     cost_per_million_output_tokens_usd: float | None = None
     ledger: Ledger | None = None  # mean ledger: lines add up to cost_usd.mean
+    prices: tuple[PriceUsed, ...] = ()  # every price relied on, with source and date
     metrics: PlanMetrics | None = None
     pools: tuple[PoolUse, ...] = ()  # mean paid and used GPU-hours per pool
     reserved_by_month: tuple[tuple[str, float, float], ...] = ()  # (month, committed, used) h
@@ -99,7 +100,8 @@ def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
         if progress:
             progress(replications, replications)
         return PlanResult(name=name, feasible=False,
-                          infeasible_reasons=prep.infeasible_reasons, replications=0)
+                          infeasible_reasons=prep.infeasible_reasons, replications=0,
+                          prices=prep.prices_used())
     reps: list[Replication] = []
     if workers <= 1:
         roots = replication_seeds(seed, replications)
@@ -157,6 +159,7 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         cost_per_million_output_tokens_usd=_per_million(mean_ledger, serving_names,
                                                         output_tokens),
         ledger=mean_ledger,
+        prices=prep.prices_used(),
         metrics=PlanMetrics(
             gpu_hours_used=float(np.mean([r.gpu_hours_used for r in reps])),
             gpu_hours_paid=float(np.mean([r.gpu_hours_paid for r in reps])),

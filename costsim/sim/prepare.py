@@ -37,7 +37,8 @@ from costsim.perf.setups import training_setup
 from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
 from costsim.sim.capacity import EntrySource, entry_source, plan_commitments
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
-from costsim.sim.pools import CommitmentPool, OwnedPool, owned_pool
+from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
+from costsim.sim.results import PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
 
@@ -104,6 +105,30 @@ class PreparedPlan:
         """True when the plan can be simulated."""
         return not self.infeasible_reasons
 
+    def prices_used(self) -> tuple[PriceUsed, ...]:
+        """Every price the plan relies on, with its source and date."""
+        used: list[PriceUsed] = []
+        for name, phase in self.phases.items():
+            sources = ([e.source for e in phase.entries] if isinstance(phase, ServingPrep)
+                       else [phase.source])
+            for source in sources:
+                for pool in (source.rental, source.spill, source.fallback):
+                    if pool is not None:
+                        used.append(_rental_price(name, pool))
+                if source.implied_commitment is not None:
+                    used.append(_commitment_price(name, source.implied_commitment))
+        used.extend(_commitment_price("", pool) for pool in self.commitments)
+        for owned in self.owned:
+            server = owned.server
+            used.append(PriceUsed(
+                phase="", pool=owned.name, gpu=owned.gpu, option="owned",
+                rate_usd_per_gpu_hour=server.cost_usd_per_delivered_gpu_hour(1.0),
+                upfront_usd=owned.count * server.capex_usd, source=server.source,
+                effective_date=server.effective_date,
+                estimate=any(line.estimate for line in server.bom)))
+        unique = {(u.phase, u.pool, u.option): u for u in used}
+        return tuple(unique[k] for k in sorted(unique))
+
 
 def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = None,
                  defaults: PerfDefaults | None = None,
@@ -146,6 +171,23 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
                         infeasible_reasons=tuple(reasons), sim_defaults=sim_defaults,
                         throughput_error=LogNormal(
                             sigma=allin_loss_defaults().throughput_error_sigma))
+
+
+def _rental_price(phase: str, pool: RentalPool) -> PriceUsed:
+    return PriceUsed(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
+                     rate_usd_per_gpu_hour=pool.rate_usd_per_gpu_hour, upfront_usd=0.0,
+                     source=pool.source, effective_date=pool.offering.effective_date,
+                     estimate=pool.estimate,
+                     flags=tuple(flag.value for flag in pool.offering.flags))
+
+
+def _commitment_price(phase: str, pool: CommitmentPool) -> PriceUsed:
+    return PriceUsed(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
+                     rate_usd_per_gpu_hour=pool.rate_usd_per_gpu_hour,
+                     upfront_usd=pool.instances * pool.terms.upfront_usd,
+                     source=pool.terms.source, effective_date=pool.terms.effective_date,
+                     estimate=pool.terms.estimate,
+                     flags=tuple(flag.value for flag in pool.offering.flags))
 
 
 def _canonical(gpu: str) -> str:

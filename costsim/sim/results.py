@@ -107,3 +107,29 @@ class Replication:
     def cost_usd(self) -> float:
         """Economic cost of the replication."""
         return self.ledger.cost_usd
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceUsed:
+    """One price a plan relied on, with its provenance (the report's assumptions)."""
+
+    phase: str  # "" for plan-level capacity (commitments, owned servers)
+    pool: str
+    gpu: str
+    option: str
+    rate_usd_per_gpu_hour: float  # effective rate (reservations: r_c; owned: at full use)
+    upfront_usd: float  # reservation upfront or server capex, all instances/servers
+    source: str
+    effective_date: str
+    estimate: bool  # rests on an assumption (estimated discount, owned-cost model)
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DefaultUsed:
+    """A default assumption a run relied on, with its source."""
+
+    key: str
+    value: float
+    source: str
+    estimate: bool

@@ -1,0 +1,158 @@
+"""A whole run: every plan's result, the baseline and the recommendation, with provenance.
+
+The recommendation rule (DESIGN §7): the feasible plan with the lowest mean ``cost_usd`` among
+those within the scenario's risk limits (P(over budget), P(deadline missed), SLO attainment,
+where the scenario sets them); the baseline is the plan asked for or the scenario's first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.catalog.sim_defaults import sim_assumptions
+from costsim.domain.scenario import RiskLimits, Scenario
+from costsim.errors import CatalogError
+from costsim.sim.montecarlo import PlanResult, Progress, run_plan
+from costsim.sim.prepare import prepare_plan
+from costsim.sim.results import DefaultUsed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recommendation:
+    """The recommended plan (None when no plan is feasible within the limits) and why."""
+
+    plan: str | None
+    reason: str
+    passed_over: tuple[tuple[str, str], ...] = ()  # (plan, why it was not recommended)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """What ``costsim run`` computed; everything the summary, tables and report show."""
+
+    scenario: Scenario
+    scenario_sha256: str
+    costsim_version: str
+    price_book_date: str
+    seed: int
+    replications: int
+    plans: tuple[PlanResult, ...]
+    baseline: str
+    recommendation: Recommendation
+    defaults: tuple[DefaultUsed, ...]
+    inputs: Mapping[str, object] = field(default_factory=dict)  # the resolved scenario
+    wall_s: float = 0.0
+    events: int = 0
+
+    def plan(self, name: str) -> PlanResult:
+        """The result of the plan called ``name``."""
+        for result in self.plans:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+
+def limit_breaches(result: PlanResult, risk: RiskLimits) -> list[str]:
+    """Why a feasible plan is outside the scenario's risk limits (empty: within them)."""
+    breaches = []
+    if (risk.max_p_over_budget is not None and result.p_over_budget is not None
+            and result.p_over_budget > risk.max_p_over_budget):
+        breaches.append(f"P(over budget) {result.p_over_budget:.0%} > "
+                        f"{risk.max_p_over_budget:.0%}")
+    if (risk.max_p_deadline_missed is not None and result.p_deadline_missed is not None
+            and result.p_deadline_missed > risk.max_p_deadline_missed):
+        breaches.append(f"P(deadline missed) {result.p_deadline_missed:.0%} > "
+                        f"{risk.max_p_deadline_missed:.0%}")
+    attainment = result.metrics.slo_attainment if result.metrics else None
+    if (risk.min_slo_attainment is not None and attainment is not None
+            and attainment < risk.min_slo_attainment):
+        breaches.append(f"SLO attainment {attainment:.1%} < {risk.min_slo_attainment:.1%}")
+    return breaches
+
+
+def recommend(plans: Sequence[PlanResult], risk: RiskLimits) -> Recommendation:
+    """The feasible plan with the lowest mean cost within the risk limits."""
+    passed: list[tuple[str, str]] = []
+    candidates: list[PlanResult] = []
+    for result in plans:
+        if not result.feasible or result.cost_usd is None:
+            passed.append((result.name, "infeasible: " + "; ".join(result.infeasible_reasons)))
+            continue
+        breaches = limit_breaches(result, risk)
+        if breaches:
+            passed.append((result.name, "outside the risk limits: " + "; ".join(breaches)))
+            continue
+        candidates.append(result)
+    if not candidates:
+        return Recommendation(plan=None, reason="no plan is feasible within the risk limits",
+                              passed_over=tuple(passed))
+    best = min(candidates, key=lambda r: (r.cost_usd.mean if r.cost_usd else 0.0, r.name))
+    assert best.cost_usd is not None
+    others = [r for r in candidates if r is not best]
+    reason = f"lowest mean cost (${best.cost_usd.mean:,.2f})"
+    if others:
+        runner = min(others, key=lambda r: r.cost_usd.mean if r.cost_usd else 0.0)
+        assert runner.cost_usd is not None
+        reason += (f", ${runner.cost_usd.mean - best.cost_usd.mean:,.2f} below the next "
+                   f"('{runner.name}')")
+    if any(v is not None for v in (risk.max_p_over_budget, risk.max_p_deadline_missed,
+                                   risk.min_slo_attainment)):
+        reason += " among the plans within the risk limits"
+    return Recommendation(plan=best.name, reason=reason, passed_over=tuple(passed))
+
+
+def defaults_used() -> tuple[DefaultUsed, ...]:
+    """The simulator's and performance model's default assumptions a run relies on."""
+    sim = sim_assumptions()
+    used = [DefaultUsed(key=f"sim.{key}", value=float(getattr(sim, key)), source=source,
+                        estimate=key in sim.estimates)
+            for key, source in sim.sources.items()]
+    loss = allin_loss_defaults()
+    for key in ("extra_loss_median", "extra_loss_sigma", "throughput_error_sigma"):
+        used.append(DefaultUsed(key=f"allin.{key}", value=float(getattr(loss, key)),
+                                source=loss.sources.get(key, "costsim/data/allin_loss.csv"),
+                                estimate=False))
+    perf = perf_defaults()
+    for key in ("interruptions_per_gpu_hour", "restart_s", "evaluation_fraction",
+                "checkpoint_write_gb_per_s_per_node"):
+        used.append(DefaultUsed(key=f"goodput.{key}", value=float(getattr(perf.goodput, key)),
+                                source=perf.goodput.sources.get(key, ""), estimate=False))
+    serving = perf.serving
+    for key in ("target_utilization", "default_slo_ttft_p95_s", "default_slo_tpot_p95_s"):
+        used.append(DefaultUsed(key=f"serving.{key}", value=float(getattr(serving, key)),
+                                source=serving.sources.get(key, ""), estimate=False))
+    return tuple(used)
+
+
+def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
+                      plans: Sequence[str] | None = None, baseline: str | None = None,
+                      progress: Progress | None = None, workers: int = 1,
+                      clock: Callable[[], float] | None = None,
+                      scenario_sha256: str = "", costsim_version: str = "",
+                      price_book_date: str = "",
+                      inputs: Mapping[str, object] | None = None) -> RunResult:
+    """Simulate every plan (or those named) on the same futures and recommend one.
+
+    Raises:
+        CatalogError: a plan or baseline name the scenario does not have ("did you mean").
+    """
+    names = [p.name for p in scenario.plans]
+    for name in [*(plans or []), *([baseline] if baseline else [])]:
+        if name not in names:
+            raise CatalogError("plan", name, names, source="--plan" if name != baseline
+                               else "--baseline")
+    start = clock() if clock else 0.0
+    wanted = None if plans is None else {*plans, *([baseline] if baseline else [])}
+    chosen = [p for p in scenario.plans if wanted is None or p.name in wanted]
+    results = tuple(run_plan(prepare_plan(scenario, plan), seed=seed,
+                             replications=replications, progress=progress, workers=workers)
+                    for plan in chosen)
+    return RunResult(
+        scenario=scenario, scenario_sha256=scenario_sha256, costsim_version=costsim_version,
+        price_book_date=price_book_date, seed=seed, replications=replications, plans=results,
+        baseline=baseline or chosen[0].name,
+        recommendation=recommend(results, scenario.risk), defaults=defaults_used(),
+        inputs=inputs or {}, wall_s=(clock() - start) if clock else 0.0,
+        events=sum(r.events for r in results))
