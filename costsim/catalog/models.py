@@ -79,7 +79,21 @@ def load_architecture_file(path: Path) -> Architecture:
         raise ConfigError(
             source, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})"
         ) from exc
+    except RecursionError:
+        raise ConfigError(source, "", "not a config: JSON nested too deeply") from None
     name = config.get("_name_or_path") if isinstance(config, dict) else None
     fallback = path.parent.name if path.stem == "config" and path.parent.name else path.stem
-    label = name if isinstance(name, str) and name else fallback
-    return architecture_from_config(config, name=label, source=source)
+    label = name if isinstance(name, str) and name.strip() else fallback
+    return architecture_from_config(config, name=display_name(label), source=source)
+
+
+# A model name is printed in tables and JSON; a real one is a short hub id ("org/model").
+MAX_NAME_CHARS = 200
+
+
+def display_name(name: str) -> str:
+    """``name`` safe to print: control characters and lone surrogates (which no terminal or
+    UTF-8 stream can show) escaped, and cut to :data:`MAX_NAME_CHARS`."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                    for ch in name.strip())
+    return shown if len(shown) <= MAX_NAME_CHARS else shown[: MAX_NAME_CHARS - 3] + "..."

@@ -7,12 +7,13 @@ Registration only adds parsers; each command imports its engines inside its hand
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 
 from costsim import __version__
 from costsim.cli import catalog_cmds, estimate_cmd, memory_cmd, prices_cmd
-from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser
+from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd)
@@ -23,8 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="costsim",
         description="Cost-optimization simulator for cloud GPU procurement.",
+        epilog=examples("costsim memory --model llama-2-7b --gpu A100",
+                        "costsim estimate train --model llama-2-7b --gpus 64 --tokens 2e12",
+                        "costsim prices --gpu H100 --option on-demand --limit 10"),
     )
-    parser.add_argument("--version", action="version", version=f"costsim {__version__}")
+    parser.add_argument("--version", action="version", version=f"costsim {__version__}",
+                        help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     commands.required = True
     for module in COMMAND_MODULES:
@@ -34,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run costsim with ``argv`` (default: the process arguments); return the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # A file name with undecodable bytes comes back from the OS as lone surrogates: print
+        # it escaped rather than crash on it.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
