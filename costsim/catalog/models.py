@@ -10,7 +10,7 @@ from pathlib import Path
 from costsim.catalog.hf_config import MAX_CONFIG_BYTES, architecture_from_config
 from costsim.catalog.resources import read_data_csv, read_data_text
 from costsim.domain.architecture import Architecture
-from costsim.errors import CatalogError, ConfigError, name_key
+from costsim.errors import CatalogError, ConfigError, name_key, printable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +94,5 @@ MAX_NAME_CHARS = 200
 def display_name(name: str) -> str:
     """``name`` safe to print: control characters and lone surrogates (which no terminal or
     UTF-8 stream can show) escaped, and cut to :data:`MAX_NAME_CHARS`."""
-    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
-                    for ch in name.strip())
+    shown = printable(name.strip())
     return shown if len(shown) <= MAX_NAME_CHARS else shown[: MAX_NAME_CHARS - 3] + "..."

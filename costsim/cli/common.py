@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
-from costsim.errors import CostsimError
+from costsim.errors import CostsimError, printable
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -88,7 +88,7 @@ class OneLineParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {printable(message)}\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 

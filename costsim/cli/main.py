@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from costsim import __version__
 from costsim.cli import catalog_cmds, estimate_cmd, memory_cmd, prices_cmd
 from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
-from costsim.errors import CostsimError
+from costsim.errors import CostsimError, printable
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd)
 
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CostsimError as exc:
         # Name the sub-command too ("costsim estimate serve"), as argparse's own errors do.
         command = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
-        sys.stderr.write(f"costsim {command}: error: {exc}\n")
+        sys.stderr.write(f"costsim {command}: error: {printable(str(exc))}\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `costsim prices | head`
         return 0
