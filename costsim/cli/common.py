@@ -68,11 +68,14 @@ def _refuse_repeats(action_class: type[argparse.Action]) -> type[argparse.Action
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line naming the command, then exit code 2.
 
-    A flag given twice with different values is an error; help wraps prose and keeps examples.
+    A flag given twice with different values is an error, an abbreviated flag is unknown; help
+    wraps prose and keeps examples.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        # No prefix matching: "--micro-batc 3" or "--tok 1e12" must not silently become a flag.
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.given: dict[str, tuple[str | None, Any]] = {}
         for name, action_class in ((None, argparse._StoreAction),

@@ -10,6 +10,7 @@ import argparse
 import io
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from costsim import __version__
 from costsim.cli import catalog_cmds, estimate_cmd, memory_cmd, prices_cmd
@@ -37,6 +38,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser by its words (``"estimate serve"``)."""
+    found: dict[str, argparse.ArgumentParser] = {}
+
+    def walk(node: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        subparsers = [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subparsers:
+            found[" ".join(words)] = node
+        for action in subparsers:
+            for name, sub in action.choices.items():
+                walk(sub, (*words, name))
+
+    walk(parser, ())
+    return found
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                    unknown: list[str]) -> NoReturn:
+    """One error line for arguments the command does not take: a flag of another command says
+    so (``--optimizer`` given to ``estimate serve``), a misspelt one gets a suggestion."""
+    from costsim.errors import suggest
+
+    parsers = command_parsers(parser)
+    words = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
+    own = parsers.get(words, parser)
+    flag = unknown[0].split("=", 1)[0]
+    if flag.startswith("--"):
+        elsewhere = [name for name, other in parsers.items()
+                     if flag in other._option_string_actions]
+        if elsewhere:
+            own.error(f"{flag} is not a flag of {words}: it means nothing here (it belongs to "
+                      f"{', '.join(elsewhere)}; see costsim {words} --help)")
+        hints = suggest(flag, [o for o in own._option_string_actions if o.startswith("--")])
+        if hints:
+            own.error(f"unrecognized argument {flag}; did you mean {' or '.join(hints)}?")
+    own.error(f"unrecognized arguments: {' '.join(unknown)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run costsim with ``argv`` (default: the process arguments); return the exit code."""
     for stream in (sys.stdout, sys.stderr):
@@ -45,7 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse_unknown(parser, args, unknown)
     try:
         code: int = args.handler(args)
     except CostsimError as exc:
