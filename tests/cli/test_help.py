@@ -36,7 +36,7 @@ def _flag_set(command: str) -> set[str]:
 def _examples(command: str) -> list[str]:
     """The example command lines that end ``command``'s help."""
     text = PARSERS[command].format_help().rstrip()
-    head, sep, tail = text.rpartition("\nexamples:\n")
+    _, sep, tail = text.rpartition("\nexamples:\n")
     assert sep, f"costsim {command} --help does not end with examples"
     return [line.strip() for line in tail.splitlines()]
 
@@ -72,8 +72,8 @@ def _valid_values() -> dict[str, tuple[str, ...]]:
     from costsim.catalog.price_tables import billing_rules
     from costsim.cli.estimate_cmd import ENGINES
 
-    assert NETWORK_NAMES == network_names()
-    assert CLOUD_NAMES == tuple(sorted(billing_rules()))
+    assert network_names() == NETWORK_NAMES
+    assert tuple(sorted(billing_rules())) == CLOUD_NAMES
     return {
         "--precision": COMPUTE_PRECISIONS, "--kv-dtype": KV_DTYPE_CHOICES,
         "--bytes-preset": tuple(m.value for m in BytesPreset),
@@ -95,7 +95,8 @@ def test_every_choice_flag_lists_its_values(command: str) -> None:
 
 def test_task_lists_the_tasks_each_command_runs() -> None:
     def task_help(command: str) -> str:
-        return next(a.help or "" for a in _options(PARSERS[command]) if "--task" in a.option_strings)
+        return next(a.help or "" for a in _options(PARSERS[command])
+                    if "--task" in a.option_strings)
 
     assert "train | finetune | infer" in task_help("memory")
     assert "train | finetune (" in task_help("estimate train")
