@@ -70,7 +70,7 @@ def test_every_number_flag_states_its_range(command: str) -> None:
 def _valid_values() -> dict[str, tuple[str, ...]]:
     from costsim.catalog.perf_defaults import network_names
     from costsim.catalog.price_tables import billing_rules
-    from costsim.cli.estimate_cmd import ENGINES
+    from costsim.cli.estimate_cmd import ENGINES, FRAMEWORKS
 
     assert network_names() == NETWORK_NAMES
     assert tuple(sorted(billing_rules())) == CLOUD_NAMES
@@ -81,6 +81,7 @@ def _valid_values() -> dict[str, tuple[str, ...]]:
         "--quant": tuple(m.value for m in Quant),
         "--recompute": tuple(m.value for m in Recompute),
         "--engine": ENGINES, "--network": NETWORK_NAMES, "--cloud": CLOUD_NAMES,
+        "--framework": FRAMEWORKS,
     }
 
 
@@ -106,7 +107,7 @@ def test_task_lists_the_tasks_each_command_runs() -> None:
 TRAINING_ONLY = {"--task", "--bytes-preset", "--optimizer", "--lora-rank", "--lora-targets",
                  "--zero", "--dp", "--pp", "--sp", "--micro-batch", "--seq-len", "--grad-accum",
                  "--recompute", "--flash-attention", "--no-flash-attention", "--tokens",
-                 "--global-batch", "--global-batch-tokens", "--network"}
+                 "--global-batch", "--global-batch-tokens", "--network", "--framework"}
 SERVING_ONLY = {"--kv-dtype", "--batch", "--context", "--prompt-tokens", "--output-tokens",
                 "--engine", "--rate", "--slo-ttft-s", "--slo-tpot-s"}
 
@@ -117,7 +118,7 @@ def test_each_estimate_command_defines_only_the_flags_it_reads() -> None:
     # memory takes both kinds (its --task picks which apply).
     memory = _flag_set("memory")
     assert TRAINING_ONLY - {"--tokens", "--global-batch", "--global-batch-tokens",
-                            "--network"} <= memory
+                            "--network", "--framework"} <= memory
     assert SERVING_ONLY - {"--engine", "--rate", "--slo-ttft-s", "--slo-tpot-s"} <= memory
 
 
