@@ -261,3 +261,24 @@ def test_reading_a_hostile_config_raises_only_config_errors() -> None:
             config = {**SMALL_CONFIGS["llama"], key: value}
             with contextlib.suppress(CostsimError):
                 architecture_from_config(config, name="x")
+
+
+PRICE_COLUMNS = ("cloud", "region", "instance_type", "gpu", "gpus_per_instance",
+                 "effective_date", "on_demand_usd_per_hour", "spot_usd_per_hour", "vcpus",
+                 "host_ram_gib", "gpu_memory_gib")
+PRICE_ROW = ("mine", "r1", "x1", "H100", "8", "2026-01-01", "24", "9", "192", "2048", "80")
+
+
+@settings(max_examples=40, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(changes=st.dictionaries(st.sampled_from(PRICE_COLUMNS),
+                               VALUES.filter(lambda v: not set(v) & set(',"\r\n')),
+                               min_size=1, max_size=3))
+def test_every_price_file_cell_survives_hostile_values(config_dir: Path,
+                                                       changes: dict[str, str]) -> None:
+    path = config_dir / "prices.csv"
+    row = [changes.get(column, value) for column, value in zip(PRICE_COLUMNS, PRICE_ROW,
+                                                                strict=True)]
+    path.write_text(",".join(PRICE_COLUMNS) + "\n" + ",".join(row) + "\n", encoding="utf-8",
+                    errors="surrogateescape")
+    _check(["prices", "--price-file", str(path), "--gpu", "H100", "--limit", "3"])

@@ -190,3 +190,21 @@ def test_unicode_digits_are_read_as_the_number_they_spell(cli: Cli) -> None:
     code, out, err = cli("memory", "--model", "gpt2", "--micro-batch", "１٢", "--json")
     assert code == 0, err
     assert json.loads(out)["layout"]["micro_batch"] == 12
+
+
+@pytest.mark.parametrize(("column", "value", "needle"), [
+    ("on_demand_usd_per_hour", "1e308", "on_demand_usd_per_hour: must be at most 72,000, "
+                                        "got '1e308'"),
+    ("on_demand_usd_per_hour", "1e400", "on_demand_usd_per_hour: must be a finite number"),
+    ("vcpus", "100000", "vcpus: must be at most 10,000, got '100000'"),
+    ("host_ram_gib", "1e300", "host_ram_gib: must be at most 1,000,000, got '1e300'"),
+])
+def test_price_file_numbers_have_ranges(cli: Cli, tmp_path: Path, column: str, value: str,
+                                        needle: str) -> None:
+    cells = {"cloud": "mine", "region": "r1", "instance_type": "x1", "gpu": "H100",
+             "gpus_per_instance": "8", "effective_date": "2026-01-01",
+             "on_demand_usd_per_hour": "24", "vcpus": "192", "host_ram_gib": "2048",
+             column: value}
+    path = tmp_path / "mine.csv"
+    path.write_text(",".join(cells) + "\n" + ",".join(cells.values()) + "\n")
+    _refused(cli("prices", "--price-file", str(path)), f"{path}:2:", needle)
