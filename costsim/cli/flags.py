@@ -257,10 +257,11 @@ def add_layout_args(parser: argparse.ArgumentParser, *, searched: bool) -> None:
 
 def add_replica_args(parser: argparse.ArgumentParser) -> None:
     """``--tp`` and ``--gpus`` of one serving replica (its GPUs are its TP degree)."""
-    for name in ("tp", "gpus"):
+    for name, what in (("tp", "tensor-parallel degree of a replica"),
+                       ("gpus", "GPUs per replica, the same as --tp")):
         parser.add_argument(f"--{name}", type=_argtype(name), default=None, metavar="N",
-                            help=f"GPUs per replica (tensor parallel), {_range('--' + name)} "
-                                 "(default: the fewest that hold the model)")
+                            help=f"{what}, {_range('--' + name)} (default: the fewest GPUs "
+                                 "that hold the model)")
 
 
 def add_inference_args(parser: argparse.ArgumentParser, *, serving: bool = False) -> None:
