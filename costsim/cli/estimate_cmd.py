@@ -8,7 +8,6 @@ from typing import Any
 
 from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, examples, print_json
 from costsim.cli.flags import (
-    MAX_WHOLE_NUMBER,
     add_compute_args,
     add_gpu_arg,
     add_inference_args,
@@ -20,7 +19,7 @@ from costsim.cli.flags import (
     add_training_args,
     range_argtype,
 )
-from costsim.cli.ranges import CLOUD_NAMES, NETWORK_NAMES, describe
+from costsim.cli.ranges import CLOUD_NAMES, FLAG_RANGES, NETWORK_NAMES, describe
 from costsim.errors import InputError
 
 ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
@@ -243,10 +242,11 @@ def _train(args: argparse.Namespace) -> int:
             raise InputError("", "--global-batch-tokens", "give --global-batch or "
                                                           "--global-batch-tokens, not both")
         global_seqs = max(1, round(args.global_batch_tokens / base.seq_len))
-        if global_seqs > MAX_WHOLE_NUMBER:
+        most = int(FLAG_RANGES["--global-batch"].maximum)
+        if global_seqs > most:  # the --global-batch range, in tokens
             raise InputError("", "--global-batch-tokens",
-                             f"must be at most {MAX_WHOLE_NUMBER:,} sequences of "
-                             f"{base.seq_len} tokens (got {args.global_batch_tokens:g})")
+                             f"must be at most {most:,} sequences of {base.seq_len} tokens "
+                             f"(got {args.global_batch_tokens:g})")
     fixed = LayoutConstraints(tp=flags.tp, pp=flags.pp, dp=flags.dp, zero=flags.zero,
                               sp=flags.sp, virtual_stages=args.virtual_stages,
                               micro_batch=flags.micro_batch,

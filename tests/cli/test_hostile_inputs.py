@@ -122,6 +122,9 @@ def test_a_name_with_control_characters_is_printed_escaped(cli: Cli, tmp_path: P
      "argument --seq-len: must be a whole number in 1..100,000,000 (got '1e3')"),
     (["memory", "--model", "gpt2", "--zero", "4"],
      "argument --zero: must be a whole number in 0..3 (got 4)"),
+    (["estimate", "train", "--model", "gpt2", "--gpus", "8", "--tokens", "1e12", "--seq-len",
+      "1", "--global-batch-tokens", "1e9", "--price-usd-per-gpu-hour", "1"],
+     "--global-batch-tokens: must be at most 100,000,000 sequences of 1 tokens (got 1e+09)"),
     # Contradictions.
     (["memory", "--model", "gpt2", "--flash-attention", "--no-flash-attention"],
      "argument --no-flash-attention: not allowed with argument --flash-attention"),
