@@ -6,7 +6,7 @@ Use::
     add_model_args(parser); add_gpu_arg(parser); add_compute_args(parser)
     add_training_args(parser); add_layout_args(parser, searched=...); add_inference_args(parser)
 
-Each command adds only the flags it reads (DESIGN.md §6): ``estimate serve`` has no training
+Each command adds only the flags it reads (docs/inputs.md): ``estimate serve`` has no training
 flags, ``estimate train`` no inference ones; ``memory`` has them all.
 
 Layout flags are parsed with default ``None`` so that ``estimate train`` can tell "not given"

@@ -1,5 +1,5 @@
 """``--help`` of every command: only the flags it accepts, each with its default and valid
-values, and examples at the end that run (DESIGN.md §6, issue 8)."""
+values, and examples at the end that run (docs/inputs.md, issue 8)."""
 
 from __future__ import annotations
 
