@@ -20,6 +20,7 @@ from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
+from costsim.catalog.resources import read_user_bytes
 from costsim.catalog.servers import OWNED_CLOUD
 from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides
 from costsim.errors import CatalogError, InputError, suggest
@@ -99,13 +100,12 @@ def _read_text(path: Path) -> str:
     """The file's text (UTF-8, a byte-order mark allowed); errors name the file and position."""
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_PRICE_FILE_BYTES:
-            raise InputError(name, "", f"file is {size} bytes; the limit is "
-                                       f"{MAX_PRICE_FILE_BYTES}")
-        data = path.read_bytes()
+        read = read_user_bytes(path, MAX_PRICE_FILE_BYTES)
     except OSError as exc:
         raise InputError(name, "", f"cannot read: {exc.strerror or exc}") from None
+    if read is None:
+        raise InputError(name, "", f"file is over the limit of {MAX_PRICE_FILE_BYTES} bytes")
+    data = read
     try:
         # spreadsheet exports often start with a BOM; it is not part of the first column name
         return data.decode("utf-8-sig")

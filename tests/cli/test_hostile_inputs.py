@@ -211,3 +211,20 @@ def test_price_file_numbers_have_ranges(cli: Cli, tmp_path: Path, column: str, v
     path = tmp_path / "mine.csv"
     path.write_text(",".join(cells) + "\n" + ",".join(cells.values()) + "\n")
     _refused(cli("prices", "--price-file", str(path)), f"{path}:2:", needle)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["models", "--arch", "/dev/zero"], "/dev/zero: a config must be at most 1,000,000 bytes"),
+    (["prices", "--price-file", "/dev/zero"], "/dev/zero: file is over the limit"),
+])
+def test_an_endless_file_is_read_only_up_to_its_limit(cli: Cli, argv: list[str],
+                                                      needle: str) -> None:
+    """/dev/zero states size 0 and never ends: reading it whole used to hang."""
+    _refused(cli(*argv), needle)
+
+
+def test_a_config_that_is_not_utf8_is_named(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"model_type": "llama\xff"}')
+    _refused(cli("models", "--arch", str(path)), f"{path}: not UTF-8 text (byte 0xff at offset")
