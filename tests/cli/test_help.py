@@ -159,3 +159,14 @@ def test_docs_list_every_range() -> None:
         assert f"| `{flag}` | {bounds.describe()} |" in text, flag
     for key, (maximum, _) in KEY_MAXIMA.items():
         assert re.search(rf"`{key}`[^|]*\| {maximum:,} \|", text), key
+
+
+def test_no_number_flag_bypasses_the_ranges() -> None:
+    """A flag typed plain int or float would skip the range checks; only prices' three, which
+    prices_args.py checks by docs/pricing.md's rules, may."""
+    checked_by_prices_args = {("prices", "--count"), ("prices", "--limit"),
+                              ("prices", "--discount-pct")}
+    for command, parser in PARSERS.items():
+        for action in _options(parser):
+            if action.type in (int, float):
+                assert (command, action.option_strings[-1]) in checked_by_prices_args
