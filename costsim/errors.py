@@ -47,7 +47,7 @@ class CatalogError(CostsimError, LookupError):
 
     def __str__(self) -> str:
         prefix = f"{self.source}: " if self.source else ""
-        message = f"{prefix}unknown {self.kind} '{self.name}'"
+        message = f"{prefix}unknown {self.kind} '{printable(self.name)}'"
         if self.suggestions:
             options = " or ".join(f"'{s}'" for s in self.suggestions)
             message += f"; did you mean {options}?"
@@ -56,6 +56,16 @@ class CatalogError(CostsimError, LookupError):
 
 class InfeasibleError(CostsimError):
     """No configuration satisfies the constraints (memory, deadline, SLO)."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal cannot show as itself (newlines, escape
+    sequences, NUL, lone surrogates) written as its Python escape, so that a message naming a
+    user's value stays one readable line."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
 
 
 def name_key(name: str) -> str:

@@ -8,9 +8,9 @@ from functools import cache
 from pathlib import Path
 
 from costsim.catalog.hf_config import MAX_CONFIG_BYTES, architecture_from_config
-from costsim.catalog.resources import read_data_csv, read_data_text
+from costsim.catalog.resources import read_data_csv, read_data_text, read_user_bytes
 from costsim.domain.architecture import Architecture
-from costsim.errors import CatalogError, ConfigError, name_key
+from costsim.errors import CatalogError, ConfigError, name_key, printable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,22 +64,35 @@ def load_architecture_file(path: Path) -> Architecture:
     """
     source = str(path)
     try:
-        size = path.stat().st_size
+        data = read_user_bytes(path, MAX_CONFIG_BYTES)
     except OSError as exc:
-        raise ConfigError(source, "", f"cannot read the file ({exc.strerror})") from exc
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            source, "", f"file is {size} bytes; a config must be under {MAX_CONFIG_BYTES} bytes"
-        )
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from exc
+    if data is None:
+        raise ConfigError(source, "", f"a config must be at most {MAX_CONFIG_BYTES:,} bytes "
+                                      "(is this a weights or data file?)")
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, "", f"cannot read the file ({exc})") from exc
+        config = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, "", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                                      f"offset {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(
             source, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})"
         ) from exc
+    except RecursionError:
+        raise ConfigError(source, "", "not a config: JSON nested too deeply") from None
     name = config.get("_name_or_path") if isinstance(config, dict) else None
     fallback = path.parent.name if path.stem == "config" and path.parent.name else path.stem
-    label = name if isinstance(name, str) and name else fallback
-    return architecture_from_config(config, name=label, source=source)
+    label = name if isinstance(name, str) and name.strip() else fallback
+    return architecture_from_config(config, name=display_name(label), source=source)
+
+
+# A model name is printed in tables and JSON; a real one is a short hub id ("org/model").
+MAX_NAME_CHARS = 200
+
+
+def display_name(name: str) -> str:
+    """``name`` safe to print: control characters and lone surrogates (which no terminal or
+    UTF-8 stream can show) escaped, and cut to :data:`MAX_NAME_CHARS`."""
+    shown = printable(name.strip())
+    return shown if len(shown) <= MAX_NAME_CHARS else shown[: MAX_NAME_CHARS - 3] + "..."

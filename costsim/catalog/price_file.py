@@ -20,6 +20,7 @@ from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
+from costsim.catalog.resources import read_user_bytes
 from costsim.catalog.servers import OWNED_CLOUD
 from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides
 from costsim.errors import CatalogError, InputError, suggest
@@ -28,6 +29,13 @@ MAX_PRICE_FILE_BYTES = 20_000_000
 # The largest NVLink domain sold as one unit (GB200 NVL72); more is a typo, e.g. GiB in the
 # wrong column.
 MAX_GPUS_PER_INSTANCE = 72
+# Upper bounds of the other number cells (docs/inputs.md): an instance of 72 GPUs at the
+# largest --price-usd-per-gpu-hour (1,000); ~20x the most vCPUs and host RAM any cloud instance
+# has (AWS u7in-32tb: 448 vCPUs, 32 TiB); ~300x the largest GPU memory (B300: 288 GB).
+MAX_INSTANCE_USD_PER_HOUR = 72_000
+MAX_VCPUS = 10_000
+MAX_HOST_RAM_GIB = 1_000_000
+MAX_GPU_MEMORY_GIB = 100_000
 
 _ALIASES = {
     "accelerator": "gpu",
@@ -80,6 +88,8 @@ class _Row:
             raise self.fail(column, f"must be a number >= 0, got {text!r}")
         if integer and (value != int(value) or not 1 <= value <= most):
             raise self.fail(column, f"must be a whole number from 1 to {most:g}, got {text!r}")
+        if value > most:
+            raise self.fail(column, f"must be at most {most:,.0f}, got {text!r}")
         if positive and value == 0:
             raise self.fail(column, f"a price must be > 0 (leave the cell empty where the "
                                     f"option is not sold), got {text!r}")
@@ -90,13 +100,12 @@ def _read_text(path: Path) -> str:
     """The file's text (UTF-8, a byte-order mark allowed); errors name the file and position."""
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_PRICE_FILE_BYTES:
-            raise InputError(name, "", f"file is {size} bytes; the limit is "
-                                       f"{MAX_PRICE_FILE_BYTES}")
-        data = path.read_bytes()
+        read = read_user_bytes(path, MAX_PRICE_FILE_BYTES)
     except OSError as exc:
         raise InputError(name, "", f"cannot read: {exc.strerror or exc}") from None
+    if read is None:
+        raise InputError(name, "", f"file is over the limit of {MAX_PRICE_FILE_BYTES} bytes")
+    data = read
     try:
         # spreadsheet exports often start with a BOM; it is not part of the first column name
         return data.decode("utf-8-sig")
@@ -154,7 +163,8 @@ def _offering(row: _Row, path: Path) -> Offering:
         raise row.fail("gpu", str(exc).split(": ", 1)[-1]) from None
     gpus = row.number("gpus_per_instance", required=True, integer=True,
                       most=MAX_GPUS_PER_INSTANCE)
-    on_demand, spot = (row.number(column, positive=True) for column in _PRICES)
+    on_demand, spot = (row.number(column, positive=True, most=MAX_INSTANCE_USD_PER_HOUR)
+                       for column in _PRICES)
     if on_demand is None and spot is None:
         column = next(c for c in _PRICES if c in row.columns)
         raise row.fail(column, "a row needs an on-demand or a spot price")
@@ -165,7 +175,7 @@ def _offering(row: _Row, path: Path) -> Offering:
         dt.date.fromisoformat(date)
     except ValueError:
         raise row.fail("effective_date", f"expected a date YYYY-MM-DD, got {date!r}") from None
-    vcpus = row.number("vcpus")
+    vcpus = row.number("vcpus", most=MAX_VCPUS)
     if vcpus is not None and vcpus != int(vcpus):
         raise row.fail("vcpus", f"must be a whole number, got {cell('vcpus')!r}")
     rules = billing_rules()
@@ -173,8 +183,8 @@ def _offering(row: _Row, path: Path) -> Offering:
         cloud=cloud, region=cell("region"), instance_type=cell("instance_type"), gpu=gpu,
         provider_gpu_name=cell("provider_gpu_name") or cell("gpu"),
         gpus_per_instance=int(gpus or 1), vcpus=int(vcpus or 0),
-        host_ram_gib=row.number("host_ram_gib") or 0.0,
-        gpu_memory_gib=row.number("gpu_memory_gib") or 0.0,
+        host_ram_gib=row.number("host_ram_gib", most=MAX_HOST_RAM_GIB) or 0.0,
+        gpu_memory_gib=row.number("gpu_memory_gib", most=MAX_GPU_MEMORY_GIB) or 0.0,
         on_demand_usd_per_hour=on_demand, spot_usd_per_hour=spot,
         marketplace=rules[cloud].marketplace if cloud in rules else False,
         flags=(PriceFlag.USER_OVERRIDE,),

@@ -1,10 +1,26 @@
-"""Read shipped package data (``costsim/data``) so that a non-editable install works."""
+"""Read shipped package data (``costsim/data``) so that a non-editable install works, and
+user files with a bound on their size."""
 
 from __future__ import annotations
 
 import csv
 import io
 from importlib import resources
+from pathlib import Path
+
+
+def read_user_bytes(path: Path, limit: int) -> bytes | None:
+    """The bytes of a user's file, or None when it holds more than ``limit`` bytes.
+
+    Reads at most ``limit + 1`` bytes whatever the file's stated size: a device such as
+    /dev/zero (size 0, endless) or a file still growing is never read into memory whole.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 def read_data_text(*parts: str) -> str:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
+from costsim.cli.common import EXIT_OK, add_json_flag, examples, format_table, print_json
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,12 +15,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "models",
         help="model presets with exact parameter counts and sources",
         description="List the shipped model presets, or count the parameters of one config.json.",
+        epilog=examples("costsim models", "costsim models --arch path/to/config.json --json"),
     )
     models.add_argument(
         "--arch",
         type=Path,
         metavar="CONFIG.json",
-        help="count the parameters of this Hugging Face config instead",
+        help="count the parameters of this Hugging Face config instead (default: list the "
+        "presets)",
     )
     add_json_flag(models)
     models.set_defaults(handler=_models)
@@ -29,9 +31,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "gpus",
         help="the GPU catalog with specs and sources",
         description="List the GPU catalog: memory, bandwidth, dense TFLOPS, power, interconnect.",
+        epilog=examples("costsim gpus", "costsim gpus --gpu H100 --json"),
     )
     gpus.add_argument("--gpu", metavar="NAME",
-                      help="show one GPU (canonical name, alias, or the name nvidia-smi prints)")
+                      help="show one GPU: canonical name, alias, or the name nvidia-smi prints "
+                           "(default: all)")
     add_json_flag(gpus)
     gpus.set_defaults(handler=_gpus)
 

@@ -6,34 +6,23 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, print_json
+from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, examples, print_json
 from costsim.cli.flags import (
-    MAX_WHOLE_NUMBER,
+    add_compute_args,
     add_gpu_arg,
     add_inference_args,
+    add_kv_dtype_arg,
     add_layout_args,
     add_model_args,
-    add_precision_args,
-    float_argtype,
-    int_argtype,
+    add_replica_args,
+    add_task_arg,
+    add_training_args,
+    range_argtype,
 )
+from costsim.cli.ranges import CLOUD_NAMES, FLAG_RANGES, NETWORK_NAMES, describe
 from costsim.errors import InputError
 
 ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
-
-
-def _positive_float(flag: str) -> Callable[[str], float]:
-    return float_argtype(flag, 0.0, inclusive=False)
-
-
-def _nonnegative_float(flag: str) -> Callable[[str], float]:
-    return float_argtype(flag, 0.0, inclusive=True)
-
-
-# Layout and fine-tuning flags that ``estimate serve`` shares with ``estimate train`` through
-# the common parser but has no use for: given to serve, they are an error, not ignored.
-SERVE_UNUSED_DESTS = frozenset({"zero", "dp", "sp", "micro_batch", "seq_len", "grad_accum",
-                                 "recompute", "lora_rank", "lora_targets"})
 
 
 def _named_choice(what: str, values: tuple[str, ...],
@@ -73,10 +62,16 @@ _framework = _named_choice("framework", FRAMEWORKS, FRAMEWORK_ALIASES)
 
 
 def _add_price_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--price-usd-per-gpu-hour", type=_nonnegative_float(
-        "--price-usd-per-gpu-hour"), default=None,
-        help="price per GPU-hour (default: cheapest on-demand offering, docs/pricing.md)")
-    parser.add_argument("--cloud", default=None, help="look the price up in this cloud only")
+    # A given price makes --cloud meaningless (nothing is looked up): giving both is an error.
+    price = parser.add_mutually_exclusive_group()
+    price.add_argument("--price-usd-per-gpu-hour", type=range_argtype("--price-usd-per-gpu-hour"),
+                       default=None, metavar="USD",
+                       help=f"price per GPU-hour, {describe('--price-usd-per-gpu-hour')} "
+                            "(default: the cheapest on-demand offering for the job, "
+                            "docs/pricing.md)")
+    price.add_argument("--cloud", default=None,
+                       help=f"look the price up in this cloud only: {' | '.join(CLOUD_NAMES)} "
+                            "(default: every cloud)")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -84,29 +79,46 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     estimate = commands.add_parser(
         "estimate", help="training time and serving throughput, with cost",
         description="Predict training time, GPU-hours and cost, or serving throughput, latency "
-                    "and cost per token, from the performance model.")
+                    "and cost per token, from the performance model.",
+        epilog=examples("costsim estimate train --model llama-2-7b --gpus 64 --tokens 2e12",
+                        "costsim estimate serve --model llama-3-8b --rate 20"))
     subs = estimate.add_subparsers(dest="estimate_command", metavar="WHAT",
                                    parser_class=OneLineParser)
     subs.required = True
 
-    train = subs.add_parser("train", help="time, GPU-hours and cost of a training run",
-                            description="Steady step time of the fastest layout that fits, "
-                                        "goodput, all-in wall time, GPU-hours and cost.")
+    train = subs.add_parser(
+        "train", help="time, GPU-hours and cost of a training run",
+        description="Steady step time of the fastest layout that fits, goodput, all-in wall "
+                    "time, GPU-hours and cost. Layout flags left out are searched.",
+        epilog=examples(
+            "costsim estimate train --model llama-2-7b --gpus 64 --tokens 2e12",
+            "costsim estimate train --model llama-3-70b --gpu A100 --gpus 512 --tokens 1.5e13 "
+            "--tp 8 --pp 4",
+            "costsim estimate train --model llama-3-8b --gpus 8 --tokens 1e8 --task finetune "
+            "--lora-rank 16 --json"))
     add_model_args(train)
-    add_precision_args(train, task_default=None)
-    add_layout_args(train)
+    add_task_arg(train, ("train", "finetune"), "train")
+    add_compute_args(train)
+    add_training_args(train)
+    add_layout_args(train, searched=True)
     add_gpu_arg(train)
-    train.add_argument("--tokens", type=_positive_float("--tokens"), required=True,
-                       help="training tokens (e.g. 2e12)")
-    train.add_argument("--global-batch", type=int_argtype("--global-batch", 1), default=None,
-                       metavar="SEQS", help="sequences per optimizer step")
-    train.add_argument("--global-batch-tokens", type=_positive_float("--global-batch-tokens"),
-                       default=None, help="tokens per optimizer step (default ~4M)")
-    train.add_argument("--virtual-stages", type=int_argtype("--virtual-stages", 1), default=None,
+    train.add_argument("--tokens", type=range_argtype("--tokens"), required=True,
+                       help=f"training tokens, {describe('--tokens')}, e.g. 2e12 (required)")
+    train.add_argument("--global-batch", type=range_argtype("--global-batch"), default=None,
+                       metavar="SEQS", help=f"sequences per optimizer step, "
+                                            f"{describe('--global-batch')} (default: ~4M tokens "
+                                            "in whole sequences)")
+    train.add_argument("--global-batch-tokens", type=range_argtype("--global-batch-tokens"),
+                       default=None, metavar="TOKENS",
+                       help=f"tokens per optimizer step, {describe('--global-batch-tokens')} "
+                            "(default ~4M, Llama 2's batch)")
+    train.add_argument("--virtual-stages", type=range_argtype("--virtual-stages"), default=None,
                        metavar="V", help="virtual pipeline stages per GPU (interleaved 1F1B; "
-                       "must divide the layers per stage; needs --pp; default: searched)")
+                       "must divide the layers per stage; needs --pp), "
+                       f"{describe('--virtual-stages')} (default: searched)")
     train.add_argument("--network", default=None,
-                       help="inter-node network (default by GPU; see docs/performance.md)")
+                       help=f"inter-node network: {' | '.join(NETWORK_NAMES)} (default: by "
+                            "GPU, see docs/performance.md)")
     train.add_argument("--framework", type=_framework, default="megatron-lm",
                        help="training code: megatron-lm (also NeMo; the calibration) | "
                             "pytorch-fsdp (also torchtitan) | deepspeed | hf-trainer (also "
@@ -116,33 +128,43 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_json_flag(train)
     train.set_defaults(handler=_train)
 
-    serve = subs.add_parser("serve", help="serving throughput, latency, replicas and $/token",
-                            description="Roofline serving model with continuous batching, p95 "
-                                        "latency at a load, SLO capacity and cost per token.")
+    serve = subs.add_parser(
+        "serve", help="serving throughput, latency, replicas and $/token",
+        description="Roofline serving model with continuous batching, p95 latency at a load, "
+                    "SLO capacity and cost per token.",
+        epilog=examples(
+            "costsim estimate serve --model llama-3-8b --rate 20",
+            "costsim estimate serve --model llama-3-70b --gpu H100 --tp 4 --rate 50 "
+            "--slo-ttft-s 1 --slo-tpot-s 0.05",
+            "costsim estimate serve --model mistral-7b --gpu L4 --quant int4 --json"))
     add_model_args(serve)
-    add_precision_args(serve, task_default=None)
-    add_layout_args(serve)
-    add_inference_args(serve)
+    add_compute_args(serve)
+    add_kv_dtype_arg(serve)
+    add_replica_args(serve)
+    add_inference_args(serve, serving=True)
     add_gpu_arg(serve)
     serve.add_argument("--engine", type=_engine, default="vllm",
-                       help="vllm | tensorrt-llm | sglang | llama.cpp | torch-compile | "
-                            "hf-transformers (default vllm)")
-    serve.add_argument("--rate", type=_positive_float("--rate"), default=None,
-                       help="requests per second to serve (gives replicas_needed)")
+                       help=f"{' | '.join(ENGINES)} (default vllm)")
+    serve.add_argument("--rate", type=range_argtype("--rate"), default=None, metavar="REQ/S",
+                       help=f"requests per second to serve, {describe('--rate')} "
+                            "(default: none; gives replicas_needed)")
     # The defaults named here are costsim/data/perf_assumptions.csv's (a test keeps them equal;
     # reading the file at parser build time would slow every command's start).
-    serve.add_argument("--slo-ttft-s", type=_positive_float("--slo-ttft-s"), default=None,
-                       help="p95 time-to-first-token SLO, seconds (default: with neither SLO "
-                            "flag, p95 TTFT <= 2 s and TPOT <= 0.1 s, MLPerf's interactive "
-                            "server limits)")
-    serve.add_argument("--slo-tpot-s", type=_positive_float("--slo-tpot-s"), default=None,
-                       help="p95 time-per-output-token SLO, seconds (default: see "
-                            "--slo-ttft-s; either flag replaces the whole default SLO)")
-    serve.add_argument("--target-utilization", type=_positive_float("--target-utilization"),
+    serve.add_argument("--slo-ttft-s", type=range_argtype("--slo-ttft-s"), default=None,
+                       metavar="S",
+                       help=f"p95 time-to-first-token SLO in seconds, {describe('--slo-ttft-s')} "
+                            "(default: with neither SLO flag, p95 TTFT <= 2 s and TPOT <= 0.1 s, "
+                            "MLPerf's interactive server limits)")
+    serve.add_argument("--slo-tpot-s", type=range_argtype("--slo-tpot-s"), default=None,
+                       metavar="S",
+                       help=f"p95 time-per-output-token SLO in seconds, "
+                            f"{describe('--slo-tpot-s')} (default: see --slo-ttft-s; either "
+                            "flag replaces the whole default SLO)")
+    serve.add_argument("--target-utilization", type=range_argtype("--target-utilization"),
                        default=None, metavar="U",
                        help="share of a replica's maximum request rate a sized fleet runs "
-                            "at, in (0, 1] (default 0.70, Knative/KServe's autoscaler "
-                            "target; see docs/performance.md)")
+                            f"at, {describe('--target-utilization')} (default 0.70, "
+                            "Knative/KServe's autoscaler target; see docs/performance.md)")
     _add_price_args(serve)
     add_json_flag(serve)
     serve.set_defaults(handler=_serve)
@@ -188,6 +210,7 @@ def _train(args: argparse.Namespace) -> int:
         read_layout_flags,
         resolve_model_gpu_task,
     )
+    from costsim.cli.result_checks import check_training_result
     from costsim.domain.workload import ParallelLayout, Task, TrainingFramework
     from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
 
@@ -219,10 +242,11 @@ def _train(args: argparse.Namespace) -> int:
             raise InputError("", "--global-batch-tokens", "give --global-batch or "
                                                           "--global-batch-tokens, not both")
         global_seqs = max(1, round(args.global_batch_tokens / base.seq_len))
-        if global_seqs > MAX_WHOLE_NUMBER:
+        most = int(FLAG_RANGES["--global-batch"].maximum)
+        if global_seqs > most:  # the --global-batch range, in tokens
             raise InputError("", "--global-batch-tokens",
-                             f"must be at most {MAX_WHOLE_NUMBER:,} sequences of "
-                             f"{base.seq_len} tokens (got {args.global_batch_tokens:g})")
+                             f"must be at most {most:,} sequences of {base.seq_len} tokens "
+                             f"(got {args.global_batch_tokens:g})")
     fixed = LayoutConstraints(tp=flags.tp, pp=flags.pp, dp=flags.dp, zero=flags.zero,
                               sp=flags.sp, virtual_stages=args.virtual_stages,
                               micro_batch=flags.micro_batch,
@@ -234,6 +258,7 @@ def _train(args: argparse.Namespace) -> int:
                                                  args.price_usd_per_gpu_hour)
     est = estimate_training_run(arch, gpu, gpus, args.tokens, base, fixed, defaults=defaults,
                                 price_usd_per_gpu_hour=price, network=network)
+    check_training_result(est)
     return _emit(args, training_payload(est, name, source, price_warnings), print_train)
 
 
@@ -272,17 +297,6 @@ def _serve(args: argparse.Namespace) -> int:
 
     name, arch = resolve_architecture(args)
     gpu = resolve_gpu(args)
-    if args.task not in (None, "infer"):
-        raise InputError("", "--task", f"estimate serve runs inference (got {args.task})")
-    if args.pp not in (None, 1):
-        raise InputError("", "--pp", f"serving replicas use tensor parallelism only "
-                                     f"(got {args.pp})")
-    for dest, value in vars(args).items():
-        # `is` comparisons: `--zero 0` is a given flag although 0 == False.
-        if dest in SERVE_UNUSED_DESTS and value is not None and value is not False:
-            flag = "--" + dest.replace("_", "-")
-            raise InputError("", flag, f"is a training flag; estimate serve does not use it "
-                                       f"(got {flag} {value})")
     if args.tp is not None and args.gpus is not None and args.tp != args.gpus:
         raise InputError("", "--gpus", f"a replica's GPUs are its TP degree: give --tp or "
                                        f"--gpus, or equal values (got --gpus {args.gpus}, "

@@ -108,10 +108,9 @@ class LayoutFlags:
 
 
 def read_layout_flags(args: argparse.Namespace) -> LayoutFlags:
-    """Collect the layout flags from parsed arguments (``--zero`` checked to be a stage 0..3)."""
+    """Collect the layout flags from parsed arguments (each already checked against its range
+    when parsed, :mod:`costsim.cli.ranges`)."""
     zero = getattr(args, "zero", None)
-    if zero is not None and zero > 3:
-        raise InputError("", "--zero", f"must be 0, 1, 2 or 3 (got {zero})")
     recompute = getattr(args, "recompute", None)
     return LayoutFlags(
         tp=getattr(args, "tp", None), pp=getattr(args, "pp", None), dp=getattr(args, "dp", None),
@@ -168,12 +167,12 @@ def resolve_lora(args: argparse.Namespace, arch: Architecture, task: Task) -> Lo
     rank = getattr(args, "lora_rank", None)
     targets_text = getattr(args, "lora_targets", None)
     if rank is None:
-        if targets_text:
+        if targets_text is not None:
             raise InputError("", "--lora-targets", "needs --lora-rank R")
         return None
     if task is not Task.FINETUNE:
         raise InputError("", "--lora-rank", f"LoRA needs --task finetune (got --task {task.value})")
-    if targets_text:
+    if targets_text is not None:  # given, even empty: "" names no module, it is no default
         targets = tuple(t.strip() for t in str(targets_text).split(",") if t.strip())
         if not targets:
             raise InputError("", "--lora-targets", f"no module names in {targets_text!r}")

@@ -7,13 +7,15 @@ Registration only adds parsers; each command imports its engines inside its hand
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from costsim import __version__
 from costsim.cli import catalog_cmds, estimate_cmd, memory_cmd, prices_cmd
-from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser
-from costsim.errors import CostsimError
+from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
+from costsim.errors import CostsimError, printable
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd)
 
@@ -23,8 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="costsim",
         description="Cost-optimization simulator for cloud GPU procurement.",
+        epilog=examples("costsim memory --model llama-2-7b --gpu A100",
+                        "costsim estimate train --model llama-2-7b --gpus 64 --tokens 2e12",
+                        "costsim prices --gpu H100 --option on-demand --limit 10"),
     )
-    parser.add_argument("--version", action="version", version=f"costsim {__version__}")
+    parser.add_argument("--version", action="version", version=f"costsim {__version__}",
+                        help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     commands.required = True
     for module in COMMAND_MODULES:
@@ -32,16 +38,61 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser by its words (``"estimate serve"``)."""
+    found: dict[str, argparse.ArgumentParser] = {}
+
+    def walk(node: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        subparsers = [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subparsers:
+            found[" ".join(words)] = node
+        for action in subparsers:
+            for name, sub in action.choices.items():
+                walk(sub, (*words, name))
+
+    walk(parser, ())
+    return found
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                    unknown: list[str]) -> NoReturn:
+    """One error line for arguments the command does not take: a flag of another command says
+    so (``--optimizer`` given to ``estimate serve``), a misspelt one gets a suggestion."""
+    from costsim.errors import suggest
+
+    parsers = command_parsers(parser)
+    words = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
+    own = parsers.get(words, parser)
+    flag = unknown[0].split("=", 1)[0]
+    if flag.startswith("--"):
+        elsewhere = [name for name, other in parsers.items()
+                     if flag in other._option_string_actions]
+        if elsewhere:
+            own.error(f"{flag} is not a flag of {words}: it means nothing here (it belongs to "
+                      f"{', '.join(elsewhere)}; see costsim {words} --help)")
+        hints = suggest(flag, [o for o in own._option_string_actions if o.startswith("--")])
+        if hints:
+            own.error(f"unrecognized argument {flag}; did you mean {' or '.join(hints)}?")
+    own.error(f"unrecognized arguments: {' '.join(unknown)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run costsim with ``argv`` (default: the process arguments); return the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # A file name with undecodable bytes comes back from the OS as lone surrogates: print
+        # it escaped rather than crash on it.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse_unknown(parser, args, unknown)
     try:
         code: int = args.handler(args)
     except CostsimError as exc:
         # Name the sub-command too ("costsim estimate serve"), as argparse's own errors do.
         command = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
-        sys.stderr.write(f"costsim {command}: error: {exc}\n")
+        sys.stderr.write(f"costsim {command}: error: {printable(str(exc))}\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `costsim prices | head`
         return 0

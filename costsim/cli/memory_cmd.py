@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
+from costsim.cli.common import EXIT_OK, add_json_flag, examples, format_table, print_json
 from costsim.cli.flags import add_all_memory_args
 
 if TYPE_CHECKING:
@@ -22,12 +22,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Per-GPU memory (the most-loaded GPU) of one configuration: weights, "
                     "master weights, gradients, optimizer, activations, KV cache and runtime "
                     "overhead, against the GPU's usable capacity. Or evaluate a CSV grid.",
+        epilog=examples(
+            "costsim memory --model llama-2-7b --gpu A100 --micro-batch 4",
+            "costsim memory --model llama-3-70b --task finetune --lora-rank 16 --quant nf4",
+            "costsim memory --model llama-3-8b --task infer --batch 32 --context 8192 --json",
+            "costsim memory --grid runs.csv --out results.csv"),
     )
     add_all_memory_args(parser)
     parser.add_argument("--grid", type=Path, metavar="IN.csv",
-                        help="evaluate every row of a CSV whose columns are flag names")
-    parser.add_argument("--out", type=Path, metavar="OUT.csv", help="output CSV of --grid")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+                        help="evaluate every row of a CSV whose columns are flag names; "
+                             "needs --out (default: one configuration from the flags)")
+    parser.add_argument("--out", type=Path, metavar="OUT.csv",
+                        help="output CSV of --grid (required with --grid)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite an existing --out file (default: refuse)")
     add_json_flag(parser)
     parser.set_defaults(handler=_memory)
 

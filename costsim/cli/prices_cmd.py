@@ -7,7 +7,8 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from costsim.cli.common import EXIT_OK, add_json_flag, format_table, print_json
+from costsim.cli.common import EXIT_OK, add_json_flag, examples, format_table, print_json
+from costsim.cli.ranges import CLOUD_NAMES
 
 if TYPE_CHECKING:
     from costsim.catalog.prices import PriceBook
@@ -39,27 +40,38 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "reserved 1y/3y with no/partial/all upfront, owned), sorted by price, with source, "
             "effective date and data-quality flags. --breakeven compares owning a server with "
             "renting."),
+        epilog=examples("costsim prices --gpu H100 --option on-demand --limit 10",
+                        "costsim prices --gpu A100 --cloud aws --region us-east-1 --json",
+                        "costsim prices --breakeven --gpu H100 --discount-pct 10"),
     )
     prices.add_argument("--gpu", metavar="NAME",
-                        help="canonical GPU name, alias, or the name nvidia-smi prints")
-    prices.add_argument("--cloud", metavar="CLOUD", help="e.g. aws, gcp, azure, lambda, owned")
-    prices.add_argument("--region", metavar="REGION", help="provider region name")
+                        help="canonical GPU name, alias, or the name nvidia-smi prints "
+                             "(default: all)")
+    prices.add_argument("--cloud", metavar="CLOUD",
+                        help=f"{' | '.join(CLOUD_NAMES)} (default: all; marketplaces such as "
+                             "vast only when named)")
+    prices.add_argument("--region", metavar="REGION",
+                        help="a provider region as this table lists it, e.g. us-east-1 "
+                             "(default: all)")
     prices.add_argument("--option", metavar="OPTION",
-                        help="one purchase option (on-demand, spot, reserved-1y-no-upfront, "
-                             "..., owned); default: all")
+                        help="on-demand | spot | reserved-{1y,3y}-{no,partial,all}-upfront | "
+                             "owned (default: all)")
     prices.add_argument("--count", type=int, metavar="N",
-                        help="only instances with N GPUs")
+                        help="only instances with N GPUs, N >= 1 (default: any)")
     prices.add_argument("--breakeven", action="store_true",
                         help="owned cost per delivered GPU-hour vs utilization, and the "
-                             "break-even utilization against each rental option")
+                             "break-even utilization against each rental option (default off)")
     prices.add_argument("--price-file", type=Path, metavar="CSV",
-                        help="custom prices that replace or add rows (see docs/pricing.md)")
+                        help="custom prices that replace or add rows, see docs/pricing.md "
+                             "(default: none)")
     prices.add_argument("--discount-pct", type=float, default=0.0, metavar="PCT",
-                        help="flat negotiated discount on every shipped rental price")
+                        help="flat negotiated discount on every shipped rental price, "
+                             "0 <= PCT < 100 (default 0)")
     prices.add_argument("--cloud-discount", action="append", default=[], metavar="CLOUD=PCT",
-                        help="negotiated discount for one cloud (repeatable; replaces the flat "
-                             "one there)")
-    prices.add_argument("--limit", type=int, metavar="N", help="show the N cheapest rows only")
+                        help="negotiated discount for one cloud, 0 <= PCT < 100 (repeatable; "
+                             "replaces the flat one there; default: none)")
+    prices.add_argument("--limit", type=int, metavar="N",
+                        help="show the N cheapest rows only, N >= 1 (default: all)")
     add_json_flag(prices)
     prices.set_defaults(handler=_prices)
 

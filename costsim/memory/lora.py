@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costsim.domain.architecture import Architecture, LinearRole
+from costsim.domain.architecture import Architecture, LinearRole, LinearShape
 from costsim.domain.workload import ALL_LINEAR, LoraConfig
 from costsim.errors import InputError
 
@@ -52,6 +52,17 @@ def module_names(arch: Architecture) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def _check_rank(arch: Architecture, layer: LinearShape, rank: int) -> None:
+    """A rank above min(in, out) adds parameters without adding expressiveness: the update
+    B·A of an in x out layer has rank at most min(in, out) (Hu et al. 2021), so such a rank is
+    a mistake, not a choice."""
+    side = min(layer.in_features, layer.out_features)
+    if rank > side:
+        raise InputError("", "--lora-rank", f"must be at most {side}, the smaller side of "
+                                            f"{arch.name}'s {layer.name} ({layer.in_features} x "
+                                            f"{layer.out_features}) (got {rank})")
+
+
 def adapter_counts(arch: Architecture, lora: LoraConfig, source: str = "--lora-targets"
                    ) -> AdapterCounts:
     """Count the adapter parameters ``lora`` adds to ``arch``.
@@ -76,6 +87,11 @@ def adapter_counts(arch: Architecture, lora: LoraConfig, source: str = "--lora-t
     params = ranks = factored = 0
     for layer in linears:
         if every or layer.name in lora.targets:
+            # all-linear also adapts an MoE router (hidden x experts, PEFT's rule): the user did
+            # not pick it, and recipes run ranks above its expert count, so only named layers
+            # and the others are held to the rank rule.
+            if not (every and layer.role is LinearRole.ROUTER):
+                _check_rank(arch, layer, r)
             params += layer.copies * r * (layer.in_features + layer.out_features)
             ranks += layer.copies * r
             factored += layer.copies * (layer.in_features + layer.out_features + 2 * r)

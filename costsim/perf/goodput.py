@@ -55,6 +55,12 @@ class Goodput:
     evaluation_fraction: float
     restart_s: float
 
+    @property
+    def would_not_finish(self) -> bool:
+        """True at the goodput floor: failures arrive faster than the work between checkpoints,
+        so the run makes no progress and its time and cost mean nothing."""
+        return self.goodput <= MIN_GOODPUT * 1.0001
+
 
 def goodput_arrays(gpus: ArrayLike, params_total: ArrayLike, gpus_per_node: ArrayLike,
                    assumptions: GoodputAssumptions) -> GoodputArrays:

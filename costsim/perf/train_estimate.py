@@ -28,7 +28,7 @@ from costsim.memory.estimate import (
 )
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.perf.batch import default_global_batch
-from costsim.perf.goodput import MIN_GOODPUT, Goodput, estimate_goodput
+from costsim.perf.goodput import Goodput, estimate_goodput
 from costsim.perf.layouts import (
     BATCH_TOLERANCE,
     CandidateTable,
@@ -239,7 +239,7 @@ def imbalance_warnings(step: TrainingStep, replica_use: float, goodput: Goodput,
         warnings.append(f"throughput collapses: exposed communication and pipeline bubble take "
                         f"{overhead:.0%} of each step (GPU memory too small for a compact "
                         "layout, or the network too slow)")
-    if goodput.goodput <= MIN_GOODPUT * 1.0001:
+    if goodput.would_not_finish:
         warnings.append("failures outpace progress: the run would not finish (goodput floor)")
     elif goodput.goodput < LOW_GOODPUT:
         warnings.append(f"goodput only {goodput.goodput:.0%}: interruptions every "

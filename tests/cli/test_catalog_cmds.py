@@ -84,7 +84,7 @@ def test_bad_config_values_exit_2(tmp_path: Path, cli: Cli) -> None:
     path.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 0}))
     code, _, err = cli("models", "--arch", str(path))
     assert code == 2
-    assert "num_hidden_layers: must be >= 1 (got 0)" in err
+    assert "num_hidden_layers: must be a whole number in 1..10,000 (got 0)" in err
 
 
 def _modules_after_building_the_parser() -> set[str]:
@@ -106,7 +106,8 @@ def test_registration_imports_no_engine_or_domain_module() -> None:
     """Commands import their engines, domain types and output code inside their handlers."""
     loaded = {n for n in _modules_after_building_the_parser() if n.startswith("costsim.")}
     registration = {"costsim.errors", "costsim.cli", "costsim.cli.main", "costsim.cli.common",
-                    "costsim.cli.flags", "costsim.cli.catalog_cmds", "costsim.cli.memory_cmd",
+                    "costsim.cli.flags", "costsim.cli.ranges", "costsim.cli.catalog_cmds",
+                    "costsim.cli.memory_cmd",
                     "costsim.cli.prices_cmd", "costsim.cli.estimate_cmd"}
     assert loaded - registration == set()
 

@@ -197,16 +197,18 @@ def test_multi_gpu_jobs_are_priced_on_whole_multi_gpu_instances() -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["serve", "--model", "llama-3-8b", "--rate", "0"], "argument --rate: must be > 0 (got 0)"),
+    (["serve", "--model", "llama-3-8b", "--rate", "0"],
+     "argument --rate: must be a finite number from 1e-6 to 1e7 (got 0)"),
     (["serve", "--model", "llama-3-8b", "--engine", "vlm"],
      "argument --engine: unknown engine 'vlm'; did you mean 'vllm'?"),
-    (["train", "--model", "gpt2", "--tokens", "-1"], "argument --tokens: must be > 0 (got -1)"),
+    (["train", "--model", "gpt2", "--tokens", "-1"],
+     "argument --tokens: must be a finite number above 0, up to 1e16 (got -1)"),
     (["train", "--model", "gpt2", "--tokens", "1e9", "--global-batch", "x"],
-     "argument --global-batch: must be a whole number (got 'x')"),
+     "argument --global-batch: must be a whole number in 1..100,000,000 (got 'x')"),
     (["train", "--model", "gpt2", "--tokens", "1e9", "--price-usd-per-gpu-hour", "-1"],
-     "argument --price-usd-per-gpu-hour: must be >= 0 (got -1)"),
-    (["serve", "--model", "llama-3-8b", "--micro-batch", "0"],
-     "argument --micro-batch: must be >= 1 (got 0)"),
+     "argument --price-usd-per-gpu-hour: must be a finite number from 0 to 1000 (got -1)"),
+    (["train", "--model", "llama-3-8b", "--tokens", "1e9", "--micro-batch", "0"],
+     "argument --micro-batch: must be a whole number in 1..100,000 (got 0)"),
 ])
 def test_type_errors_name_the_flag_once(cli: Cli, argv: list[str], message: str) -> None:
     code, out, err = cli("estimate", *argv)
@@ -243,10 +245,6 @@ def test_serve_rejects_requests_the_model_cannot_run(cli: Cli, argv: list[str],
 @pytest.mark.parametrize(("argv", "needle"), [
     (["serve", "--model", "gpt2", "--gpus", "2", "--tp", "4"],
      "--gpus: a replica's GPUs are its TP degree"),
-    (["serve", "--model", "gpt2", "--lora-rank", "8"], "--lora-rank: is a training flag"),
-    (["serve", "--model", "gpt2", "--zero", "3"], "--zero: is a training flag"),
-    (["serve", "--model", "gpt2", "--zero", "0"], "--zero: is a training flag"),
-    (["serve", "--model", "gpt2", "--micro-batch", "4"], "--micro-batch: is a training flag"),
     (["train", "--model", "gpt2", "--tokens", "1e9", "--gpus", "8", "--global-batch", "8",
       "--grad-accum", "3"], "--grad-accum: give --grad-accum or a global batch"),
 ])
@@ -293,12 +291,12 @@ def test_a_batch_that_cannot_use_the_fleet_exits_2_naming_the_usable_count(cli: 
 
 
 def test_a_huge_fleet_is_refused_quickly(cli: Cli) -> None:
-    """Divisors of the GPU count up to √n: the largest count allowed, 10^9 GPUs, must not hang
+    """Divisors of the GPU count up to √n: the largest count allowed, 10^6 GPUs, must not hang
     the layout search; no layout keeps the default 4M-token batch on it, and the largest usable
     count is TP 6 (the largest dividing GPT-2's 12 heads) × PP 12 (one layer per stage) ×
     DP 4,505 (4,096 sequences + 10 %)."""
     code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus",
-                       "1000000000", "--price-usd-per-gpu-hour", "1")
+                       "1000000", "--price-usd-per-gpu-hour", "1")
     assert code == 2
     assert f"at most {6 * 12 * 4505} GPUs can" in err
 
@@ -329,11 +327,11 @@ def test_bad_virtual_stages_exit_2(cli: Cli, flags: tuple[str, ...], message: st
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["--gpus", "10" + "0" * 29], "argument --gpus: must be <= 1,000,000,000"),
+    (["--gpus", "10" + "0" * 29], "argument --gpus: must be a whole number in 1..1,000,000"),
     (["--gpus", "8", "--global-batch", "10" + "0" * 29],
-     "argument --global-batch: must be <= 1,000,000,000"),
+     "argument --global-batch: must be a whole number in 1..100,000,000"),
     (["--gpus", "8", "--global-batch-tokens", "1e300"],
-     "--global-batch-tokens: must be at most 1,000,000,000 sequences"),
+     "argument --global-batch-tokens: must be a finite number above 0, up to 1e10 (got 1e300)"),
 ])
 def test_huge_numbers_exit_2_not_overflow(cli: Cli, argv: list[str], needle: str) -> None:
     code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", *argv)

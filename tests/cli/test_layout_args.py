@@ -8,7 +8,7 @@ import pytest
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_preset
-from costsim.cli.flags import add_all_memory_args
+from costsim.cli.flags import CONVERTERS, add_all_memory_args
 from costsim.cli.layout_args import (
     build_inference_setup,
     build_training_setup,
@@ -61,7 +61,6 @@ def test_inference_context_default() -> None:
 @pytest.mark.parametrize(("argv", "flag"), [
     (["--gpus", "6", "--tp", "4"], "--gpus"),
     (["--gpus", "8", "--dp", "3"], "--gpus"),
-    (["--zero", "4"], "--zero"),
     (["--tp", "5"], "--tp"),
     (["--task", "train", "--lora-rank", "4"], "--lora-rank"),
     (["--lora-targets", "q_proj"], "--lora-targets"),
@@ -70,3 +69,8 @@ def test_errors_name_the_flag(argv: list[str], flag: str) -> None:
     with pytest.raises(InputError) as info:
         build_training_setup(parse(*argv), LLAMA, get_gpu("H100"))
     assert str(info.value).startswith(flag)
+
+
+def test_zero_stage_is_checked_when_parsed() -> None:
+    with pytest.raises(InputError, match=r"--zero: must be a whole number in 0\.\.3 \(got 4\)"):
+        CONVERTERS["zero"]("4")

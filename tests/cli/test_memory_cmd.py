@@ -177,9 +177,10 @@ def test_grid_duplicates_and_bom(tmp_path: Path, cli: Cli) -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--micro-batch", "0"], "argument --micro-batch: must be >= 1 (got 0)"),
+    (["--micro-batch", "0"],
+     "argument --micro-batch: must be a whole number in 1..100,000 (got 0)"),
     (["--task", "trian"], "argument --task: unknown task 'trian'; did you mean 'train'?"),
-    (["--tp", "x"], "argument --tp: must be a whole number (got 'x')"),
+    (["--tp", "x"], "argument --tp: must be a whole number in 1..1,000,000 (got 'x')"),
 ])
 def test_type_errors_name_the_flag_once(cli: Cli, argv: list[str], message: str) -> None:
     code, _, err = cli("memory", "--model", "gpt2", *argv)
