@@ -23,16 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costsim.domain.owned import OwnedServer
+from costsim.domain.owned import OwnedServer, check_utilization
 from costsim.domain.pricing import PriceFlag, PurchaseOption
 
 # The grid ``costsim prices --breakeven`` tabulates: every tenth of the hours, up to all of them.
 UTILIZATION_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-
-def _check_utilization(utilization: float) -> None:
-    if not 0 < utilization <= 1:
-        raise ValueError(f"utilization must be in (0, 1], got {utilization}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,7 +74,7 @@ class RentalRate:
 
     def cost_usd_per_used_gpu_hour(self, utilization: float) -> float:
         """What one GPU-hour actually used costs at ``utilization``: r, or r_c / u if committed."""
-        _check_utilization(utilization)
+        check_utilization(utilization)
         if self.committed:
             return self.price_usd_per_gpu_hour / utilization
         return self.price_usd_per_gpu_hour
@@ -102,7 +97,7 @@ class BreakEven:
         if not self.utilizations:
             raise ValueError("the utilization grid is empty")
         for utilization in self.utilizations:
-            _check_utilization(utilization)
+            check_utilization(utilization)
         if list(self.utilizations) != sorted(set(self.utilizations)):
             raise ValueError(f"the utilization grid must rise strictly, got {self.utilizations}")
         options = [rental.option for rental in self.rentals]

@@ -3,6 +3,8 @@ properties over random servers and rates."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -145,3 +147,12 @@ def test_reserving_break_even_is_where_the_curves_cross(on_demand_rate: float,
     assert reserved.cost_usd_per_used_gpu_hour(u_star) == pytest.approx(on_demand_rate)
     cheaper = reserved.cost_usd_per_used_gpu_hour(u) <= on_demand_rate * (1 + 1e-12)
     assert cheaper == (u >= u_star) or u == pytest.approx(u_star)
+
+
+def test_result_survives_a_trip_between_processes() -> None:
+    """Monte Carlo workers send results back pickled; the comparison must come back equal."""
+    result = _break_even(_server(), _rental(PurchaseOption.ON_DEMAND, 4.0),
+                         _rental(PurchaseOption.RESERVED_3Y_NO_UPFRONT, 2.0))
+    back = pickle.loads(pickle.dumps(result))
+    assert back == result
+    assert back.owned_curve == result.owned_curve
