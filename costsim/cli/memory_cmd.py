@@ -66,7 +66,7 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
     )
     from costsim.domain.workload import Task
     from costsim.memory.estimate import estimate_inference, estimate_training, max_kv_tokens
-    from costsim.memory.host import host_ram
+    from costsim.memory.host import checkpoint_weights_bytes, host_ram
     from costsim.memory.search import max_batch, max_micro_batch
 
     name, arch, gpu, task = resolve_model_gpu_task(args)
@@ -103,9 +103,8 @@ def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], MemoryEstimate]
                                                      "targets": list(train.lora.targets)},
         }
         gpus, tokens = lay.gpus, train.micro_batch * train.seq_len
-    weights_storage = estimate.weights_bytes * lay.tp * lay.pp * (
-        lay.dp if lay.zero >= 3 and task is not Task.INFER else 1)
-    host = host_ram(weights_storage_bytes=weights_storage, gpus=gpus,
+    host = host_ram(weights_storage_bytes=checkpoint_weights_bytes(estimate.weights_bytes, lay,
+                                                                   task), gpus=gpus,
                     capacity_bytes=gpu.capacity_bytes, tokens_per_micro_batch=tokens)
     payload: dict[str, Any] = {
         "model": name, "task": task.value,

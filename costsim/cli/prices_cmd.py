@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 # The table fits a 120-column terminal (long regions and instance types are cut); --json has all.
 TABLE_WIDTH = 120
-BREAKEVEN_UTILIZATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 _SHORT = {
     "on-demand": "on-demand",
@@ -187,7 +186,9 @@ def _prices(args: argparse.Namespace) -> int:
     check_option_and_cloud(option, args.cloud, args.breakeven)
     book = book_from_args(args)
     if args.breakeven:
-        return _breakeven(args, book, option)
+        from costsim.cli.prices_breakeven import show_breakeven
+
+        return show_breakeven(args, book, option)
     found = book.offerings(gpu=args.gpu, cloud=args.cloud, region=args.region,
                            gpus_per_instance=args.count, option=option)
     options = [option] if option else list(PurchaseOption)
@@ -223,118 +224,3 @@ def _prices(args: argparse.Namespace) -> int:
                             "selectable, but check where the capacity is before relying on it "
                             "(--json: note).", width=TABLE_WIDTH))
     return EXIT_OK
-
-
-def _breakeven(args: argparse.Namespace, book: PriceBook, option: PurchaseOption | None) -> int:
-    from costsim.catalog.servers import server_bom
-    from costsim.domain.pricing import RENTAL_OPTIONS, PurchaseOption
-    from costsim.errors import InfeasibleError, InputError
-
-    servers = book.offerings(gpu=args.gpu, option=PurchaseOption.OWNED,
-                             gpus_per_instance=args.count)
-    if not servers:
-        # an empty report would read as "nothing to compare"; say which servers exist instead
-        shipped = ", ".join(f"{o.instance_type} ({o.gpus_per_instance}x{o.gpu})"
-                            for o in book.owned_offerings)
-        asked = " ".join(f"{flag} {value}" for flag, value in
-                         (("--gpu", args.gpu), ("--count", args.count)) if value is not None)
-        raise InputError(asked.split()[0] if asked else "--breakeven", "",
-                         f"no shipped owned server matches {asked or 'the filters'}; "
-                         f"servers: {shipped}")
-    wanted = [option] if option else list(RENTAL_OPTIONS)
-    results: list[dict[str, Any]] = []
-    for owned in servers:
-        server = server_bom(owned.instance_type)
-        curve = [{"utilization": u,
-                  "cost_usd_per_delivered_gpu_hour": server.cost_usd_per_delivered_gpu_hour(u)}
-                 for u in BREAKEVEN_UTILIZATIONS]
-        rentals: list[dict[str, Any]] = []
-        for option in wanted:
-            try:
-                # like for like: a rental box with at least the server's GPUs (same fabric)
-                chosen = book.cheapest_offering(server.gpu, server.gpu_count, option,
-                                                cloud=args.cloud, region=args.region,
-                                                min_gpus_per_instance=server.gpu_count)
-            except InfeasibleError:
-                continue
-            quote = chosen.quote
-            rate = quote.price_usd_per_gpu_hour
-            u_star = server.break_even_utilization(rate)
-            rentals.append({"option": option.value, "cloud": chosen.offering.cloud,
-                            "region": chosen.offering.region,
-                            "instance_type": chosen.offering.instance_type,
-                            "instances": chosen.instances,
-                            "price_usd_per_gpu_hour": rate,
-                            "break_even_utilization": u_star,
-                            "estimate": quote.estimate,
-                            "flags": [flag.value for flag in quote.flags],
-                            "source": quote.source,
-                            "effective_date": quote.effective_date})
-        results.append({
-            "server": server.name, "gpu": server.gpu, "gpu_count": server.gpu_count,
-            "capex_usd": server.capex_usd, "residual_value_usd": server.residual_value_usd,
-            "useful_life_years": server.useful_life_years, "power_kw": server.power_kw,
-            "cost_usd_per_year_at_full_use": server.cost_usd_per_year(1.0),
-            # BOM prices and operating costs are editable assumptions (servers.csv etc.)
-            "owned_cost_estimate": True,
-            "lead_time_weeks": server.lead_time_weeks,
-            "owned_cost_curve": curve, "rentals": rentals,
-        })
-    if args.json:
-        print_json({"breakeven": results})
-        return EXIT_OK
-    from costsim.cli.numbers import kilowatts, percent, usd_amount, usd_rate
-
-    for result in results:
-        print(f"{result['server']}: {result['gpu_count']}x{result['gpu']}, capex "
-              f"{usd_amount(result['capex_usd'])}, {kilowatts(result['power_kw'])} kW, life "
-              f"{result['useful_life_years']:g} y, lead time {result['lead_time_weeks']:g} weeks")
-        print(format_table(
-            [(f"{p['utilization']:.0%}", usd_rate(p["cost_usd_per_delivered_gpu_hour"]))
-             for p in result["owned_cost_curve"]],
-            ("utilization", "owned $/delivered GPU-h"), right_align=(0, 1)))
-        print()
-        print(format_table(
-            [(r["option"], f"{r['cloud']} {r['region']} {r['instance_type']}",
-              # the chosen rental is never blocked, so '~' is its only possible mark
-              f"{usd_rate(r['price_usd_per_gpu_hour'])}{'~' if r['estimate'] else ''}",
-              "never" if r["break_even_utilization"] is None
-              else percent(r["break_even_utilization"])) for r in result["rentals"]],
-            ("rental option", "cheapest unflagged offering", "$/GPU-h",
-             "owning wins above"), right_align=(2, 3)))
-        if not result["rentals"]:
-            print("no unflagged rental offering with as many GPUs per instance "
-                  "(marketplaces count only when named with --cloud)")
-        for note in _breakeven_notes(result["rentals"]):
-            print(note)
-        print()
-    return EXIT_OK
-
-
-def _breakeven_notes(rentals: list[dict[str, Any]]) -> list[str]:
-    """Footnotes saying which rental rates rest on estimates, so that a "never" is read rightly."""
-    import textwrap
-
-    from costsim.domain.pricing import PriceFlag
-
-    def clouds_with(flag: PriceFlag) -> list[str]:
-        return sorted({r["cloud"] for r in rentals if flag.value in r["flags"]})
-
-    contract = clouds_with(PriceFlag.RESERVED_BY_CONTRACT)
-    fallback = [c for c in clouds_with(PriceFlag.RESERVED_DISCOUNT_ESTIMATE) if c not in contract]
-    notes = []
-    if contract:
-        one = len(contract) == 1
-        notes.append(f"~ estimate: {', '.join(contract)} {'sells' if one else 'sell'} "
-                     "reservations only by negotiated contract and "
-                     f"{'publishes' if one else 'publish'} no reserved price; the reserved rates "
-                     "here are "
-                     "costsim's generic fallback discount on the on-demand price "
-                     "(price_reserved_discounts.csv), not a quote. Ask for one before deciding "
-                     "on these rows.")
-    if fallback:
-        notes.append(f"~ estimate: no published discount for this {', '.join(fallback)} "
-                     "instance family; its reserved rates use the cloud's fallback discount "
-                     "(price_reserved_discounts.csv).")
-    notes.append("Owned costs are editable estimates (BOM and operating costs, docs/pricing.md).")
-    return [textwrap.fill(note, width=100, subsequent_indent="  ") for note in notes]

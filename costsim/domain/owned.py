@@ -7,6 +7,12 @@ from dataclasses import dataclass
 from costsim.units import HOURS_PER_YEAR
 
 
+def check_utilization(utilization: float) -> None:
+    """A utilization is a share of the hours, in (0, 1]: a cost per used hour needs some use."""
+    if not 0 < utilization <= 1:
+        raise ValueError(f"utilization must be in (0, 1], got {utilization}")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BomLine:
     """One component line of a server bill of materials."""
@@ -97,8 +103,7 @@ class OwnedServer:
 
     def cost_usd_per_delivered_gpu_hour(self, utilization: float) -> float:
         """Yearly cost / GPU-hours actually used (N × 8760 × utilization)."""
-        if not 0 < utilization <= 1:
-            raise ValueError(f"utilization must be in (0, 1], got {utilization}")
+        check_utilization(utilization)
         return self.cost_usd_per_year(utilization) / (self.gpu_count * HOURS_PER_YEAR
                                                       * utilization)
 

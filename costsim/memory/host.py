@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costsim.domain.gpu import GPUS_PER_NODE
+from costsim.domain.workload import ParallelLayout, Task
 from costsim.units import BYTES_PER_GIB
 
 PROCESS_BYTES = 2 * BYTES_PER_GIB
@@ -41,6 +42,24 @@ class HostRam:
     def total_bytes(self) -> int:
         """Sum of the three parts."""
         return self.checkpoint_bytes + self.processes_bytes + self.data_loading_bytes
+
+
+def checkpoint_weights_bytes(per_gpu_weights_bytes: int, layout: ParallelLayout,
+                             task: Task) -> int:
+    """The whole model's weights in their storage format, from one GPU's share of them.
+
+    A node loads one full checkpoint copy (the first part of :func:`host_ram`), but the memory
+    engine reports weights per GPU, after sharding: split over the TP × PP model-parallel GPUs,
+    and in training under ZeRO-3 / FSDP full shard also over the DP replicas. Multiplying back
+    undoes that sharding. Inference never shards weights over replicas (each holds its copy), so
+    ZeRO-3 counts only for training and fine-tuning. With ``per_gpu_weights_bytes`` taken from
+    the most-loaded pipeline stage (the engine's figure), the result is an upper bound: the other
+    stages hold at most as much.
+    """
+    shards = layout.tp * layout.pp
+    if layout.zero >= 3 and task is not Task.INFER:
+        shards *= layout.dp
+    return per_gpu_weights_bytes * shards
 
 
 def host_ram(*, weights_storage_bytes: float, gpus: int, capacity_bytes: int,

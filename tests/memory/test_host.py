@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from costsim.memory.host import PROCESS_BYTES, host_ram
+import pytest
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.models import load_preset
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import ParallelLayout, Task, TrainingSetup
+from costsim.memory.estimate import estimate_training
+from costsim.memory.host import PROCESS_BYTES, checkpoint_weights_bytes, host_ram
 
 GIB = 2**30
 
@@ -21,3 +28,31 @@ def test_a_big_job_counts_one_node() -> None:
                    tokens_per_micro_batch=1)
     assert ram.gpus_on_node == 8
     assert ram.processes_bytes == 8 * PROCESS_BYTES
+
+
+@pytest.mark.parametrize(("layout", "task", "shards"), [
+    (ParallelLayout(tp=2, pp=4, dp=8, zero=3), Task.TRAIN, 64),
+    (ParallelLayout(tp=2, pp=4, dp=8, zero=3), Task.FINETUNE, 64),
+    (ParallelLayout(tp=2, pp=4, dp=8, zero=2), Task.TRAIN, 8),  # ZeRO-2 keeps whole weights
+    (ParallelLayout(tp=2, pp=4, dp=8, zero=3), Task.INFER, 8),  # replicas hold their own copy
+    (ParallelLayout(dp=16), Task.TRAIN, 1),
+])
+def test_checkpoint_undoes_the_weight_sharding(layout: ParallelLayout, task: Task,
+                                               shards: int) -> None:
+    assert checkpoint_weights_bytes(1_000_000_007, layout, task) == 1_000_000_007 * shards
+
+
+def test_checkpoint_of_a_zero3_shard_is_the_whole_model() -> None:
+    """The memory engine's ZeRO-3 share × DP gives back the unsharded weights (to the byte,
+    up to the engine's rounding of the share)."""
+    llama = load_preset("llama-2-7b").architecture
+    a100 = get_gpu("A100-80GB")
+
+    def weights(layout: ParallelLayout) -> int:
+        setup = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16, layout=layout)
+        return estimate_training(llama, a100, setup).weights_bytes
+
+    whole = weights(ParallelLayout())
+    sharded = ParallelLayout(dp=8, zero=3)
+    assert abs(checkpoint_weights_bytes(weights(sharded), sharded, Task.TRAIN) - whole) < 8
+    assert whole == pytest.approx(2 * 6.74e9, rel=0.01)  # bf16 × 6.74 B parameters
