@@ -175,7 +175,6 @@ def test_fast_path_matches_on_the_benchmark_grid(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("content", [
-    "model,tp\n",                                   # no rows
     "model,tp\nnope,1\nnope,2\n",                   # every row bad
     "model,tp\n\n\ngpt2,1\n\n",                     # blank lines
     "model,lora_targets\ngpt2,\"c_attn,\"\"x\"\"\"\n",  # quoted cells
