@@ -128,11 +128,10 @@ def blanked(column: CodedColumn, blank: BoolArray) -> CodedColumn:
                        [*column.values, None])
 
 
-def cell_texts(values: Sequence[Any]) -> list[str]:
-    """Values as :func:`csv.writer` writes them (None empty, floats by repr, other values by
-    str), each quoted where it needs it."""
-    texts = ["" if value is None else repr(value) if isinstance(value, float) else str(value)
-             for value in values]
+def cell_texts(values: Sequence[str | int | None]) -> list[str]:
+    """Texts and whole numbers as :func:`csv.writer` writes them (None empty), each quoted
+    where it needs it."""
+    texts = ["" if value is None else str(value) for value in values]
     joined = "".join(texts)  # most columns have nothing to quote: one scan decides
     if not any(char in joined for char in _NEEDS_QUOTES):
         return texts
