@@ -281,18 +281,10 @@ def test_bad_arch_rows_never_lose_the_other_rows(tmp_path: Path) -> None:
             assert row["verdict"] == row["total_bytes"] == ""
 
 
-def test_an_unexpected_exception_is_the_rows_error_and_not_fatal(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("gpt2_rows_hit_a_bug")
+def test_an_unexpected_exception_is_the_rows_error_and_not_fatal(tmp_path: Path) -> None:
     """A bug hit by one row (anything but a CostsimError) becomes that row's 'internal error'
     cell and is counted; the other rows are complete."""
-    from costsim.cli.layout_args import resolve_architecture as real
-
-    def buggy(ns: object) -> object:
-        if getattr(ns, "model", None) == "gpt2":
-            raise ZeroDivisionError("division by zero")
-        return real(ns)  # type: ignore[arg-type]
-
-    monkeypatch.setattr("costsim.cli.memory_grid_rows.resolve_architecture", buggy)
     grid = tmp_path / "grid.csv"
     grid.write_text("model,tp\nllama-2-7b,1\ngpt2,1\nllama-2-7b,2\ngpt2,x\n", encoding="utf-8")
     fast, reference = tmp_path / "fast.csv", tmp_path / "reference.csv"

@@ -94,16 +94,9 @@ def test_a_bad_utf8_byte_is_named_by_its_offset_in_the_file(tmp_path: Path, cli:
     assert f"is not UTF-8 text (byte {len(body) + 5})" in err
 
 
-def test_a_row_that_hits_a_bug_exits_1_with_every_other_row_written(
-        grid: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    from costsim.cli.layout_args import resolve_architecture as real
-
-    def buggy(ns: object) -> object:
-        if getattr(ns, "model", None) == "gpt2":
-            raise KeyError("n_head")
-        return real(ns)  # type: ignore[arg-type]
-
-    monkeypatch.setattr("costsim.cli.memory_grid_rows.resolve_architecture", buggy)
+@pytest.mark.usefixtures("gpt2_rows_hit_a_bug")
+def test_a_row_that_hits_a_bug_exits_1_with_every_other_row_written(grid: Path,
+                                                                    cli: Cli) -> None:
     out = grid.parent / "out.csv"
     code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
     assert code == 1
