@@ -68,6 +68,12 @@ def test_pandas_reads_a_plain_grid_and_leaves_the_rest_to_csv() -> None:
     plain = pandas_cells("model,tp\r\nllama-2-7b, 2 \r\n\r\ngpt2\r\n")
     assert plain is not None
     assert _rows_of(plain) == [["model", "tp"], ["llama-2-7b", " 2 "], ["gpt2", ""]]
+    # Texts pandas would otherwise turn into missing values, numbers or booleans stay text.
+    texts = ["NA", "nan", "NULL", "#N/A", "None", "", "1e3", "007", "1_0", "True", "-0", " 1"]
+    typed = pandas_cells("model," + ",".join(f"c{i}" for i in range(len(texts)))
+                         + "\nx," + ",".join(texts) + "\n")
+    assert typed is not None
+    assert _rows_of(typed)[1] == ["x", *texts]
     for text in ('model,lora_targets\ngpt2,"c_attn,c_proj"\n',  # a quote
                  "model,tp\n  \ngpt2,1\n",                        # a whitespace-only line
                  "model,tp\rgpt2,1\r",                            # CR line ends
