@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from costsim.cli.memory_grid import run_grid
+from costsim.cli.memory_grid_io import pandas_cells
 from costsim.errors import CostsimError, InputError
 
 ARCH = Path(__file__).resolve().parents[1] / "data" / "architectures"
@@ -121,6 +122,21 @@ def test_fast_path_matches_the_reference_on_a_varied_grid(tmp_path: Path, seed: 
                    "does not apply", "--seq-len", "--context", "give model or arch",
                    "must be <= 1,000,000,000"):
         assert needle in messages
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_fast_path_matches_the_reference_on_a_varied_grid_read_by_pandas(tmp_path: Path,
+                                                                        seed: int) -> None:
+    """The same random grids without quoted cells: the C parser reads them."""
+    shutil.copy(ARCH / "gpt2.json", tmp_path / "gpt2.json")
+    rng = random.Random(seed)
+    rows = [[cell if "," not in cell else "q_proj" for cell in _row(rng, ALL_COLUMNS)]
+            for _ in range(2500)]
+    grid = tmp_path / "grid.csv"
+    _write(grid, ALL_COLUMNS, rows, blank_lines=seed == 3)
+    assert pandas_cells(grid.read_text(encoding="utf-8")) is not None
+    results = list(csv.DictReader(_both(tmp_path, grid).decode().splitlines()))
+    assert 300 < sum(1 for row in results if row["error"]) < len(results) - 300
 
 
 def test_fast_path_matches_on_named_bad_rows(tmp_path: Path) -> None:
