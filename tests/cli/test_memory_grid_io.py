@@ -22,7 +22,7 @@ from costsim.cli.memory_grid_io import (
 )
 
 # Characters that matter to a CSV parser, and some that must pass through untouched.
-SPECIAL = ',"\r\n \t\x00\x0b\x0c\ufeff'
+SPECIAL = ',"\r\n \t\x00\x0b\x0c\x1a\x1c\x85\u2028\ufeff#\'\\'
 PLAIN = "ab1_-.é€😀"
 
 
