@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 from costsim.errors import CostsimError, printable
 
 EXIT_OK = 0
+EXIT_INTERNAL_ERROR = 1  # the command finished, but part of it hit a costsim bug (it says which)
 EXIT_BAD_INPUT = 2
 
 Handler = Callable[[argparse.Namespace], int]

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from costsim.cli.common import EXIT_OK, add_json_flag, examples, format_table, print_json
+from costsim.cli.common import (
+    EXIT_INTERNAL_ERROR,
+    EXIT_OK,
+    add_json_flag,
+    examples,
+    format_table,
+    print_json,
+)
 from costsim.cli.flags import add_all_memory_args
 
 if TYPE_CHECKING:
@@ -183,6 +191,9 @@ def _grid(args: argparse.Namespace) -> int:
 
     if args.out is None:
         raise InputError("", "--out", "--grid needs --out OUT.csv")
+    if args.json:
+        raise InputError("", "--json", "does not go with --grid: the grid's results go to "
+                                       f"--out {args.out} (CSV)")
     for dest, default in flag_defaults().items():
         value = getattr(args, dest, default)
         if value != default:
@@ -190,10 +201,28 @@ def _grid(args: argparse.Namespace) -> int:
             flag = "--" + dest.replace("_", "-")
             raise InputError("", flag, f"does not go with --grid: give it as a column of "
                                        f"{args.grid} (got {flag} {value})")
+    if _same_file(args.grid, args.out):
+        # Never overwrite the user's input, not even with --force.
+        raise InputError("", "--out", f"{args.out} is the input grid {args.grid}: choose "
+                                      "another output file (--force does not overwrite the "
+                                      "input)")
     if args.out.exists() and not args.force:
         raise InputError("", "--out", f"{args.out} exists; add --force to overwrite it")
-    rows, errors = run_grid(args.grid, args.out)
-    if errors:
-        sys.stderr.write(f"costsim memory: {errors} of {rows} grid rows have errors "
-                         f"(see the 'error' column of {args.out})\n")
+    counts = run_grid(args.grid, args.out)
+    if counts.errors:
+        sys.stderr.write(f"costsim memory: {counts.errors} of {counts.rows} grid rows have "
+                         f"errors (see the 'error' column of {args.out})\n")
+    if counts.internal_errors:
+        sys.stderr.write(f"costsim memory: {counts.internal_errors} of those rows hit a costsim "
+                         "bug (their error starts with 'internal error'); the other rows are "
+                         "complete. Please report it with those rows.\n")
+        return EXIT_INTERNAL_ERROR
     return EXIT_OK
+
+
+def _same_file(grid: Path, out: Path) -> bool:
+    """``out`` names the file ``grid`` names (the same path, ./X, a symlink or a hard link)."""
+    try:
+        return out.exists() and grid.exists() and os.path.samefile(grid, out)
+    except OSError:  # pragma: no cover - a path that vanished between the calls
+        return out.resolve() == grid.resolve()

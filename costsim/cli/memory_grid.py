@@ -16,28 +16,39 @@ Two paths give byte-identical output files (tests/cli/test_memory_grid.py):
   path, so its message is exactly the one-by-one message.
 
 Rows are evaluated in one call for training and one for inference, in row order, as the
-reference path does. The fast path reads the file with :func:`csv.reader` in one go and writes
-with :func:`csv.writer` from columns, and keeps the garbage collector off the row lists (paused
-while they are read, then frozen): 100k rows take about 1.5 s instead of 12 s
-(``benchmarks/bench_memory.py --compare``).
+reference path does. The reference path reads with :class:`csv.DictReader` and writes with
+:class:`csv.DictWriter`; the fast path reads the file into columns with pandas' C parser and
+writes each column's distinct values once (:mod:`costsim.cli.memory_grid_io`), with the same
+cells and bytes (``benchmarks/bench_memory.py --compare`` times both).
 """
 
 from __future__ import annotations
 
 import csv
-import gc
+import io
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from costsim.cli.flags import (
     CONVERTERS,
 )
-from costsim.cli.memory_grid_bulk import evaluate_columns, transpose
+from costsim.cli.memory_grid_bulk import evaluate_columns
+from costsim.cli.memory_grid_io import (
+    ObjectArray,
+    blanked,
+    columns_of,
+    csv_records,
+    decode_grid,
+    factorize,
+    pandas_cells,
+    write_columns,
+)
 from costsim.cli.memory_grid_rows import (
     GRID_OUTPUT_COLUMNS,
+    INTERNAL_ERROR_PREFIX,
     MAX_GRID_ROWS,
     column_flag,
     evaluate_grid,
@@ -85,53 +96,55 @@ def read_grid_dicts(reader: csv.DictReader[str], source: str
             raise InputError(source, f"line {reader.line_num}",
                              f"has more cells than the {len(columns)} columns of the header")
         rows.append(raw)
+    if not rows:
+        raise _no_rows(source)
     return columns, rows
 
 
-def read_grid_cells(handle: IO[str], source: str) -> tuple[list[str], list[list[str]]]:
-    """The fast reader: what :func:`read_grid_dicts` reads (blank lines skipped, the same
-    errors), as lists of cells. The file is read in one go; a file with a row longer than the
-    header, or that the csv module rejects, is read again line by line, so that the error
-    (and its line number) is the one the reference reader gives."""
-    reader = csv.reader(handle)
+def _no_rows(source: str) -> InputError:
+    return InputError(source, "", "has a header but no rows: add one configuration per line "
+                                  "below the header")
+
+
+def read_grid_columns(text: str, source: str) -> tuple[list[str], list[ObjectArray]]:
+    """The fast reader: what :func:`read_grid_dicts` reads (blank lines skipped, short rows
+    padded with empty cells, the same errors), as columns of cell texts. pandas' C parser
+    reads the files it splits exactly as :mod:`csv` does; the others, and any file with a row
+    longer than the header, are read with :func:`csv.reader` (memory_grid_io)."""
+    read = pandas_cells(text)
+    if read is not None:
+        columns = [str(cell) for cell in (column[0] for column in read)]
+        check_header(columns, source)
+        if len(read[0]) - 1 > MAX_GRID_ROWS:
+            raise InputError(source, "", f"more than {MAX_GRID_ROWS} rows")
+        if len(read[0]) == 1:
+            raise _no_rows(source)
+        return columns, [column[1:] for column in read]
+    reader = csv_records(text)
     columns = list(next(reader, []))
     check_header(columns, source)
     width = len(columns)
-    rows: list[list[str]] | None
-    try:
-        rows = list(filter(None, reader))  # blank lines are skipped
-    except csv.Error:
-        if not handle.seekable():  # pragma: no cover - grid files are regular files
-            raise
-        rows = None
-    if rows is not None and max(map(len, rows), default=0) <= width:
-        if len(rows) > MAX_GRID_ROWS:
-            raise InputError(source, "", f"more than {MAX_GRID_ROWS} rows")
-        return columns, rows
-    if not handle.seekable():  # pragma: no cover - grid files are regular files
-        raise InputError(source, "", f"has a row with more cells than the {width} columns of "
-                                     "the header")
-    handle.seek(0)
-    reader = csv.reader(handle)
-    next(reader)
-    rows = []
+    rows: list[list[str]] = []
     for row in reader:
         if not row:
-            continue
+            continue  # a blank line
         if len(rows) >= MAX_GRID_ROWS:
             raise InputError(source, "", f"more than {MAX_GRID_ROWS} rows")
         if len(row) > width:
             raise InputError(source, f"line {reader.line_num}",
                              f"has more cells than the {width} columns of the header")
         rows.append(row)
-    return columns, rows  # pragma: no cover - the first pass found a bad row
+    if not rows:
+        raise _no_rows(source)
+    return columns, columns_of(rows, width)
 
 
-def _write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
+def _write_atomic(path: Path, write: Callable[[Any], None], *, binary: bool) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
+        with (os.fdopen(fd, "wb") if binary
+              else os.fdopen(fd, "w", newline="", encoding="utf-8")) as handle:
             write(handle)
         os.replace(tmp_name, path)
     except BaseException:
@@ -143,9 +156,18 @@ def _output_header(columns: list[str]) -> list[str]:
     return columns + [c for c in GRID_OUTPUT_COLUMNS if c not in columns]
 
 
-def run_grid(grid: Path, out: Path, *, reference: bool = False) -> tuple[int, int]:
+class GridCounts(NamedTuple):
+    """What a grid run did: its rows, the rows with an error, and of those the rows that hit
+    a costsim bug (INTERNAL_ERROR_PREFIX)."""
+
+    rows: int
+    errors: int
+    internal_errors: int
+
+
+def run_grid(grid: Path, out: Path, *, reference: bool = False) -> GridCounts:
     """Read ``grid``, evaluate every row, write ``out`` (to a temporary name, then renamed);
-    return (rows, rows with errors). ``reference`` takes the one-by-one path.
+    return the counts. ``reference`` takes the one-by-one path.
 
     Raises:
         InputError / CatalogError: the grid cannot be read or is malformed (nothing written), or
@@ -156,32 +178,32 @@ def run_grid(grid: Path, out: Path, *, reference: bool = False) -> tuple[int, in
     return _run_fast(grid, out)
 
 
-def _read(grid: Path, read: Callable[[IO[str]], tuple[list[str], Any]]
-          ) -> tuple[list[str], Any]:
+def _read(grid: Path, read: Callable[[str], tuple[list[str], Any]]) -> tuple[list[str], Any]:
+    """Read and decode the whole file, then parse its text with ``read``."""
     try:
-        handle = grid.open(newline="", encoding="utf-8-sig")  # spreadsheets add a BOM
+        data = grid.read_bytes()
     except OSError as exc:
         raise InputError(str(grid), "", f"cannot read the file ({exc.strerror})") from exc
+    text = decode_grid(data, str(grid))
+    del data
     try:
-        with handle:
-            return read(handle)
-    except UnicodeDecodeError as exc:
-        raise InputError(str(grid), "", f"is not UTF-8 text (byte {exc.start}); save "
-                                        "the grid as CSV (UTF-8)") from None
+        return read(text)
     except csv.Error as exc:
         raise InputError(str(grid), "", f"is not a valid CSV file ({exc})") from None
 
 
-def _write(out: Path, write: Callable[[IO[str]], None]) -> None:
+def _write(out: Path, write: Callable[[Any], None], *, binary: bool = False) -> None:
+    """Write ``out`` atomically: ``write`` gets a text handle (UTF-8, newline="") or, with
+    ``binary``, a byte handle."""
     try:
-        _write_atomic(out, write)
+        _write_atomic(out, write, binary=binary)
     except OSError as exc:
         raise InputError("", "--out", f"cannot write {out} ({exc.strerror})") from None
 
 
-def _run_reference(grid: Path, out: Path) -> tuple[int, int]:
-    columns, rows = _read(grid, lambda handle: read_grid_dicts(csv.DictReader(handle),
-                                                                 str(grid)))
+def _run_reference(grid: Path, out: Path) -> GridCounts:
+    columns, rows = _read(grid, lambda text: read_grid_dicts(
+        csv.DictReader(io.StringIO(text, newline="")), str(grid)))
     header = _output_header(columns)
     results, errors = evaluate_grid(rows, base_dir=grid.parent)
 
@@ -191,39 +213,22 @@ def _run_reference(grid: Path, out: Path) -> tuple[int, int]:
         for raw, result in zip(rows, results, strict=True):
             writer.writerow({**raw, **result})
     _write(out, write)
-    return len(rows), errors
+    internal = sum(str(result.get("error", "")).startswith(INTERNAL_ERROR_PREFIX)
+                   for result in results)
+    return GridCounts(len(rows), errors, internal)
 
 
-def _run_fast(grid: Path, out: Path) -> tuple[int, int]:
-    # The cyclic garbage collector would walk the hundreds of thousands of row lists again and
-    # again while they are read and as long as they live (a third of the time of a large grid):
-    # it is paused while they are read, and then they are frozen out of its sight.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        columns, cells = _read(grid, lambda handle: read_grid_cells(handle, str(grid)))
-        gc.freeze()
-    finally:
-        if enabled:
-            gc.enable()
-    try:
-        return _evaluate_and_write(grid, out, columns, cells)
-    finally:
-        del cells  # freed by reference counting, before they rejoin the collector's view
-        gc.unfreeze()
-
-
-def _evaluate_and_write(grid: Path, out: Path, columns: list[str], cells: list[list[str]]
-                        ) -> tuple[int, int]:
-    header = _output_header(columns)
-    texts = transpose(cells, len(columns))
-    outputs, errors = evaluate_columns(columns, texts, base_dir=grid.parent)
-
-    def write(handle: IO[str]) -> None:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        # Input cells + output values, row by row, iterated in C. (An input column never
-        # shares a name with an output column: input columns are flags.)
-        writer.writerows(zip(*texts, *outputs, strict=True))
-    _write(out, write)
-    return len(cells), errors
+def _run_fast(grid: Path, out: Path) -> GridCounts:
+    columns, texts = _read(grid, lambda text: read_grid_columns(text, str(grid)))
+    coded = [factorize(column) for column in texts]
+    del texts
+    results = evaluate_columns(columns, coded, base_dir=grid.parent)
+    # Input cells, then the results (an input column never shares a name with an output
+    # column: input columns are flags).
+    cells = [*coded, *(blanked(factorize(column), ~results.valid) for column in results.numbers),
+             factorize(results.verdicts), factorize(results.messages)]
+    _write(out, lambda handle: write_columns(handle, _output_header(columns), cells),
+           binary=True)
+    internal = sum(message.startswith(INTERNAL_ERROR_PREFIX)
+                   for message in results.messages[~results.valid].tolist())
+    return GridCounts(len(coded[0]), results.errors, internal)

@@ -23,17 +23,20 @@ from costsim.cli.flags import (
 from costsim.cli.layout_args import (
     default_seq_len,
 )
+from costsim.cli.memory_grid_io import CodedColumn, ObjectArray, factorize
 from costsim.cli.memory_grid_rows import (
     BYTE_FIELDS,
-    GRID_OUTPUT_COLUMNS,
     MISSING,
     NUMERIC_DESTS,
+    OUT_OF_RANGE_MESSAGE,
     BoolArray,
     Encoded,
     IntArray,
     RowEncoder,
     column_flag,
     is_blank,
+    out_of_range,
+    row_message,
 )
 from costsim.errors import CostsimError
 from costsim.memory.core import (
@@ -57,15 +60,14 @@ class _Column:
     values: list[Any]          # per distinct text: the converted value (None if blank or bad)
 
 
-def _convert_column(column: str, texts: Sequence[str | None]) -> _Column:
+def _convert_column(column: str, texts: CodedColumn) -> _Column:
     flag = column_flag(column)
     convert = CONVERTERS[flag]
-    index = {text: code for code, text in enumerate(dict.fromkeys(texts))}
-    codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
-    present = np.zeros(len(index), dtype=bool)
-    bad = np.zeros(len(index), dtype=bool)
-    values: list[Any] = [None] * len(index)
-    for text, code in index.items():
+    codes, distinct = texts
+    present = np.zeros(len(distinct), dtype=bool)
+    bad = np.zeros(len(distinct), dtype=bool)
+    values: list[Any] = [None] * len(distinct)
+    for code, text in enumerate(distinct):
         if is_blank(text):
             continue
         present[code] = True
@@ -77,15 +79,18 @@ def _convert_column(column: str, texts: Sequence[str | None]) -> _Column:
 
 
 def _group_ids(parts: list[IntArray], rows: int) -> tuple[IntArray, IntArray]:
-    """Dense group ids of rows from their key parts, and each group's first row."""
+    """Dense group ids of rows from their key parts (in order of first appearance), and each
+    group's first row."""
     key = np.zeros(rows, dtype=np.int64)
     for part in parts:
         base = int(part.max()) + 1 if rows else 1
         if base == 1:
             continue
-        key = np.unique(key * base + part, return_inverse=True)[1].astype(np.int64).ravel()
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return inverse.astype(np.int64).ravel(), first.astype(np.int64)
+        key = factorize(key * base + part)[0]  # both < rows: no overflow
+    # Codes appear in increasing order: a group's first row is where its code first exceeds
+    # every code before it.
+    previous = np.maximum.accumulate(np.concatenate(([-1], key[:-1]))) if rows else key
+    return key, np.flatnonzero(key > previous)
 
 
 def _probe_value(dest: str, present: Mapping[str, bool]) -> int:
@@ -147,13 +152,13 @@ def _resolve_groups(encoder: RowEncoder, columns: list[_Column], first_rows: Int
                 values[column.dest] = column.values[code]
         try:
             ns, arch, params_total, gpu, task = encoder.objects(values)
-        except (CostsimError, ValueError) as exc:
-            groups.error[g] = str(exc)  # the same message for every row of the group
+        except Exception as exc:  # any bug too: see INTERNAL_ERROR_PREFIX
+            groups.error[g] = row_message(exc)  # the same message for every row of the group
             continue
         try:
             infer, template = encoder.encode(ns, arch, gpu, task)
-        except (CostsimError, ValueError):
-            continue  # the group's rows take the one-by-one path
+        except Exception:  # the group's rows take the one-by-one path (and its message)
+            continue
         groups.fast[g] = True
         groups.infer[g] = infer
         groups.template[g] = template
@@ -239,23 +244,23 @@ def _evaluate_kind(rows: IntArray, fast: BoolArray, group: IntArray, groups: _Gr
     return training_components(columns, DEFAULT_POLICY)
 
 
-def transpose(cells: list[list[str]], width: int) -> list[tuple[str | None, ...]]:
-    """The ``width`` columns of rows of at most ``width`` cells; a short row's missing cells
-    are None (empty), as :class:`csv.DictReader` fills them."""
-    if not cells:
-        return [() for _ in range(width)]
-    if min(map(len, cells)) < width:
-        padded: list[list[str | None]] = [[*row, *([None] * (width - len(row)))]
-                                          for row in cells]
-        return list(zip(*padded, strict=True))
-    return list(zip(*cells, strict=True))
+@dataclass(frozen=True)
+class GridResults:
+    """The output columns of a grid, one entry per row."""
+
+    numbers: list[IntArray]   # params_total, then the BYTE_FIELDS (meaningless where not valid)
+    valid: BoolArray          # rows with results; the others have an error message
+    verdicts: ObjectArray     # "" where not valid
+    messages: ObjectArray     # the error cell ("" where valid)
+
+    @property
+    def errors(self) -> int:
+        return int(np.count_nonzero(~self.valid))
 
 
-def evaluate_columns(header: list[str], texts: Sequence[Sequence[str | None]],
-                     base_dir: Path = Path(".")) -> tuple[list[list[Any]], int]:
-    """The fast path: the output columns (:data:`GRID_OUTPUT_COLUMNS`, one list per column,
-    a value per row) of a grid given as its columns of cells (None = empty), and the number
-    of rows with errors."""
+def evaluate_columns(header: list[str], texts: Sequence[CodedColumn],
+                     base_dir: Path = Path(".")) -> GridResults:
+    """The fast path: the results of a grid given as its columns of cell texts (coded)."""
     n = len(texts[0]) if texts else 0
     encoder = RowEncoder(base_dir)
     columns = [_convert_column(name, column) for name, column in zip(header, texts, strict=True)]
@@ -289,26 +294,21 @@ def evaluate_columns(header: list[str], texts: Sequence[Sequence[str | None]],
     failed = in_group & group_error[safe_group]
     infer = groups.infer[safe_group]
 
-    errors_col: list[str] = [""] * n
-    errors = 0
+    messages = np.full(n, "", dtype=object)
     for at in np.flatnonzero(failed).tolist():
-        message = groups.error[int(group[at])]
-        assert message is not None
-        errors_col[at] = message
-        errors += 1
+        messages[at] = groups.error[int(group[at])]
     fallback: dict[int, Encoded] = {}
-    memo: dict[tuple[str | None, ...], Encoded | str] = {}
+    memo: dict[tuple[str, ...], Encoded | str] = {}
     for at in np.flatnonzero(~fast & ~failed).tolist():
-        key = tuple(column[at] for column in texts)
+        key = tuple(column.cell(at) for column in texts)
         if key not in memo:
             try:
                 memo[key] = encoder.encode_row(dict(zip(header, key, strict=True)))
-            except (CostsimError, ValueError) as exc:
-                memo[key] = str(exc)
+            except Exception as exc:  # any bug too: see INTERNAL_ERROR_PREFIX
+                memo[key] = row_message(exc)
         outcome = memo[key]
         if isinstance(outcome, str):
-            errors_col[at] = outcome
-            errors += 1
+            messages[at] = outcome
         else:
             fallback[at] = outcome
             infer[at] = outcome[0]
@@ -316,22 +316,22 @@ def evaluate_columns(header: list[str], texts: Sequence[Sequence[str | None]],
     if fallback:
         valid[np.fromiter(fallback, dtype=np.int64, count=len(fallback))] = True
 
-    # Object arrays: an int64 array assigned into one stores Python ints (written as such).
-    out = [np.full(n, "", dtype=object) for _ in GRID_OUTPUT_COLUMNS[:-1]]
-    params = np.where(fast, groups.params_total[safe_group], 0)
+    results = [np.where(fast, groups.params_total[safe_group], 0)]
+    results += [np.zeros(n, dtype=np.int64) for _ in BYTE_FIELDS]
     for at, item in fallback.items():
-        params[at] = item[2]
-    verdict_names = np.array([verdict.value for verdict in VERDICT_BY_CODE], dtype=object)
+        results[0][at] = item[2]
+    verdict_code = np.zeros(n, dtype=np.int64)
     for kind in (False, True):
         rows = np.flatnonzero(valid & (infer == kind))
         if not len(rows):
             continue
         arrays = _evaluate_kind(rows, fast, group, groups, encoded, fallback, kind)
-        out[0][rows] = params[rows]
+        overflow = out_of_range(arrays)
         for i, (_, name) in enumerate(BYTE_FIELDS, start=1):
-            out[i][rows] = getattr(arrays, name).astype("int64")
-        out[len(BYTE_FIELDS) + 1][rows] = verdict_names[arrays.verdict_code.astype(np.int64)]
-    return [*(column.tolist() for column in out), errors_col], errors
-
-
-# ----------------------------------------------------------------------------- files
+            results[i][rows] = np.where(overflow, 0, getattr(arrays, name)).astype(np.int64)
+        verdict_code[rows] = arrays.verdict_code
+        valid[rows[overflow]] = False
+        messages[rows[overflow]] = OUT_OF_RANGE_MESSAGE
+    verdict_names = np.array([verdict.value for verdict in VERDICT_BY_CODE], dtype=object)
+    verdicts = np.where(valid, verdict_names[verdict_code], "").astype(object)
+    return GridResults(results, valid, verdicts, messages)

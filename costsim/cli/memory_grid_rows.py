@@ -51,6 +51,15 @@ BYTE_FIELDS = (("weights_bytes", "weights"), ("master_weights_bytes", "master_we
 NUMERIC_DESTS = ("zero", "tp", "pp", "dp", "gpus", "micro_batch", "seq_len", "grad_accum",
                  "batch", "context", "prompt_tokens", "output_tokens")
 MISSING = -1  # a numeric cell left empty (every whole-number flag is >= 0)
+# The largest byte count a cell can hold: results are written as whole numbers from int64.
+MAX_RESULT_BYTES = float(2**63 - 1024)  # the largest float64 below 2^63
+OUT_OF_RANGE_MESSAGE = ("the result is out of range: more than 2^63 bytes (8 EiB) per GPU, "
+                        "which no GPU holds; check this row's sizes (micro_batch, seq_len, "
+                        "batch, context, the model)")
+# A row that raises anything but a CostsimError or ValueError has hit a costsim bug: the row gets
+# this message (and the exception) in its error cell, the other rows run, and the command says so
+# on stderr and exits 1 (memory_cmd), so that a bug is neither fatal to the run nor silent.
+INTERNAL_ERROR_PREFIX = "internal error (a costsim bug, please report it with this row)"
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -71,6 +80,23 @@ def column_flag(column: str) -> str:
 
 def is_blank(text: str | None) -> bool:
     return text is None or str(text).strip() == ""
+
+
+def row_message(exc: Exception) -> str:
+    """The ``error`` cell of a row whose conversion, resolution or validation raised ``exc``."""
+    if isinstance(exc, CostsimError | ValueError):
+        return str(exc)
+    return f"{INTERNAL_ERROR_PREFIX}: {type(exc).__name__}: {exc}"
+
+
+def out_of_range(arrays: ComponentArrays) -> BoolArray:
+    """Rows whose byte counts are not finite or do not fit a 64-bit whole number (their cells
+    would be garbage): they get :data:`OUT_OF_RANGE_MESSAGE` instead of results."""
+    stacked = np.stack([getattr(arrays, name) for _, name in BYTE_FIELDS])
+    with np.errstate(invalid="ignore"):
+        bad: BoolArray = ~np.all(np.isfinite(stacked) & (np.abs(stacked) <= MAX_RESULT_BYTES),
+                                 axis=0)
+    return bad
 
 
 # ----------------------------------------------------------------------------- one row
@@ -136,11 +162,15 @@ class RowEncoder:
         return infer, row, params_total
 
 
-def _result_columns(arrays: ComponentArrays) -> tuple[list[list[int]], list[str]]:
-    """The byte columns as Python ints (in :data:`BYTE_FIELDS` order) and the verdicts."""
-    as_int = [getattr(arrays, name).astype("int64").tolist() for _, name in BYTE_FIELDS]
+def _result_columns(arrays: ComponentArrays
+                    ) -> tuple[list[list[int]], list[str], list[bool]]:
+    """The byte columns as Python ints (in :data:`BYTE_FIELDS` order), the verdicts, and which
+    rows are out of range (their ints are meaningless)."""
+    bad = out_of_range(arrays)
+    as_int = [np.where(bad, 0, getattr(arrays, name)).astype("int64").tolist()
+              for _, name in BYTE_FIELDS]
     verdicts = [VERDICT_BY_CODE[code].value for code in arrays.verdict_code.tolist()]
-    return as_int, verdicts
+    return as_int, verdicts, bad.tolist()
 
 
 def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
@@ -162,18 +192,22 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
             continue
         try:
             infer, row, params_total = encoder.encode_row(raw)
-        except (CostsimError, ValueError) as exc:
+        except Exception as exc:  # any bug too: see INTERNAL_ERROR_PREFIX
             errors += 1
-            out[index] = {"error": str(exc)}
+            out[index] = {"error": row_message(exc)}
             continue
         encoded[infer].append((index, row, params_total))
         seen[signature] = (infer, row, params_total)
     for infer, items in encoded.items():
         if not items:
             continue
-        as_int, verdicts = _result_columns(
+        as_int, verdicts, bad = _result_columns(
             component_arrays_for([row for _, row, _ in items], infer=infer))
         for position, (index, _, params_total) in enumerate(items):
+            if bad[position]:
+                errors += 1
+                out[index] = {"error": OUT_OF_RANGE_MESSAGE}
+                continue
             result: dict[str, Any] = {"params_total": params_total}
             for (name, _), values in zip(BYTE_FIELDS, as_int, strict=True):
                 result[name] = values[position]
@@ -182,5 +216,3 @@ def evaluate_grid(rows: list[dict[str, str]], base_dir: Path = Path(".")
             out[index] = result
     return out, errors
 
-
-# ----------------------------------------------------------------------------- fast path

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -37,3 +38,17 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def gpt2_rows_hit_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the grid's architecture lookup raise ZeroDivisionError (a stand-in for any bug,
+    not a CostsimError) for rows of model gpt2; other models resolve as usual."""
+    from costsim.cli.layout_args import resolve_architecture as real
+
+    def buggy(ns: argparse.Namespace) -> Any:
+        if getattr(ns, "model", None) == "gpt2":
+            raise ZeroDivisionError("division by zero")
+        return real(ns)
+
+    monkeypatch.setattr("costsim.cli.memory_grid_rows.resolve_architecture", buggy)

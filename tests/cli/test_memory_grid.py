@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from costsim.cli.memory_grid import run_grid
-from costsim.errors import InputError
+from costsim.cli.memory_grid_io import pandas_cells
+from costsim.errors import CostsimError, InputError
 
 ARCH = Path(__file__).resolve().parents[1] / "data" / "architectures"
 
@@ -123,6 +124,21 @@ def test_fast_path_matches_the_reference_on_a_varied_grid(tmp_path: Path, seed: 
         assert needle in messages
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_fast_path_matches_the_reference_on_a_varied_grid_read_by_pandas(tmp_path: Path,
+                                                                        seed: int) -> None:
+    """The same random grids without quoted cells: the C parser reads them."""
+    shutil.copy(ARCH / "gpt2.json", tmp_path / "gpt2.json")
+    rng = random.Random(seed)
+    rows = [[cell if "," not in cell else "q_proj" for cell in _row(rng, ALL_COLUMNS)]
+            for _ in range(2500)]
+    grid = tmp_path / "grid.csv"
+    _write(grid, ALL_COLUMNS, rows, blank_lines=seed == 3)
+    assert pandas_cells(grid.read_text(encoding="utf-8")) is not None
+    results = list(csv.DictReader(_both(tmp_path, grid).decode().splitlines()))
+    assert 300 < sum(1 for row in results if row["error"]) < len(results) - 300
+
+
 def test_fast_path_matches_on_named_bad_rows(tmp_path: Path) -> None:
     grid = tmp_path / "grid.csv"
     grid.write_text(
@@ -175,7 +191,6 @@ def test_fast_path_matches_on_the_benchmark_grid(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("content", [
-    "model,tp\n",                                   # no rows
     "model,tp\nnope,1\nnope,2\n",                   # every row bad
     "model,tp\n\n\ngpt2,1\n\n",                     # blank lines
     "model,lora_targets\ngpt2,\"c_attn,\"\"x\"\"\"\n",  # quoted cells
@@ -198,3 +213,119 @@ def test_fast_reader_reports_the_reference_error(tmp_path: Path) -> None:
     assert messages[0] == messages[1]
     assert "line 6: has more cells than the 2 columns" in messages[0]
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("content", [
+    'model,lora_targets,task,lora_rank\ngpt2,"c_attn,c_proj",finetune,8\n'
+    'gpt2,"c_attn,""x""",finetune,8\ngpt2,"c_attn\nc_proj",finetune,8\n',  # quoted cells
+    "model,tp\n  \ngpt2,1\n\t\ngpt2,2\n",            # whitespace-only lines are rows in csv
+    "model,tp\rgpt2,1\rgpt2,2\r",                    # CR line ends
+    "model,task,gpu\r\n gpt2 ,train, H100 \r\nGPT2,train,h100\r\n",  # spaces, case
+    "model,tp,\ngpt2,1,\n",                          # a trailing empty column (an error)
+    "\ufeffmodel,tp\ngpt2,1\n",                      # a BOM
+    "model,gpu\ngpt2,H100 – SXM\nllama-2-7b,H100😀\n",  # unicode cells and messages
+    "model,gpu\ngpt2,\"H100\"\"\"\n",                # a quote inside a message
+    "model\ngpt2\n\n\n",                              # one column, blank lines
+    "model,tp,pp\ngpt2\ngpt2,1\ngpt2,1,1",           # short rows, no final newline
+])
+def test_fast_path_matches_on_every_kind_of_csv(tmp_path: Path, content: str) -> None:
+    """Cells whose text the C reader must not change (or that it must leave to csv.reader)."""
+    grid = tmp_path / "grid.csv"
+    grid.write_bytes(content.encode("utf-8"))
+    messages = []
+    for reference in (False, True):
+        try:
+            run_grid(grid, tmp_path / f"{reference}.csv", reference=reference)
+        except CostsimError as exc:
+            messages.append(str(exc))
+    assert len(messages) in (0, 2)
+    if messages:
+        assert messages[0] == messages[1]
+        assert "unknown grid column ''" in messages[0]
+    else:
+        assert (tmp_path / "False.csv").read_bytes() == (tmp_path / "True.csv").read_bytes()
+
+
+@pytest.mark.parametrize("content", ["model,tp\n", "model,tp", "model,tp\r\n\r\n\r\n"])
+def test_a_header_only_grid_has_no_rows(tmp_path: Path, content: str) -> None:
+    grid = tmp_path / "grid.csv"
+    grid.write_text(content, encoding="utf-8")
+    for reference in (False, True):
+        with pytest.raises(InputError, match="has a header but no rows"):
+            run_grid(grid, tmp_path / "out.csv", reference=reference)
+        assert not (tmp_path / "out.csv").exists()
+
+
+GPT2_CONFIG = ('{"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, '
+               '"n_positions": 1024, "vocab_size": 50257}')
+BAD_CONFIGS = {
+    "nan.json": GPT2_CONFIG.replace('"n_layer": 12', '"n_layer": NaN'),
+    "inf.json": GPT2_CONFIG.replace('"n_embd": 768', '"n_embd": Infinity'),
+    "huge.json": GPT2_CONFIG.replace('"vocab_size": 50257', '"vocab_size": 1e400'),
+    "negative.json": GPT2_CONFIG.replace('"n_layer": 12', '"n_layer": -12'),
+    "absurd.json": GPT2_CONFIG.replace('"n_layer": 12', '"n_layer": 1000000000000'),
+    "fraction.json": GPT2_CONFIG.replace('"n_embd": 768', '"n_embd": 7.5'),
+    "text.json": GPT2_CONFIG.replace('"n_head": 12', '"n_head": "twelve"'),
+    "broken.json": "{not json",
+    "list.json": "[1, 2]",
+}
+
+
+def test_bad_arch_rows_never_lose_the_other_rows(tmp_path: Path) -> None:
+    """Issue 8 item 1: one bad config.json (non-finite, huge, negative, absurd, not JSON, a
+    folder, missing) gives its rows an error cell; every other row still gets its results."""
+    (tmp_path / "ok.json").write_text(GPT2_CONFIG, encoding="utf-8")
+    for name, text in BAD_CONFIGS.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "folder.json").mkdir()
+    bad = [*BAD_CONFIGS, "folder.json", "missing.json"]
+    lines = ["arch,task,micro_batch"]
+    for name in bad:
+        lines += ["ok.json,train,1", f"{name},train,1", f"{name},train,2"]
+    lines += ["ok.json,infer,"]
+    grid = tmp_path / "grid.csv"
+    grid.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = list(csv.DictReader(_both(tmp_path, grid).decode().splitlines()))
+    assert len(rows) == 3 * len(bad) + 1
+    for row in rows:
+        if row["arch"] == "ok.json":
+            assert row["error"] == ""
+            assert row["verdict"] == "fits"
+            assert row["params_total"] == "124439808"  # GPT-2 small
+        else:
+            assert row["error"], row
+            assert row["verdict"] == row["total_bytes"] == ""
+
+
+@pytest.mark.usefixtures("gpt2_rows_hit_a_bug")
+def test_an_unexpected_exception_is_the_rows_error_and_not_fatal(tmp_path: Path) -> None:
+    """A bug hit by one row (anything but a CostsimError) becomes that row's 'internal error'
+    cell and is counted; the other rows are complete."""
+    grid = tmp_path / "grid.csv"
+    grid.write_text("model,tp\nllama-2-7b,1\ngpt2,1\nllama-2-7b,2\ngpt2,x\n", encoding="utf-8")
+    fast, reference = tmp_path / "fast.csv", tmp_path / "reference.csv"
+    counts = run_grid(grid, fast)
+    assert counts == run_grid(grid, reference, reference=True) == (4, 2, 1)
+    assert fast.read_bytes() == reference.read_bytes()
+    rows = list(csv.DictReader(fast.read_text(encoding="utf-8").splitlines()))
+    assert rows[1]["error"] == ("internal error (a costsim bug, please report it with this row): "
+                                "ZeroDivisionError: division by zero")
+    assert "whole number" in rows[3]["error"]  # a bad number is still the user's error
+    assert rows[0]["verdict"]
+    assert rows[2]["verdict"]
+
+
+def test_a_result_beyond_int64_is_an_error_not_garbage(tmp_path: Path) -> None:
+    """A row whose bytes do not fit a 64-bit whole number used to be written as
+    -9223372036854775808; it gets an out-of-range error instead."""
+    grid = tmp_path / "grid.csv"
+    # every size within its flag's range (docs/inputs.md), yet 10^5 x 131,072-token sequences
+    # of the 405B without flash attention hold ~10^20 bytes of attention scores
+    grid.write_text("model,task,micro_batch,seq_len,flash_attention\n"
+                    "llama-3.1-405b,train,100000,131072,false\n"
+                    "llama-2-7b,train,1,4096,true\n", encoding="utf-8")
+    rows = list(csv.DictReader(_both(tmp_path, grid).decode().splitlines()))
+    assert rows[0]["error"].startswith("the result is out of range: more than 2^63 bytes")
+    assert rows[0]["total_bytes"] == rows[0]["params_total"] == ""
+    assert rows[1]["error"] == ""
+    assert int(rows[1]["total_bytes"]) > 0
