@@ -10,8 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from costsim.catalog.breakeven import break_evens
+from costsim.catalog.gpus import find_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.catalog.prices import price_book
 from costsim.catalog.sim_defaults import sim_assumptions
+from costsim.domain.breakeven import BreakEven
+from costsim.domain.plans import Plan
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.errors import CatalogError
 from costsim.sim.montecarlo import PlanResult, Progress, run_plan
@@ -42,6 +47,9 @@ class RunResult:
     baseline: str
     recommendation: Recommendation
     defaults: tuple[DefaultUsed, ...]
+    # rent vs reserve vs buy over utilization, for each GPU the plans use that a shipped server
+    # carries (the report's break-even chart; prices with the scenario's overrides)
+    breakevens: tuple[BreakEven, ...] = ()
     inputs: Mapping[str, object] = field(default_factory=dict)  # the resolved scenario
     wall_s: float = 0.0
     events: int = 0
@@ -126,6 +134,15 @@ def defaults_used() -> tuple[DefaultUsed, ...]:
     return tuple(used)
 
 
+def plan_breakevens(scenario: Scenario, plans: Sequence[Plan]) -> tuple[BreakEven, ...]:
+    """Break-even curves of owning, reserving and renting each GPU the plans use, where a
+    shipped server carries that GPU, priced with the scenario's overrides."""
+    book = price_book(scenario.prices.overrides)
+    gpus = sorted({found.name for plan in plans for use in plan.uses for entry in use.entries
+                   if (found := find_gpu(entry.gpu)) is not None})
+    return tuple(curve for gpu in gpus for curve in break_evens(book, gpu))
+
+
 def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
                       plans: Sequence[str] | None = None, baseline: str | None = None,
                       progress: Progress | None = None, workers: int = 1,
@@ -154,5 +171,6 @@ def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
         price_book_date=price_book_date, seed=seed, replications=replications, plans=results,
         baseline=baseline or chosen[0].name,
         recommendation=recommend(results, scenario.risk), defaults=defaults_used(),
+        breakevens=plan_breakevens(scenario, chosen),
         inputs=inputs or {}, wall_s=(clock() - start) if clock else 0.0,
         events=sum(r.events for r in results))

@@ -57,6 +57,8 @@ def test_a_run_keeps_the_baseline_and_every_default_it_used() -> None:
     assert run.baseline == "all-on-demand"
     assert run.recommendation.plan in {"all-on-demand", "second"}
     assert all(d.source for d in defaults_used())
+    # H100 is the only GPU of the plans that a shipped server (hgx-h100-8) carries
+    assert {curve.server.gpu for curve in run.breakevens} == {"H100"}
     first = run.plan("all-on-demand")
     assert first.prices
     assert all(p.source and p.effective_date for p in first.prices)
