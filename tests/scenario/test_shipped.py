@@ -63,3 +63,17 @@ def test_the_flagship_matches_the_issue() -> None:
     assert any(o.is_reserved for o in options)
     assert {e.gpu for p in scenario.plans for e in p.use_of("fine-tune").entries} <= {
         "H100", "A100"}
+
+
+def test_a_quoted_reservation_is_the_price_a_run_uses_and_says_so() -> None:
+    loaded = load_scenario_file(SCENARIOS / "inference-growth.yaml")
+    run = simulate_scenario(loaded.scenario, seed=1, replications=2, plans=("reserve-2-quoted",))
+    (plan,) = run.plans
+    reserved = [p for p in plan.prices if p.option == "reserved-1y-no-upfront"]
+    assert reserved
+    for price in reserved:
+        assert price.pool == "aws us-east-1 p5.4xlarge"
+        assert price.rate_usd_per_gpu_hour == pytest.approx(3.10)
+        assert price.source.startswith("quote in inference-growth.yaml:")
+        assert price.effective_date == "2026-11-18"
+        assert not price.estimate
