@@ -141,3 +141,19 @@ def test_dates_are_checked_as_dates(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"s\.yaml:3: start: "):
         load_scenario(path, known_names())
     assert date(2027, 1, 1) == lifecycle().calendar.start
+
+
+def test_a_model_from_a_config_file_next_to_the_scenario(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "config.json").write_text(json.dumps(
+        {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000}))
+    text = (GOOD / "lifecycle.yaml").read_text().replace(
+        "assistant: {preset: llama-3-8b}", "assistant: {arch: models/config.json}")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    loaded = load_scenario(path, known_names())
+    model = loaded.scenario.model("assistant")
+    assert model.reference == f"config:{tmp_path / 'models' / 'config.json'}"
+    assert model.architecture.hidden_size == 256
+    assert loaded.resolved["models"][0]["parameters"] == model.architecture.params().total
