@@ -33,14 +33,16 @@ def _load_model(preset: str | None, arch_path: Path | None) -> tuple[Architectur
 
 def known_names() -> KnownNames:
     """The names a scenario may use, from the shipped catalog."""
-    from costsim.catalog.price_tables import billing_rules
+    from costsim.catalog.price_tables import billing_rules, shipped_offerings
     from costsim.catalog.servers import OWNED_CLOUD, server_names
 
     rules = billing_rules()
+    regions = frozenset((o.cloud, o.region) for o in shipped_offerings())
     return KnownNames(canonical_gpu=_canonical_gpu, load_model=_load_model,
                       servers=frozenset(server_names()),
                       clouds=frozenset(c for c in rules if c != OWNED_CLOUD),
-                      marketplaces=frozenset(c for c, r in rules.items() if r.marketplace))
+                      marketplaces=frozenset(c for c, r in rules.items() if r.marketplace),
+                      regions=regions)
 
 
 def load_scenario_file(path: Path) -> LoadedScenario:
