@@ -76,6 +76,9 @@ class KnownNames:
     marketplaces: frozenset[str] = frozenset()
     # (cloud, region) pairs of the shipped book; empty: regions are not checked here
     regions: frozenset[tuple[str, str]] = frozenset()
+    # True when clouds and regions include the scenario's price file's rows (else a scenario
+    # with a price file is not checked for them: the file may add clouds and regions)
+    with_price_file: bool = False
 
 
 class BuildError(Exception):
@@ -143,17 +146,19 @@ class Builder:
             return None
         cloud = name.lower()
         known = self.names.clouds | self.custom_clouds
-        # a price file may add clouds: its rows are checked when the CLI merges it
-        if cloud not in known and self.price_file is None:
+        if cloud not in known and self._checks_names():
             hint = suggest(cloud, sorted(known))
             extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
             raise BuildError(path, f"unknown cloud '{name}'{extra}")
         return cloud
 
+    def _checks_names(self) -> bool:
+        return self.price_file is None or self.names.with_price_file
+
     def region(self, path: KeyPath, cloud: str | None, name: str | None) -> str | None:
         """``name`` as the book spells it, checked against ``cloud``'s regions (any cloud's
         when None); a price file may add regions, so none are checked when there is one."""
-        if name is None or not self.names.regions or self.price_file is not None:
+        if name is None or not self.names.regions or not self._checks_names():
             return name
         known = sorted({r for c, r in self.names.regions | self.custom_regions
                         if cloud is None or c == cloud})
