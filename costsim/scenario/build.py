@@ -216,13 +216,13 @@ class Builder:
                           for i, o in enumerate(spec.offerings))
         self.custom_clouds |= {o.cloud for o in offerings}
         self.custom_regions = frozenset((o.cloud, o.region) for o in offerings)
-        flat = 0.0
+        flat: float | None = None
         per_cloud: dict[str, float] = {}
         for i, entry in enumerate(spec.overrides):
             at = (*path, "overrides", i)
             cloud = self.cloud((*at, "cloud"), entry.cloud)
             if cloud is None:
-                if flat:
+                if flat is not None:
                     raise BuildError((*at, "discount_pct"), "a second flat discount (give "
                                      "one, or name a cloud)")
                 flat = entry.discount_pct
@@ -242,7 +242,7 @@ class Builder:
             for i, q in enumerate(spec.quotes))
         changes = tuple((self.gpu((*path, "gpu_price_change_pct", g), g), pct)
                         for g, pct in spec.gpu_price_change_pct.items())
-        overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat,
+        overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat or 0.0,
                          cloud_discount_pct=tuple(per_cloud.items()),
                          custom_offerings=offerings, quoted_reservations=quotes)
         return make(path, ScenarioPrices, overrides=overrides, gpu_price_change_pct=changes)
