@@ -1,10 +1,10 @@
-"""``summary.json``: the ``run --json`` document of DESIGN §7, plus what a later ``diff`` needs.
+"""``summary.json``: the ``run --json`` document (docs/report.md), plus what a later ``diff`` needs.
 
 Built from a :class:`~costsim.sim.run_result.RunResult` only. Amounts are the simulator's, already
 rounded to the cent (the ledger's lines add up to ``cost_usd.mean`` exactly); they are copied, never
 re-rounded. Derived figures that are not money (GPU-hours, rates, shares) are rounded for reading.
 The document is deterministic for the same inputs and seed, except ``wall_s`` and
-``generated_at`` (DESIGN §7).
+``generated_at``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ RATE_DIGITS = 4  # price books quote to the tenth of a cent per hour at most
 
 
 def summary_json(run: RunResult, *, generated_at: str) -> JsonDict:
-    """The summary of a run (DESIGN §7 "run --json" and ``summary.json``)."""
+    """The summary of a run (``run --json`` and ``summary.json``, docs/report.md)."""
     return {
         "scenario": run.scenario.name,
         "scenario_sha256": run.scenario_sha256,

@@ -1,4 +1,4 @@
-"""summary.json: DESIGN §7's keys, the ledger adding up, determinism, the inputs diff reads."""
+"""summary.json: the contract's keys, the ledger adding up, determinism, the inputs diff reads."""
 
 from __future__ import annotations
 
