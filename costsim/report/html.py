@@ -69,7 +69,10 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     cost = plan["cost_usd"]
     if chosen == summary["baseline"]:
         result["savings"] = "The recommended plan is the baseline."
-    elif baseline is not None and baseline["cost_usd"]:
+    elif baseline is not None and not baseline["cost_usd"]:
+        result["savings"] = (f"The baseline ‘{baseline['name']}’ is infeasible, so there is no "
+                             "saving to state against it.")
+    elif baseline is not None:
         saved = baseline["cost_usd"]["mean"] - cost["mean"]
         base_cost = baseline["cost_usd"]["mean"]
         result["savings"] = (

@@ -18,6 +18,7 @@ from openpyxl import load_workbook
 from costsim.report import summary_json, write_report
 from costsim.report.charts import CHART_SUBJECTS
 from costsim.report.files import write_atomic
+from costsim.report.tables import LEDGER_COLUMNS
 from costsim.sim.run_result import simulate_scenario
 from tests.report.runs import FORMULA_NAME, SCRIPT_NAME, report_scenario
 
@@ -193,3 +194,27 @@ def test_a_report_file_is_readable_by_others(tmp_path: Path) -> None:
 
 def test_the_markup_plan_exists_in_the_run(summary: dict[str, Any]) -> None:
     assert SCRIPT_NAME in {plan["name"] for plan in summary["plans"]}
+
+
+def test_a_run_without_a_feasible_plan_still_gets_a_whole_report(tmp_path: Path) -> None:
+    scenario = report_scenario()
+    run = simulate_scenario(replace(scenario, plans=(scenario.plans[4],)), seed=0,
+                            replications=1)
+    summary = summary_json(run, generated_at="")
+    written = write_report(run, summary, tmp_path, breakevens=())
+    assert {p.name for p in written} == FILES  # no chart has anything to draw
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "No plan is recommended: no plan is feasible within the risk limits" in html
+    assert "no layout of 1 x T4 fits llama-3-8b" in html
+    with (tmp_path / "ledger.csv").open(encoding="utf-8") as handle:
+        assert handle.read().splitlines() == [",".join(c.key for c in LEDGER_COLUMNS)]
+
+
+def test_an_infeasible_baseline_is_said_to_be_so(tmp_path: Path) -> None:
+    scenario = report_scenario()
+    run = simulate_scenario(replace(scenario, plans=(scenario.plans[4], scenario.plans[0])),
+                            seed=0, replications=1)
+    write_report(run, summary_json(run, generated_at=""), tmp_path, breakevens=())
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "The baseline ‘one-small-card’ is infeasible" in html
+    assert "not comparable (a plan is infeasible)" in html
