@@ -76,7 +76,7 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         saved = baseline["cost_usd"]["mean"] - cost["mean"]
         base_cost = baseline["cost_usd"]["mean"]
         result["savings"] = (
-            f"Saves {money(saved)} ({percent(saved / base_cost)}) of mean cost against the "
+            f"Saves {money(saved)} ({percent(saved / base_cost, 1)}) of mean cost against the "
             f"baseline ‘{baseline['name']}’ ({money(base_cost)})."
             if saved >= 0 else f"Costs {money(-saved)} more than the baseline "
             f"‘{baseline['name']}’, which is outside the risk limits or infeasible.")
