@@ -7,9 +7,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from costsim.errors import InputError
 from costsim.report import compare_json, diff_json, summary_json
+from costsim.report.compare import plan_delta
 from costsim.report.diff import inputs_changed
 from costsim.sim.run_result import RunResult, simulate_scenario
 from tests.report.runs import report_scenario
@@ -134,3 +137,23 @@ def test_a_document_that_is_not_a_summary_is_refused_with_its_key_path(
         diff_json(_summary(), document, sources=("old.json", "new/summary.json"))
     assert error.value.source == "new/summary.json"
     assert error.value.key_path == path
+
+
+CATEGORIES = ["compute", "reserved-idle", "storage", "capex", "residual-value"]
+amounts = st.integers(min_value=-10**9, max_value=10**11).map(lambda cents: cents / 100)
+lines = st.lists(st.tuples(st.sampled_from(["", "train", "serve"]), st.sampled_from(CATEGORIES),
+                           amounts), max_size=12)
+
+
+@given(old=lines, new=lines)
+def test_row_deltas_add_up_to_the_plans_delta_to_the_cent(
+        old: list[tuple[str, str, float]], new: list[tuple[str, str, float]]) -> None:
+    row = plan_delta(_plan("p", old), _plan("p", new), ["train", "serve"])
+    total = round(row["cost_usd"]["mean"] * 100) - round(row["baseline_cost_usd"]["mean"] * 100)
+    assert round(row["delta_usd"] * 100) == total
+    assert sum(round(c["delta_usd"] * 100) for c in row["by_phase_category"]) == total
+    for cell in row["by_phase_category"]:
+        assert round(cell["plan_usd"] * 100) - round(cell["baseline_usd"] * 100) == round(
+            cell["delta_usd"] * 100)
+    phases = [c["phase"] for c in row["by_phase_category"]]
+    assert phases == sorted(phases, key=["train", "serve", ""].index)

@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -16,10 +17,12 @@ import pytest
 from openpyxl import load_workbook
 
 from costsim.report import summary_json, write_report
-from costsim.report.charts import CHART_SUBJECTS
+from costsim.report.charts import CHART_SUBJECTS, build_charts, missing_charts
+from costsim.report.compare import compare_plans
 from costsim.report.files import write_atomic
+from costsim.report.html import report_html
 from costsim.report.tables import LEDGER_COLUMNS
-from costsim.sim.run_result import simulate_scenario
+from costsim.sim.run_result import RunResult, simulate_scenario
 from tests.report.runs import FORMULA_NAME, SCRIPT_NAME, report_scenario
 
 CHART_SLUGS = [slug for slug, _ in CHART_SUBJECTS]
@@ -139,17 +142,18 @@ def test_charts_are_valid_png_and_svg_images(report_dir: Path) -> None:
         assert float(root.attrib["width"].removesuffix("pt")) > 100
 
 
-def test_charts_without_data_are_left_out_and_named(tmp_path: Path) -> None:
+def test_charts_without_data_are_left_out_and_named() -> None:
     scenario = report_scenario()
     train_only = replace(scenario, phases=scenario.phases[:2], plans=tuple(
         replace(plan, uses=plan.uses[:2]) for plan in scenario.plans[:1]))
     run = simulate_scenario(train_only, seed=0, replications=1)
     assert run.breakevens  # the plan's H100: drawn by default, left out when asked
-    written = write_report(run, summary_json(run, generated_at=""), tmp_path, breakevens=())
-    slugs = {p.stem for p in written if p.parent.name == "charts"}
-    assert slugs == {"cost_by_plan", "cost_per_training_run", "cumulative_cost",
-                     "monthly_cash_flow", "cost_by_phase_category"}
-    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    charts = build_charts(run, ())
+    assert {chart.slug for chart in charts} == {
+        "cost_by_plan", "cost_per_training_run", "cumulative_cost", "monthly_cash_flow",
+        "cost_by_phase_category"}
+    assert "break_even" in {chart.slug for chart in build_charts(run, run.breakevens)}
+    html = _html(run, missing=missing_charts(charts))
     assert "serving fleet size (no plan serves)" in html
     assert "break-even of reserving and of buying" in html
 
@@ -210,11 +214,18 @@ def test_a_run_without_a_feasible_plan_still_gets_a_whole_report(tmp_path: Path)
         assert handle.read().splitlines() == [",".join(c.key for c in LEDGER_COLUMNS)]
 
 
-def test_an_infeasible_baseline_is_said_to_be_so(tmp_path: Path) -> None:
+def test_an_infeasible_baseline_is_said_to_be_so() -> None:
     scenario = report_scenario()
     run = simulate_scenario(replace(scenario, plans=(scenario.plans[4], scenario.plans[0])),
                             seed=0, replications=1)
-    write_report(run, summary_json(run, generated_at=""), tmp_path, breakevens=())
-    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    html = _html(run)
     assert "The baseline ‘one-small-card’ is infeasible" in html
     assert "not comparable (a plan is infeasible)" in html
+
+
+def _html(run: RunResult, missing: Sequence[str] = ()) -> str:
+    """The page of a run, without drawing its charts."""
+    summary = summary_json(run, generated_at="")
+    comparison = compare_plans(summary["plans"], summary["baseline"],
+                               [phase.name for phase in run.scenario.phases])
+    return report_html(summary, comparison, [], missing)
