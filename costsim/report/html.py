@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from costsim.domain.breakeven import BreakEven
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.glossary import GLOSSARY
 
@@ -36,7 +37,8 @@ class RenderedChart:
 
 
 def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
-                charts: Sequence[RenderedChart], missing_charts: Sequence[str]) -> str:
+                charts: Sequence[RenderedChart], missing_charts: Sequence[str],
+                breakevens: Sequence[BreakEven] = ()) -> str:
     """The page of a run."""
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("costsim.report", "templates"),
@@ -52,7 +54,7 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
         comparison=[row for row in comparison["plans"] if row["name"] != comparison["baseline"]],
         baseline=comparison["baseline"],
         details=[plan_details(plans[name], phase_order) for name in plans],
-        glossary=GLOSSARY)
+        breakevens=breakeven_rows(breakevens), glossary=GLOSSARY)
 
 
 def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,6 +132,29 @@ def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[st
              "—" if not plan["finish_days"] else f"{plan['finish_days']['mean']:,.1f}"),
         ] if metrics else [],
     }
+
+
+def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
+    """Per server and rental: the rate, and the utilization above which owning (or, for a
+    reservation, reserving rather than renting on demand) costs less per used GPU-hour."""
+    rows = []
+    for result in breakevens:
+        server = result.server
+        for rental in result.rentals:
+            owning = result.owning_break_even_utilization(rental)
+            reserving = result.reserving_break_even_utilization(rental)
+            rows.append({
+                "server": f"{server.name} ({server.gpu_count}× {server.gpu})",
+                "option": rental.option.value,
+                "offering": f"{rental.cloud} {rental.region} {rental.instance_type}",
+                "rate": rate(rental.price_usd_per_gpu_hour),
+                "owning": "never" if owning is None else percent(owning),
+                "reserving": ("—" if not rental.committed else
+                              "never" if reserving is None else percent(reserving)),
+                "source": f"{rental.source}, {rental.effective_date}",
+                "estimate": "yes" if rental.estimate or result.owned_cost_estimate else "",
+            })
+    return rows
 
 
 def money(amount: float | None) -> str:

@@ -34,7 +34,8 @@ def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
     chart.
     """
     written: list[Path] = []
-    charts = build_charts(run, run.breakevens if breakevens is None else breakevens)
+    curves = run.breakevens if breakevens is None else tuple(breakevens)
+    charts = build_charts(run, curves)
     rendered = []
     for chart in charts:
         png, svg = render(chart.figure)
@@ -47,7 +48,7 @@ def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
     written.append(write_atomic(out_dir, "summary.json", json_bytes(summary)))
     comparison = compare_plans(summary["plans"], summary["baseline"],
                                [phase.name for phase in run.scenario.phases])
-    html = report_html(summary, comparison, rendered, missing_charts(charts))
+    html = report_html(summary, comparison, rendered, missing_charts(charts), curves)
     written.append(write_atomic(out_dir, "report.html", html.encode("utf-8")))
     return tuple(written)
 

@@ -229,3 +229,14 @@ def _html(run: RunResult, missing: Sequence[str] = ()) -> str:
     comparison = compare_plans(summary["plans"], summary["baseline"],
                                [phase.name for phase in run.scenario.phases])
     return report_html(summary, comparison, [], missing)
+
+
+def test_the_page_states_the_break_even_utilizations(report_dir: Path, run: RunResult) -> None:
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    assert ">Break-even utilization<" in html
+    (curve,) = run.breakevens
+    on_demand = next(r for r in curve.rentals if r.option.value == "on-demand")
+    owning = curve.owning_break_even_utilization(on_demand)
+    assert owning is not None
+    assert f'<td class="num">{owning * 100:.0f} %</td>' in html
+    assert on_demand.instance_type in html
