@@ -152,7 +152,7 @@ def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
                 "reserving": ("—" if not rental.committed else
                               "never" if reserving is None else percent(reserving)),
                 "source": f"{rental.source}, {rental.effective_date}",
-                "estimate": "yes" if rental.estimate or result.owned_cost_estimate else "",
+                "estimate": "yes" if rental.estimate else "",  # owned costs: said above
             })
     return rows
 
