@@ -18,6 +18,7 @@ import jinja2
 from costsim.domain.breakeven import BreakEven
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.glossary import GLOSSARY
+from costsim.units import SECONDS_PER_HOUR
 
 TEMPLATE = "report.html.j2"
 
@@ -126,7 +127,7 @@ def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[st
             ("Stranded commitment", money(metrics.get("stranded_commitment_usd"))),
             ("Experiment queue wait, P95",
              "—" if metrics.get("queue_wait_p95_s") is None
-             else f"{metrics['queue_wait_p95_s'] / 3600:,.1f} h"),
+             else f"{metrics['queue_wait_p95_s'] / SECONDS_PER_HOUR:,.1f} h"),
             ("SLO attainment", percent(metrics.get("slo_attainment"), 1)),
             ("Finish (days from the start, mean)",
              "—" if not plan["finish_days"] else f"{plan['finish_days']['mean']:,.1f}"),

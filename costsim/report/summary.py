@@ -20,6 +20,7 @@ from costsim.sim.ledger import Ledger, LedgerLine
 from costsim.sim.montecarlo import PlanMetrics, PlanResult, Stats
 from costsim.sim.results import DefaultUsed, PriceUsed
 from costsim.sim.run_result import RunResult
+from costsim.units import SECONDS_PER_DAY
 
 JsonDict = dict[str, Any]
 
@@ -72,7 +73,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "cost_per_million_tokens_usd": _round(plan.cost_per_million_tokens_usd, RATE_DIGITS),
         "cost_per_million_output_tokens_usd": _round(plan.cost_per_million_output_tokens_usd,
                                                      RATE_DIGITS),
-        "finish_days": _stats(plan.finish_s, scale=1 / 86_400, digits=2),
+        "finish_days": _stats(plan.finish_s, scale=1 / SECONDS_PER_DAY, digits=2),
         "training_gpu_hours": _stats(plan.training_gpu_hours, digits=GPU_HOURS_DIGITS),
         "ledger": [] if ledger is None else [_line(line) for line in ledger.lines],
         "monthly": [] if ledger is None else _monthly(ledger),
