@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from costsim.catalog.gpus import canonical_gpu_name
 from costsim.catalog.prices import PriceBook
-from costsim.domain.phases import TrainingPhase
+from costsim.domain.phases import ExperimentsPhase, GenericJob, TrainingPhase
 from costsim.domain.plans import Commitment, Plan, UseEntry
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
@@ -118,14 +118,16 @@ def plan_commitments(scenario: Scenario, plan: Plan, book: PriceBook,
 
 def _largest_reserved_job(scenario: Scenario, plan: Plan, gpu: str) -> int:
     """GPUs of the largest single job the plan runs on reserved ``gpu``s: a training run's
-    count; experiment jobs and serving replicas are taken as one GPU (their sizes are known
-    only once the engines have run, and most are single-GPU)."""
+    count, a generic experiment job's GPUs; model jobs and serving replicas are taken as one
+    GPU (their sizes are known only once the engines have run, and most are single-GPU)."""
     largest = 1
     for use in plan.uses:
         phase = scenario.phase(use.phase)
         for entry in use.entries:
-            if (entry.option.is_reserved and entry.count is not None
-                    and isinstance(phase, TrainingPhase)
-                    and canonical_gpu_name(entry.gpu, "use") == gpu):
+            if not entry.option.is_reserved or canonical_gpu_name(entry.gpu, "use") != gpu:
+                continue
+            if isinstance(phase, TrainingPhase) and entry.count is not None:
                 largest = max(largest, entry.count)
+            elif isinstance(phase, ExperimentsPhase) and isinstance(phase.job, GenericJob):
+                largest = max(largest, phase.job.gpus)
     return largest

@@ -169,6 +169,24 @@ def test_a_queue_still_draining_at_the_horizon_books_its_reservation_use() -> No
     assert rep.ledger.by_phase()["proto"] > 0
 
 
+def test_a_plan_commitment_holds_the_largest_job_run_on_it() -> None:
+    """8-GPU experiment jobs on a plan's reservation of 8 H100s: the commitment buys one 8-GPU
+    instance (1-GPU instances would be cheaper per GPU but could never run a job)."""
+    jobs = ExperimentsPhase(name="lab", duration_months=3, arrivals_per_day=1,
+                            job=GenericJob(gpu_memory_gib=40, gpus=8, gpu_hours=Fixed(value=64)))
+    commitment = Commitment(gpu="H100", count=8, term_years=1, payment=Payment.NO_UPFRONT,
+                            start=date(2027, 1, 1))
+    entry = UseEntry(gpu="H100", count=8, option=PurchaseOption.RESERVED_1Y_NO_UPFRONT)
+    plan = Plan(name="p", uses=(PhaseUse(phase="lab", entries=(entry,)),),
+                commitments=(commitment,))
+    scenario = Scenario(name="lab", calendar=Calendar(start=date(2027, 1, 1), horizon_months=6),
+                        models=(), phases=(jobs,), plans=(plan,))
+    prep = prepare_plan(scenario, plan)
+    assert prep.feasible, prep.infeasible_reasons
+    (pool,) = prep.commitments
+    assert pool.offering.gpus_per_instance == 8
+
+
 def test_same_seed_same_result_in_one_process_or_two() -> None:
     scenario = lifecycle(uncertainty=Uncertainty(throughput_error=LogNormal(sigma=0.1),
                                                  failure_rate_scale=LogNormal(sigma=0.3)))
