@@ -35,13 +35,11 @@ def _number(value: Any) -> float | None:
 
 
 def rows_table(rows: Sequence[Mapping[str, Any]], old_key: str, new_key: str) -> str:
-    """Per phase and category: the change, largest absolute change first; unchanged rows out."""
-    changed = [r for r in rows if _number(r.get(old_key)) != _number(r.get(new_key))]
-    changed.sort(key=lambda r: (-abs((_number(r.get(new_key)) or 0.0)
-                                     - (_number(r.get(old_key)) or 0.0)),
-                                str(r.get("phase")), str(r.get("category"))))
+    """Per phase and category (in the document's order: phases as the scenario lists them),
+    the rows that changed."""
     body = [(r.get("phase") or "(plan-wide)", r.get("category", ""),
-             change(_number(r.get(old_key)), _number(r.get(new_key)))) for r in changed]
+             change(_number(r.get(old_key)), _number(r.get(new_key))))
+            for r in rows if _number(r.get(old_key)) != _number(r.get(new_key))]
     if not body:
         return "  no change in any phase or category"
     table = format_table(body, ("phase", "category", "change"), max_width=TABLE_WIDTH - 2,
@@ -63,14 +61,51 @@ def render_compare(document: Mapping[str, Any]) -> str:
     parts = [f"Baseline: {baseline} (mean cost "
              f"{'-' if base_mean is None else usd_amount(base_mean)})"]
     for plan in plans:
-        if plan.get("name") == baseline:
-            continue
-        parts += ["", f"{plan.get('name')}: {change(base_mean, mean_of(plan.get('cost_usd')))}"]
-        rows = plan.get("by_phase_category") or []
-        if rows:
-            parts.append(rows_table(rows, "baseline_usd", "plan_usd"))
-        elif mean_of(plan.get("cost_usd")) is None:
-            parts.append("  infeasible: " + "; ".join(plan.get("infeasible_reasons") or ()))
-    parts += ["", "Mean economic cost over the horizon; Δ and % against the baseline "
-                  "(--baseline). The same in --json and in the report."]
+        if plan.get("name") != baseline:
+            parts += ["", *_plan_change(plan, base_mean)]
+    parts += ["", "Mean economic cost over the horizon, against the baseline (--baseline); "
+                  "plan-wide lines are commitments and owned hardware. --json has every row."]
     return "\n".join(parts)
+
+
+def _plan_change(plan: Mapping[str, Any], old_mean: float | None) -> list[str]:
+    """A plan's total change, then its rows (or why it has none)."""
+    new_mean = mean_of(plan.get("cost_usd"))
+    lines = [f"{plan.get('name')}: {change(old_mean, new_mean)}"]
+    rows = plan.get("by_phase_category") or []
+    if rows:
+        lines.append(rows_table(rows, "baseline_usd", "plan_usd"))
+    elif old_mean is None or new_mean is None:
+        lines.append("  no per-phase change: a side is infeasible (no cost)")
+    return lines
+
+
+def render_diff(document: Mapping[str, Any]) -> str:
+    """The text of ``costsim diff``: each plan OLD → NEW, plans added or removed, and the
+    inputs that changed."""
+    parts: list[str] = []
+    for plan in document.get("plans", []):
+        status = plan.get("status")
+        if status == "added":
+            parts.append(f"+ {plan.get('name')}: added "
+                         f"({change(None, mean_of(plan.get('cost_usd')))})")
+        elif status == "removed":
+            parts.append(f"- {plan.get('name')}: removed (it cost "
+                         f"{change(mean_of(plan.get('baseline_cost_usd')), None)})")
+        else:
+            parts += _plan_change(plan, mean_of(plan.get("baseline_cost_usd")))
+        parts.append("")
+    changed = document.get("inputs_changed") or []
+    parts.append(f"Inputs that changed: {len(changed)}" if changed
+                 else "Inputs that changed: none")
+    parts += [f"  {item.get('path')}: {_short(item.get('old'))} → {_short(item.get('new'))}"
+              for item in changed]
+    return "\n".join(parts)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """An input value on one line, cut at ``limit`` characters."""
+    import json
+
+    text = "-" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
