@@ -22,6 +22,12 @@ def usd_amount(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def usd_estimate(value: float) -> str:
+    """A simulated cost (a Monte Carlo mean or percentile): whole dollars, since its spread
+    over the replications is far above a cent; the ledger's lines stay to the cent."""
+    return f"${value:,.0f}"
+
+
 def gib(n_bytes: float) -> str:
     """A memory size in GiB (2^30 bytes): 2 decimals."""
     return f"{bytes_to_gib(n_bytes):,.2f}"

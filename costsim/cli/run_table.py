@@ -1,9 +1,9 @@
 """The terminal view of a run: plans ranked by mean cost, infeasible plans with their reasons,
 and the recommendation with its savings against the baseline.
 
-Money is written by :mod:`costsim.cli.numbers` (amounts to the cent, rates to 3 decimals),
-shares to 0.1 %; a column no plan has a value for (no training phase: no cost per training
-run) is left out.
+Numbers are written by :mod:`costsim.cli.numbers`: simulated costs in whole dollars, rates to 3
+decimals, shares to 0.1 %, savings to the cent; a column no plan has a value for (no training
+phase: no cost per training run) is left out. Plan names are never cut.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import percent, usd_amount, usd_rate
+from costsim.cli.numbers import percent, usd_amount, usd_estimate, usd_rate
 
 if TYPE_CHECKING:
     from costsim.sim.montecarlo import PlanResult
@@ -33,19 +33,34 @@ def _slo(result: PlanResult) -> str | None:
     return _optional(attainment, percent)
 
 
-# (header, cell, right-aligned); cost_usd is set for every feasible plan
-_COLUMNS: tuple[tuple[str, _Cell, bool], ...] = (
-    ("mean cost", lambda r: _optional(r.cost_usd.mean if r.cost_usd else None, usd_amount),
-     True),
-    ("P50", lambda r: _optional(r.cost_usd.p50 if r.cost_usd else None, usd_amount), True),
-    ("P10", lambda r: _optional(r.cost_usd.p10 if r.cost_usd else None, usd_amount), True),
-    ("P90", lambda r: _optional(r.cost_usd.p90 if r.cost_usd else None, usd_amount), True),
-    ("$/training run", lambda r: _optional(r.cost_per_training_run_usd, usd_amount), True),
-    ("$/1M tokens", lambda r: _optional(r.cost_per_million_tokens_usd, usd_rate), True),
-    ("P(deadline missed)", lambda r: _optional(r.p_deadline_missed, percent), True),
-    ("P(over budget)", lambda r: _optional(r.p_over_budget, percent), True),
-    ("SLO attained", _slo, True),
+def _cost(result: PlanResult, part: str) -> str | None:
+    cost = result.cost_usd
+    if cost is None:
+        return None
+    if part == "range":
+        return f"{usd_estimate(cost.p10)}–{usd_estimate(cost.p90)}"
+    return usd_estimate(float(getattr(cost, part)))
+
+
+# (header, cell); the legend under the table says what each header means
+_COLUMNS: tuple[tuple[str, _Cell], ...] = (
+    ("mean", lambda r: _cost(r, "mean")),
+    ("P50", lambda r: _cost(r, "p50")),
+    ("P10–P90", lambda r: _cost(r, "range")),
+    ("$/train run", lambda r: _optional(r.cost_per_training_run_usd, usd_estimate)),
+    ("$/1M tok", lambda r: _optional(r.cost_per_million_tokens_usd, usd_rate)),
+    ("P(late)", lambda r: _optional(r.p_deadline_missed, percent)),
+    ("P(>budget)", lambda r: _optional(r.p_over_budget, percent)),
+    ("SLO met", _slo),
 )
+LEGEND = (
+    "Costs: the economic cost over the horizon (commitments in full, owned hardware net of its "
+    "residual value) in $, mean and P10/P50/P90 over the replications. $/train run: cost of a "
+    "training phase; $/1M tok: serving cost per million tokens (prompt + output); P(late): "
+    "probability a deadline is missed; P(>budget): probability the cost exceeds the budget; "
+    "SLO met: share of requests served within the SLO. '*' recommended (the cheapest feasible "
+    "plan within the risk limits), 'b' baseline. Ledger, monthly cash flow, prices with their "
+    "sources: the report folder or --json.")
 
 
 def ranked(results: Sequence[PlanResult]) -> list[PlanResult]:
@@ -57,18 +72,17 @@ def ranked(results: Sequence[PlanResult]) -> list[PlanResult]:
 def plan_table(run: RunResult) -> str:
     """The ranked table of the feasible plans (recommended '*', baseline 'b')."""
     rows_of = ranked(run.plans)
-    columns = [(h, cell, right) for h, cell, right in _COLUMNS
-               if any(cell(r) is not None for r in rows_of)]
+    columns = [(h, cell) for h, cell in _COLUMNS if any(cell(r) is not None for r in rows_of)]
     rows = []
     for rank, result in enumerate(rows_of, start=1):
         marks = ("*" if result.name == run.recommendation.plan else "") + (
             "b" if result.name == run.baseline else "")
         rows.append((rank, marks, result.name,
                      *("-" if (text := cell(result)) is None else text
-                       for _, cell, _ in columns)))
-    header = ("#", "", "plan", *(h for h, _, _ in columns))
-    right = [0, *(i + 3 for i, (_, _, r) in enumerate(columns) if r)]
-    return format_table(rows, header, right_align=right, max_width=TABLE_WIDTH, shrink=(2,))
+                       for _, cell in columns)))
+    header = ("#", "", "plan", *(h for h, _ in columns))
+    right = [0, *range(3, 3 + len(columns))]
+    return format_table(rows, header, right_align=right)
 
 
 def infeasible_lines(run: RunResult) -> list[str]:
@@ -99,9 +113,10 @@ def savings_line(run: RunResult, plan: str) -> str:
     if chosen is None or base is None:
         return f"The baseline ({run.baseline}) is infeasible: no saving to state."
     saving = base.mean - chosen.mean
-    share = f" ({saving / base.mean:.1%})" if base.mean > 0 else ""
-    return (f"Saves {usd_amount(saving)}{share} against the baseline {run.baseline} "
-            f"({usd_amount(base.mean)} -> {usd_amount(chosen.mean)}, mean cost).")
+    share = f" ({abs(saving) / base.mean:.1%})" if base.mean > 0 else ""
+    verb = "Saves" if saving >= 0 else "Costs"
+    return (f"{verb} {usd_amount(abs(saving))}{share} against the baseline {run.baseline} "
+            f"(mean cost {usd_estimate(base.mean)} → {usd_estimate(chosen.mean)}).")
 
 
 def render_run(run: RunResult, report_dir: str | None) -> str:
@@ -115,12 +130,7 @@ def render_run(run: RunResult, report_dir: str | None) -> str:
     parts += infeasible_lines(run)
     parts += recommendation_lines(run)
     parts.append("")
-    parts.append(textwrap.fill(
-        "Costs are the economic cost over the horizon (commitments in full, owned hardware net "
-        "of its residual value), mean and P10/P50/P90 over the replications; '*' recommended "
-        "(cheapest feasible plan within the risk limits), 'b' baseline. Per-phase ledger, "
-        "monthly cash flow, prices with their sources: the report folder or --json.",
-        width=TABLE_WIDTH))
+    parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/report.html")
     return "\n".join(parts)
