@@ -6,6 +6,13 @@ effective_date`` (YYYY-MM-DD: every price carries a date), at least one of
 gpu_memory_gib, provider_gpu_name, source``. The raw catalog's column names
 (``accelerator``, ``accelerator_count``, ``price_per_hour_usd``, ``spot_price_per_hour_usd``,
 ``memory_gib``) are accepted too, so a file in the ``pricing/raw`` format loads as it stands.
+
+Quoted reservations (a sales quote's reserved price, DESIGN §8) use the optional columns
+``option`` (``reserved`` with ``term`` 1y/3y and ``payment``, default no-upfront, or an exact
+``reserved-<term>-<payment>``), ``upfront_usd`` and ``recurring_usd_per_hour``, both per
+instance. A quote row may leave ``region``, ``instance_type`` and ``gpus_per_instance`` empty
+(it then applies to every offering of its GPU on that cloud); with an on-demand or spot price it
+also adds the offering itself. Rows with an empty ``option`` are offerings, as before.
 """
 
 from __future__ import annotations
@@ -22,7 +29,14 @@ from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
 from costsim.catalog.resources import read_user_bytes
 from costsim.catalog.servers import OWNED_CLOUD
-from costsim.domain.pricing import Offering, PriceFlag, PriceOverrides
+from costsim.domain.pricing import (
+    Offering,
+    Payment,
+    PriceFlag,
+    PriceOverrides,
+    PurchaseOption,
+    QuotedReservation,
+)
 from costsim.errors import CatalogError, InputError, suggest
 
 MAX_PRICE_FILE_BYTES = 20_000_000
@@ -45,8 +59,11 @@ _ALIASES = {
     "memory_gib": "host_ram_gib",
 }
 _REQUIRED = ("cloud", "region", "instance_type", "gpu", "gpus_per_instance", "effective_date")
+_QUOTE_COLUMNS = ("option", "term", "payment", "upfront_usd", "recurring_usd_per_hour")
 _OPTIONAL = ("on_demand_usd_per_hour", "spot_usd_per_hour", "vcpus", "host_ram_gib",
-             "gpu_memory_gib", "provider_gpu_name", "source")
+             "gpu_memory_gib", "provider_gpu_name", "source", *_QUOTE_COLUMNS)
+# A quote's upfront for one instance: 3 years of the dearest instance ($72,000/h) is ~1.9e9.
+MAX_UPFRONT_USD = 1e10
 _PRICES = ("on_demand_usd_per_hour", "spot_usd_per_hour")
 # Plain decimal numbers only: float() would also take "1_000", "nan" and "infinity".
 _NUMBER = re.compile(r"[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -141,18 +158,16 @@ def _columns(name: str, header: list[str]) -> dict[str, int]:
     for required in _REQUIRED:
         if required not in columns:
             raise InputError(f"{name}:1:1", required, "missing required column")
-    if not any(price in columns for price in _PRICES):
+    if not any(price in columns for price in _PRICES) and "option" not in columns:
         raise InputError(f"{name}:1:1", "on_demand_usd_per_hour",
-                         "need an on-demand or a spot price column")
+                         "need an on-demand or a spot price column (or option, for quotes)")
     return columns
 
 
-def _offering(row: _Row, path: Path) -> Offering:
-    """One validated data record as a user-override offering."""
+def _cloud_and_gpu(row: _Row) -> tuple[str, str]:
     cell = row.cell
-    for column in ("cloud", "region", "instance_type"):
-        if not cell(column):
-            raise row.fail(column, "a value is required")
+    if not cell("cloud"):
+        raise row.fail("cloud", "a value is required")
     cloud = cell("cloud").lower()
     if cloud == OWNED_CLOUD:
         raise row.fail("cloud", f"'{OWNED_CLOUD}' is costsim's name for your own servers "
@@ -161,20 +176,82 @@ def _offering(row: _Row, path: Path) -> Offering:
         gpu = get_gpu(cell("gpu"), source=row.where("gpu")).name
     except CatalogError as exc:
         raise row.fail("gpu", str(exc).split(": ", 1)[-1]) from None
-    gpus = row.number("gpus_per_instance", required=True, integer=True,
-                      most=MAX_GPUS_PER_INSTANCE)
-    on_demand, spot = (row.number(column, positive=True, most=MAX_INSTANCE_USD_PER_HOUR)
-                       for column in _PRICES)
-    if on_demand is None and spot is None:
-        column = next(c for c in _PRICES if c in row.columns)
-        raise row.fail(column, "a row needs an on-demand or a spot price")
-    date = cell("effective_date")
+    return cloud, gpu
+
+
+def _date(row: _Row) -> str:
+    date = row.cell("effective_date")
     try:
         if not _DATE.fullmatch(date):
             raise ValueError(date)
         dt.date.fromisoformat(date)
     except ValueError:
         raise row.fail("effective_date", f"expected a date YYYY-MM-DD, got {date!r}") from None
+    return date
+
+
+def _quote(row: _Row, path: Path) -> QuotedReservation | None:
+    """The row's quoted reservation, or None for a plain offering row (empty ``option``)."""
+    text = row.cell("option").lower()
+    if not text:
+        for column in ("term", "payment", "upfront_usd", "recurring_usd_per_hour"):
+            if row.cell(column):
+                raise row.fail(column, "goes with option 'reserved' (a quoted reservation); "
+                                       "option is empty")
+        return None
+    cloud, gpu = _cloud_and_gpu(row)
+    term_text, pay_text = row.cell("term").lower(), row.cell("payment").lower()
+    if text == "reserved":
+        if term_text not in ("1y", "3y", "1", "3"):
+            raise row.fail("term", f"option 'reserved' needs term 1y or 3y, got {term_text!r}")
+        try:
+            payment = Payment(pay_text or Payment.NO_UPFRONT.value)
+        except ValueError:
+            raise row.fail("payment", f"must be one of {', '.join(p.value for p in Payment)}, "
+                                      f"got {pay_text!r}") from None
+        option = PurchaseOption.reserved(int(term_text[0]), payment)
+    else:
+        try:
+            option = PurchaseOption(text)
+        except ValueError:
+            option = PurchaseOption.ON_DEMAND
+        if not option.is_reserved:
+            raise row.fail("option", "a quote row takes 'reserved' (with term and payment) or "
+                                     f"reserved-<term>-<payment>, got {text!r}; leave it empty "
+                                     "for an offering row")
+        if term_text or pay_text:
+            raise row.fail("term" if term_text else "payment", f"option {text!r} already says "
+                           "its term and payment")
+    upfront = row.number("upfront_usd", most=MAX_UPFRONT_USD) or 0.0
+    recurring = row.number("recurring_usd_per_hour", most=MAX_INSTANCE_USD_PER_HOUR) or 0.0
+    assert option.term_years is not None
+    assert option.payment is not None
+    try:
+        return QuotedReservation(
+            cloud=cloud, gpu=gpu, term_years=option.term_years, payment=option.payment,
+            upfront_usd=upfront, recurring_usd_per_hour=recurring,
+            region=row.cell("region") or None, instance_type=row.cell("instance_type") or None,
+            source=row.cell("source") or f"quote in {path.name} line {row.line_number}",
+            effective_date=_date(row))
+    except InputError as exc:
+        raise row.fail("upfront_usd", exc.problem) from None
+
+
+def _offering(row: _Row, path: Path) -> Offering:
+    """One validated data record as a user-override offering."""
+    cell = row.cell
+    for column in ("region", "instance_type"):
+        if not cell(column):
+            raise row.fail(column, "a value is required")
+    cloud, gpu = _cloud_and_gpu(row)
+    gpus = row.number("gpus_per_instance", required=True, integer=True,
+                      most=MAX_GPUS_PER_INSTANCE)
+    on_demand, spot = (row.number(column, positive=True, most=MAX_INSTANCE_USD_PER_HOUR)
+                       for column in _PRICES)
+    if on_demand is None and spot is None:
+        column = next(c for c in (*_PRICES, "option") if c in row.columns)
+        raise row.fail(column, "a row needs an on-demand or a spot price")
+    date = _date(row)
     vcpus = row.number("vcpus", most=MAX_VCPUS)
     if vcpus is not None and vcpus != int(vcpus):
         raise row.fail("vcpus", f"must be a whole number, got {cell('vcpus')!r}")
@@ -194,12 +271,20 @@ def _offering(row: _Row, path: Path) -> Offering:
 
 
 def load_price_file(path: Path) -> tuple[Offering, ...]:
-    """Parse ``path`` into offerings flagged ``user-override``.
+    """Parse ``path`` into offerings flagged ``user-override`` (quote rows: see
+    :func:`load_price_file_entries`)."""
+    return load_price_file_entries(path)[0]
+
+
+def load_price_file_entries(path: Path) -> tuple[tuple[Offering, ...],
+                                                  tuple[QuotedReservation, ...]]:
+    """Parse ``path`` into offerings flagged ``user-override`` and quoted reservations.
 
     Raises:
         InputError: with source ``FILE:LINE:COLUMN`` (1-based) and the column name.
     """
     name = str(path)
+    quotes: list[QuotedReservation] = []
     # newline="" keeps quoted multi-line cells whole, so line numbers stay the file's own
     reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     offerings: list[Offering] = []
@@ -218,6 +303,11 @@ def load_price_file(path: Path) -> tuple[Offering, ...]:
                 raise InputError(f"{name}:{start}:{min(len(cells), len(header)) + 1}", "",
                                  f"expected {len(header)} fields, found {len(cells)}")
             row = _Row(name, start, cells, columns)
+            quote = _quote(row, path)
+            if quote is not None:
+                quotes.append(quote)
+                if not any(row.cell(price) for price in _PRICES):
+                    continue  # a quote only: the offering it prices is in the book
             offering = _offering(row, path)
             if offering.key in seen:
                 raise row.fail("instance_type",
@@ -226,9 +316,9 @@ def load_price_file(path: Path) -> tuple[Offering, ...]:
             offerings.append(offering)
     except csv.Error as exc:
         raise InputError(f"{name}:{reader.line_num}", "", f"not valid CSV: {exc}") from None
-    if not offerings:
+    if not offerings and not quotes:
         raise InputError(f"{name}:2:1", "", "no price rows after the header")
-    return tuple(offerings)
+    return tuple(offerings), tuple(quotes)
 
 
 def overrides_from_entries(entries: Sequence[Mapping[str, object]],
@@ -245,6 +335,7 @@ def overrides_from_entries(entries: Sequence[Mapping[str, object]],
     flat: float | None = None
     per_cloud: dict[str, float] = {}
     custom: list[Offering] = []
+    quotes: list[QuotedReservation] = []
     allowed = ("cloud", "discount_pct", "price_file")
     for index, entry in enumerate(entries):
         where = f"[{index}]"
@@ -260,7 +351,9 @@ def overrides_from_entries(entries: Sequence[Mapping[str, object]],
             path = Path(str(entry["price_file"]))
             if base_dir is not None and not path.is_absolute():
                 path = base_dir / path
-            custom.extend(load_price_file(path))
+            rows, quoted = load_price_file_entries(path)
+            custom.extend(rows)
+            quotes.extend(quoted)
             continue
         if "discount_pct" not in entry:
             raise InputError(source, where, "needs discount_pct or price_file")
@@ -283,4 +376,4 @@ def overrides_from_entries(entries: Sequence[Mapping[str, object]],
                                  "a second flat discount (give one, or name a cloud)")
             flat = pct
     return PriceOverrides(discount_pct=flat or 0.0, cloud_discount_pct=tuple(per_cloud.items()),
-                          custom_offerings=tuple(custom))
+                          custom_offerings=tuple(custom), quoted_reservations=tuple(quotes))

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from costsim.catalog.gpus import get_gpu
+from costsim.catalog.price_quotes import best_quote, quoted_terms
 from costsim.catalog.price_tables import (
     RESERVED_BY_CONTRACT,
     RESERVED_NONE,
@@ -34,6 +35,7 @@ from costsim.domain.pricing import (
     PriceOverrides,
     PurchaseOption,
     Quote,
+    QuotedReservation,
     Selection,
 )
 from costsim.domain.reservation import ReservationTerms
@@ -137,15 +139,24 @@ class PriceBook:
         # reservations like a tier-2 cloud's (negotiated, generic fallback discount)
         return reserved_terms().get(cloud, RESERVED_BY_CONTRACT)
 
+    def quoted(self, offering: Offering, option: PurchaseOption) -> QuotedReservation | None:
+        """The user's quoted reservation for ``offering`` and ``option``, if any."""
+        return best_quote(self.overrides.quoted_reservations, offering, option)
+
     def reservation(self, offering: Offering, option: PurchaseOption) -> ReservationTerms | None:
         """The 1y/3y commitment terms of one instance, or None where not sold.
 
+        A quoted reservation (``PriceOverrides.quoted_reservations``) wins over the tables.
         Not sold: marketplaces, rows without an on-demand price, payment plans the cloud does
         not offer (GCP upfront, Azure partial).
         """
         term, payment = option.term_years, option.payment
         if term is None or payment is None or offering.on_demand_usd_per_hour is None:
             return None
+        quote = self.quoted(offering, option)
+        if quote is not None:
+            return quoted_terms(quote, option, offering.on_demand_usd_per_hour
+                                 * self._user_factor(offering), offering.effective_date)
         if offering.marketplace or self._reserved_terms(offering.cloud) == RESERVED_NONE:
             return None
         pay = payment_rule(offering.cloud, term, payment)
@@ -210,6 +221,12 @@ class PriceBook:
                 return None
             rate = reservation.effective_usd_per_hour
             upfront = reservation.upfront_usd
+            if self.quoted(offering, option) is not None:
+                flags.append(PriceFlag.QUOTED_RESERVATION)
+                return Quote(offering=offering, option=option, price_usd_per_hour=rate,
+                             upfront_usd=upfront, flags=tuple(flags), source=reservation.source,
+                             effective_date=reservation.effective_date,
+                             reservation=reservation)
             source = f"{offering.source}; discount: {reservation.source}"
             if reservation.estimate:
                 flags.append(PriceFlag.RESERVED_DISCOUNT_ESTIMATE)

@@ -20,11 +20,13 @@ from costsim.cli import (
     memory_cmd,
     prices_cmd,
     run_cmd,
+    scenario_cmds,
 )
 from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError, printable
 
-COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, run_cmd, compare_cmd)
+COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds, run_cmd,
+                   compare_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

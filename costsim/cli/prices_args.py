@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from costsim.catalog.price_file import load_price_file
+from costsim.catalog.price_file import load_price_file_entries
 from costsim.catalog.price_tables import billing_rules
 from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.servers import OWNED_CLOUD
@@ -56,9 +56,9 @@ def book_from_args(args: argparse.Namespace) -> PriceBook:
     """The price book with the discounts and the price file the flags give, all checked."""
     flat = _percent("--discount-pct", f"{args.discount_pct:g}", args.discount_pct)
     per_cloud = _cloud_discounts(args.cloud_discount)
-    custom = load_price_file(args.price_file) if args.price_file else ()
+    custom, quotes = load_price_file_entries(args.price_file) if args.price_file else ((), ())
     return price_book(PriceOverrides(discount_pct=flat, cloud_discount_pct=per_cloud,
-                                     custom_offerings=custom))
+                                     custom_offerings=custom, quoted_reservations=quotes))
 
 
 def check_counts(args: argparse.Namespace) -> None:

@@ -102,6 +102,8 @@ class PriceFlag(StrEnum):
     SPOT_HAZARD_ESTIMATE = "spot-hazard-estimate"
     OWNED_COST_ESTIMATE = "owned-cost-estimate"
     USER_OVERRIDE = "user-override"
+    # the reserved rate is a sales quote the user gave (it replaced the table's estimate)
+    QUOTED_RESERVATION = "quoted-reservation"
 
     @property
     def is_estimate(self) -> bool:
@@ -209,6 +211,7 @@ class QuotedReservation:
     source: str
     region: str | None = None
     instance_type: str | None = None
+    effective_date: str = ""  # the quote's date (empty: undated)
 
     def __post_init__(self) -> None:
         where = f"quote {self.cloud} {self.gpu}"
@@ -227,6 +230,18 @@ class QuotedReservation:
     def option(self) -> PurchaseOption:
         """The purchase option the quote prices."""
         return PurchaseOption.reserved(self.term_years, self.payment)
+
+    def specificity(self, offering: Offering) -> int | None:
+        """How closely the quote names ``offering`` (2: its instance type, 1: its region,
+        0: any of the cloud's ``gpu`` offerings), or None where it does not apply."""
+        if offering.cloud != self.cloud.lower() or offering.gpu != self.gpu:
+            return None
+        if self.region is not None and self.region.lower() != offering.region.lower():
+            return None
+        if self.instance_type is not None and (self.instance_type.lower()
+                                               != offering.instance_type.lower()):
+            return None
+        return 2 if self.instance_type is not None else int(self.region is not None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

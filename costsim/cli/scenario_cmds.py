@@ -1,0 +1,66 @@
+"""``costsim validate FILE...`` and ``costsim schema``: check scenario files, print their schema."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from costsim.cli.common import EXIT_BAD_INPUT, EXIT_OK, examples
+from costsim.errors import CostsimError, printable
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``validate`` and ``schema``."""
+    validate = commands.add_parser(
+        "validate",
+        help="check scenario files (syntax, types, ranges, names, dates, cycles)",
+        description="Check scenario files without running them: one OK line per good file, or "
+        "the first problem of each bad file as FILE:LINE: key.path: rule, got value (exit "
+        "code 2). A plan that does not fit its GPU or cannot meet its SLO is not an error "
+        "here: costsim run reports it as infeasible. Keys: scenarios/README.md.",
+        epilog=examples("costsim validate scenarios/lifecycle-assistant.yaml",
+                        "costsim validate scenarios/*.yaml"),
+    )
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                          help="scenario YAML files (one or more)")
+    validate.set_defaults(handler=_validate)
+
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of scenario files (for editor autocompletion)",
+        description="Print the JSON Schema (draft 2020-12) of scenario files on stdout: every "
+        "key with its type, range, default and meaning. Point your editor's YAML support at "
+        "it, e.g. a '# yaml-language-server: $schema=costsim-scenario.json' first line.",
+        epilog=examples("costsim schema > costsim-scenario.json",
+                        "costsim schema | python3 -m json.tool | less"),
+    )
+    schema.set_defaults(handler=_schema)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from costsim.cli.scenario_names import load_scenario_file
+
+    code = EXIT_OK
+    for path in args.files:
+        try:
+            loaded = load_scenario_file(path)
+        except CostsimError as exc:
+            sys.stderr.write(f"costsim validate: error: {printable(str(exc))}\n")
+            code = EXIT_BAD_INPUT
+            continue
+        scenario = loaded.scenario
+        sys.stdout.write(f"OK {printable(str(path))}: {printable(scenario.name)} — "
+                         f"{len(scenario.phases)} phases, {len(scenario.plans)} plans, "
+                         f"{scenario.calendar.horizon_months} months from "
+                         f"{scenario.calendar.start} (sha256 {loaded.sha256[:12]})\n")
+    return code
+
+
+def _schema(args: argparse.Namespace) -> int:
+    del args
+    from costsim.cli.common import print_json
+    from costsim.scenario import json_schema
+
+    print_json(json_schema())
+    return EXIT_OK

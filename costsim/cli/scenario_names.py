@@ -1,0 +1,62 @@
+"""The catalog's names for the scenario loader, and loading a scenario with its price file.
+
+``costsim.scenario`` knows no catalog (DESIGN §4); the commands that read scenario files
+(``validate``, ``run``, ``compare``) fill :class:`KnownNames` here and merge the scenario's
+``prices.price_file`` through the same reader as ``costsim prices --price-file``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from costsim.domain.architecture import Architecture
+from costsim.scenario import KnownNames, LoadedScenario, load_scenario
+from costsim.scenario.resolved import resolved_scenario
+
+
+def _canonical_gpu(name: str) -> str:
+    from costsim.catalog.gpus import canonical_gpu_name
+
+    return canonical_gpu_name(name, source="")
+
+
+def _load_model(preset: str | None, arch_path: Path | None) -> tuple[Architecture, str]:
+    from costsim.catalog.models import load_architecture_file, load_preset
+
+    if preset is not None:
+        found = load_preset(preset, source="")
+        return found.architecture, f"preset:{found.name}"
+    assert arch_path is not None
+    return load_architecture_file(arch_path), f"config:{arch_path}"
+
+
+def known_names() -> KnownNames:
+    """The names a scenario may use, from the shipped catalog."""
+    from costsim.catalog.price_tables import billing_rules
+    from costsim.catalog.servers import OWNED_CLOUD, server_names
+
+    rules = billing_rules()
+    return KnownNames(canonical_gpu=_canonical_gpu, load_model=_load_model,
+                      servers=frozenset(server_names()),
+                      clouds=frozenset(c for c in rules if c != OWNED_CLOUD),
+                      marketplaces=frozenset(c for c, r in rules.items() if r.marketplace))
+
+
+def load_scenario_file(path: Path) -> LoadedScenario:
+    """Load ``path`` with the catalog's names and merge its price file's rows and quotes
+    into the scenario's price overrides (the file's rows replace shipped rows of the same key)."""
+    from costsim.catalog.price_file import load_price_file_entries
+
+    loaded = load_scenario(path, known_names())
+    if loaded.price_file is None:
+        return loaded
+    offerings, quotes = load_price_file_entries(loaded.price_file)
+    scenario = loaded.scenario
+    overrides = scenario.prices.overrides
+    merged = replace(overrides,
+                     custom_offerings=(*offerings, *overrides.custom_offerings),
+                     quoted_reservations=(*quotes, *overrides.quoted_reservations))
+    merged_scenario = replace(scenario, prices=replace(scenario.prices, overrides=merged))
+    return replace(loaded, scenario=merged_scenario,
+                   resolved=resolved_scenario(merged_scenario))

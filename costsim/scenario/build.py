@@ -1,0 +1,300 @@
+"""Validated scenario-file models → the simulator's frozen domain objects.
+
+Names the catalog knows (GPUs, presets, servers, clouds) are checked through :class:`KnownNames`,
+which the CLI fills from the catalog: this layer imports only the domain (DESIGN §4). Every
+error raised here carries the key path of the file (tuple form); :mod:`costsim.scenario.load`
+turns it into ``file:line``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from costsim.domain.architecture import Architecture
+from costsim.domain.calendar import Calendar
+from costsim.domain.phases import (
+    ExperimentsPhase,
+    GenericJob,
+    Job,
+    LoadProfile,
+    ModelJob,
+    Phase,
+    RequestBucket,
+    ServingPhase,
+    Slo,
+    TrainingPhase,
+)
+from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, PhaseUse, Plan, UseEntry
+from costsim.domain.pricing import (
+    Offering,
+    PriceFlag,
+    PriceOverrides,
+    PurchaseOption,
+    QuotedReservation,
+)
+from costsim.domain.scenario import DataSizes, RiskLimits, Scenario, ScenarioModel, ScenarioPrices
+from costsim.domain.uncertainty import (
+    Distribution,
+    Fixed,
+    LogNormal,
+    Normal,
+    Triangular,
+    Uncertainty,
+    Uniform,
+)
+from costsim.domain.workload import ParallelLayout, Task
+from costsim.errors import CatalogError, CostsimError, InputError, suggest
+from costsim.scenario import spec_common as sc
+from costsim.scenario.spec import PricesSpec, ScenarioSpec
+from costsim.scenario.spec_phases import (
+    ExperimentsSpec,
+    GenericJobSpec,
+    ServingSpec,
+    TrainingSpec,
+)
+from costsim.scenario.spec_plans import FleetSpec, PlanSpec, UseEntrySpec
+from costsim.scenario.yaml_io import KeyPath
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class KnownNames:
+    """The catalog's names, passed in by the CLI (``costsim.cli.scenario_names``).
+
+    ``canonical_gpu`` accepts aliases and nvidia-smi names and raises CatalogError;
+    ``load_model(preset, arch_path)`` returns the architecture and its reference text.
+    """
+
+    canonical_gpu: Callable[[str], str]
+    load_model: Callable[[str | None, Path | None], tuple[Architecture, str]]
+    servers: frozenset[str]
+    clouds: frozenset[str]
+    marketplaces: frozenset[str] = frozenset()
+
+
+class BuildError(Exception):
+    """A rule broken at ``path`` of the file (turned into a ScenarioError with file:line)."""
+
+    def __init__(self, path: KeyPath, problem: str, domain_key: str = "") -> None:
+        super().__init__(problem)
+        self.path, self.problem, self.domain_key = path, problem, domain_key
+
+
+def catalog_problem(exc: CatalogError) -> str:
+    """A catalog error's text without the source it was given."""
+    hint = f"; did you mean {' or '.join(repr(s) for s in exc.suggestions)}?" \
+        if exc.suggestions else ""
+    return f"unknown {exc.kind} '{exc.name}'{hint}"
+
+
+def make(path: KeyPath, build: Callable[..., T], **kwargs: Any) -> T:
+    """``build(**kwargs)``, with a domain error placed at ``path`` (plus the key it names)."""
+    try:
+        return build(**kwargs)
+    except InputError as exc:
+        raise BuildError(path, exc.problem, exc.key_path) from None
+    except ValueError as exc:  # e.g. ParallelLayout's own checks
+        raise BuildError(path, str(exc)) from None
+
+
+def distribution(spec: Any) -> Distribution:
+    """The domain distribution of a `dist:` mapping."""
+    if isinstance(spec, sc.FixedSpec):
+        return Fixed(value=spec.value)
+    if isinstance(spec, sc.NormalSpec):
+        return Normal(mean=spec.mean, sd=spec.sd, low=spec.low, high=spec.high)
+    if isinstance(spec, sc.LogNormalSpec):
+        return LogNormal(sigma=spec.sigma, median=spec.median)
+    if isinstance(spec, sc.UniformSpec):
+        return Uniform(low=spec.low, high=spec.high)
+    assert isinstance(spec, sc.TriangularSpec)
+    return Triangular(low=spec.low, mode=spec.mode, high=spec.high)
+
+
+def _dist(path: KeyPath, spec: Any) -> Distribution:
+    return make(path, distribution, spec=spec)
+
+
+class Builder:
+    """Builds one scenario; ``file_dir`` resolves relative paths, ``where`` names a line."""
+
+    def __init__(self, names: KnownNames, file_dir: Path, where: Callable[[KeyPath], str]):
+        self.names, self.file_dir, self.where = names, file_dir, where
+        self.custom_clouds: set[str] = set()
+        self.price_file: Path | None = None
+
+    def gpu(self, path: KeyPath, name: str) -> str:
+        try:
+            return self.names.canonical_gpu(name)
+        except CatalogError as exc:
+            raise BuildError(path, catalog_problem(exc)) from None
+        except InputError as exc:  # a name that fits several GPUs
+            raise BuildError(path, exc.problem) from None
+
+    def cloud(self, path: KeyPath, name: str | None) -> str | None:
+        if name is None:
+            return None
+        cloud = name.lower()
+        known = self.names.clouds | self.custom_clouds
+        # a price file may add clouds: its rows are checked when the CLI merges it
+        if cloud not in known and self.price_file is None:
+            hint = suggest(cloud, sorted(known))
+            extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+            raise BuildError(path, f"unknown cloud '{name}'{extra}")
+        return cloud
+
+    def scenario(self, spec: ScenarioSpec) -> Scenario:
+        prices = self.prices(("prices",), spec.prices)
+        models = tuple(self.model(("models", name), name, m.preset, m.arch)
+                       for name, m in spec.models.items())
+        phases = tuple(self.phase(("phases", i), p) for i, p in enumerate(spec.phases))
+        plans = tuple(self.plan(("plans", i), p) for i, p in enumerate(spec.plans))
+        uncertainty = make(("uncertainty",), Uncertainty, **{
+            key: None if value is None else _dist(("uncertainty", key), value)
+            for key, value in spec.uncertainty})
+        return make((), Scenario, name=spec.name,
+                    calendar=make(("horizon_months",), Calendar, start=spec.start,
+                                  horizon_months=spec.horizon_months),
+                    models=models, phases=phases, plans=plans, budget_usd=spec.budget_usd,
+                    discount_rate_pct_per_year=spec.discount_rate_pct_per_year,
+                    data=make(("data",), DataSizes, **dict(spec.data)), prices=prices,
+                    uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)))
+
+    def model(self, path: KeyPath, name: str, preset: str | None,
+              arch: str | None) -> ScenarioModel:
+        arch_path = None if arch is None else self.file_dir / arch
+        key = (*path, "preset" if preset is not None else "arch")
+        try:
+            architecture, reference = self.names.load_model(preset, arch_path)
+        except CatalogError as exc:
+            raise BuildError(key, catalog_problem(exc)) from None
+        except CostsimError as exc:
+            raise BuildError(key, str(exc)) from None
+        return ScenarioModel(name=name, architecture=architecture, reference=reference)
+
+    def prices(self, path: KeyPath, spec: PricesSpec) -> ScenarioPrices:
+        if spec.price_file is not None:
+            price_file = self.file_dir / spec.price_file
+            if not price_file.is_file():
+                raise BuildError((*path, "price_file"), f"no such file: {price_file}")
+            self.price_file = price_file
+        offerings = tuple(self.offering((*path, "offerings", i), o)
+                          for i, o in enumerate(spec.offerings))
+        self.custom_clouds |= {o.cloud for o in offerings}
+        flat = 0.0
+        per_cloud: dict[str, float] = {}
+        for i, entry in enumerate(spec.overrides):
+            at = (*path, "overrides", i)
+            cloud = self.cloud((*at, "cloud"), entry.cloud)
+            if cloud is None:
+                if flat:
+                    raise BuildError((*at, "discount_pct"), "a second flat discount (give "
+                                     "one, or name a cloud)")
+                flat = entry.discount_pct
+            elif cloud in per_cloud:
+                raise BuildError((*at, "cloud"), f"a second discount for {cloud}")
+            else:
+                per_cloud[cloud] = entry.discount_pct
+        quotes = tuple(
+            make((*path, "quotes", i), QuotedReservation,
+                 cloud=self.cloud((*path, "quotes", i, "cloud"), q.cloud) or q.cloud,
+                 gpu=self.gpu((*path, "quotes", i, "gpu"), q.gpu), term_years=int(q.term[0]),
+                 payment=q.payment, upfront_usd=q.upfront_usd,
+                 recurring_usd_per_hour=q.recurring_usd_per_hour, region=q.region,
+                 instance_type=q.instance_type,
+                 source=f"quote in {self.where((*path, 'quotes', i))}")
+            for i, q in enumerate(spec.quotes))
+        changes = tuple((self.gpu((*path, "gpu_price_change_pct", g), g), pct)
+                        for g, pct in spec.gpu_price_change_pct.items())
+        overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat,
+                         cloud_discount_pct=tuple(per_cloud.items()),
+                         custom_offerings=offerings, quoted_reservations=quotes)
+        return make(path, ScenarioPrices, overrides=overrides, gpu_price_change_pct=changes)
+
+    def offering(self, path: KeyPath, o: Any) -> Offering:
+        cloud = o.cloud.lower()
+        return make(path, Offering, cloud=cloud, region=o.region,
+                    instance_type=o.instance_type, gpu=self.gpu((*path, "gpu"), o.gpu),
+                    provider_gpu_name=o.gpu, gpus_per_instance=o.gpus_per_instance,
+                    vcpus=o.vcpus, host_ram_gib=o.host_ram_gib, gpu_memory_gib=o.gpu_memory_gib,
+                    on_demand_usd_per_hour=o.on_demand_usd_per_hour,
+                    spot_usd_per_hour=o.spot_usd_per_hour,
+                    marketplace=cloud in self.names.marketplaces,
+                    flags=(PriceFlag.USER_OVERRIDE,),
+                    source=o.source or f"scenario offering at {self.where(path)}",
+                    effective_date=o.effective_date.isoformat())
+
+    def phase(self, path: KeyPath, p: Any) -> Phase:
+        common = {"name": p.name, "after": tuple(p.after)}
+        if isinstance(p, ExperimentsSpec):
+            return make(path, ExperimentsPhase, **common, duration_months=p.duration_months,
+                        arrivals_per_day=p.arrivals_per_day, job=self.job((*path, "job"), p.job))
+        if isinstance(p, TrainingSpec):
+            layout = None if p.layout is None else make((*path, "layout"), ParallelLayout,
+                                                          **dict(p.layout))
+            loss = None if p.allin_extra_loss is None else _dist(
+                (*path, "allin_extra_loss"), p.allin_extra_loss)
+            return make(path, TrainingPhase, **common, model=p.model, task=Task(p.task),
+                        tokens=p.tokens, deadline_days=p.deadline_days, seq_len=p.seq_len,
+                        global_batch_tokens=p.global_batch_tokens, lora_rank=p.lora_rank,
+                        quant=p.quant, precision=p.precision, framework=p.framework,
+                        layout=layout, allin_extra_loss=loss)
+        assert isinstance(p, ServingSpec)
+        sizes = p.requests if isinstance(p.requests, list) else [p.requests]
+        buckets = tuple(make((*path, "requests", i), RequestBucket,
+                             share=getattr(b, "share", 1.0), prompt_tokens=b.prompt_tokens,
+                             output_tokens=b.output_tokens) for i, b in enumerate(sizes))
+        return make(path, ServingPhase, **common, duration_months=p.duration_months,
+                    model=p.model, load=make((*path, "load"), LoadProfile, **dict(p.load)),
+                    requests=buckets, slo=make((*path, "slo"), Slo, **dict(p.slo)),
+                    precision=p.precision, quant=p.quant, kv_dtype=p.kv_dtype, engine=p.engine)
+
+    def job(self, path: KeyPath, job: Any) -> Job:
+        if isinstance(job, GenericJobSpec):
+            return make(path, GenericJob, gpu_memory_gib=job.gpu_memory_gib,
+                        gpu_hours=_dist((*path, "gpu_hours"), job.gpu_hours),
+                        host_ram_gib=job.host_ram_gib, gpus=job.gpus)
+        return make(path, ModelJob, model=job.model, task=Task(job.task), tokens=job.tokens,
+                    seq_len=job.seq_len, lora_rank=job.lora_rank, quant=job.quant,
+                    precision=job.precision)
+
+    def plan(self, path: KeyPath, p: PlanSpec) -> Plan:
+        uses = []
+        for phase, use in p.use.items():
+            at = (*path, "use", phase)
+            entries = ([((*at, "fleet", i), e) for i, e in enumerate(use.fleet)]
+                       if isinstance(use, FleetSpec) else [(at, use)])
+            uses.append(make(at, PhaseUse, phase=phase,
+                             entries=tuple(self.entry(where, e) for where, e in entries)))
+        commitments = tuple(
+            make((*path, "commitments", i), Commitment, gpu=self.gpu(
+                (*path, "commitments", i, "gpu"), c.gpu), count=c.count,
+                 term_years=int(c.term[0]), payment=c.payment, start=c.start,
+                 cloud=self.cloud((*path, "commitments", i, "cloud"), c.cloud), region=c.region)
+            for i, c in enumerate(p.commitments))
+        owned = tuple(self.owned((*path, "owned", i), o) for i, o in enumerate(p.owned))
+        return make(path, Plan, name=p.name, uses=tuple(uses), commitments=commitments,
+                    owned=owned, cloud=self.cloud((*path, "cloud"), p.cloud), region=p.region)
+
+    def owned(self, path: KeyPath, o: Any) -> OwnedPurchase:
+        if o.server not in self.names.servers:
+            hint = suggest(o.server, sorted(self.names.servers))
+            extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+            raise BuildError((*path, "server"), f"unknown server '{o.server}'{extra}")
+        return make(path, OwnedPurchase, **dict(o))
+
+    def entry(self, path: KeyPath, e: UseEntrySpec) -> UseEntry:
+        auto = None if e.autoscale is None else make(
+            (*path, "autoscale"), Autoscale, min_replicas=e.autoscale.min,
+            max_replicas=e.autoscale.max, target_utilization=e.autoscale.target_utilization,
+            scale_up_delay_s=e.autoscale.scale_up_delay_s)
+        return make(path, UseEntry, gpu=self.gpu((*path, "gpu"), e.gpu),
+                    option=e.purchase_option(), count=e.count,
+                    spill=None if e.spill is None else PurchaseOption(e.spill),
+                    fallback=None if e.fallback is None else PurchaseOption(e.fallback),
+                    spot_share=e.spot_share, cloud=self.cloud((*path, "cloud"), e.cloud),
+                    region=e.region, autoscale=auto)

@@ -1,0 +1,202 @@
+"""Load a scenario file: bytes → YAML → validated models → domain objects, or one error line.
+
+Every error is a :class:`~costsim.errors.ScenarioError` whose source is ``FILE:LINE`` and whose
+key path is the file's (``plans[1].use.serve.gpu``), so the CLI prints one line naming the file,
+line, key path, rule and value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from costsim.domain.scenario import Scenario
+from costsim.errors import ScenarioError, printable, suggest
+from costsim.scenario.build import Builder, BuildError, KnownNames
+from costsim.scenario.resolved import resolved_scenario
+from costsim.scenario.spec import ScenarioSpec
+from costsim.scenario.spec_common import NUMBER_PATTERN
+from costsim.scenario.yaml_io import (
+    KeyPath,
+    YamlDocument,
+    decode_scenario_text,
+    parse_yaml,
+    read_scenario_bytes,
+)
+
+# Loc entries pydantic adds that are not keys of the file (union tags, model names).
+_NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|function-.*|[A-Z]\w*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedScenario:
+    """A validated scenario with what a report needs to cite it."""
+
+    scenario: Scenario
+    path: Path
+    sha256: str
+    resolved: dict[str, Any]
+    price_file: Path | None
+
+
+def display_path(path: KeyPath) -> str:
+    """``("plans", 1, "use", "serve")`` → ``plans[1].use.serve``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _file_path(doc: YamlDocument, loc: tuple[Any, ...]) -> KeyPath:
+    """The part of a pydantic location that names keys of the file (tags skipped)."""
+    node: Any = doc.data
+    path: list[str | int] = []
+    for part in loc:
+        if (isinstance(node, dict) and part in node) or (
+                isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            node = node[part]
+            path.append(part)
+        elif isinstance(part, str) and _NOT_KEYS.match(part):
+            continue
+        else:
+            path.append(part)  # a missing key: the error is about the mapping that lacks it
+            break
+    return tuple(path)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return ""
+    text = printable(repr(value))
+    return f", got {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def _problem(error: Any) -> tuple[KeyPath, str]:
+    """The rule an error breaks, in the file's words, and any key the rule names."""
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    if kind == "unknown_key":
+        return (ctx["key"],), f"unknown key{ctx['hint']}"
+    if kind == "missing":
+        return (), "missing required key"
+    if kind == "union_tag_not_found":
+        return (), f"needs '{ctx.get('discriminator', 'kind').strip(chr(39))}' (one of the " \
+            "documented kinds)"
+    if kind in ("union_tag_invalid", "enum", "literal_error"):
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags") or
+                                                   ctx.get("expected", "")))
+        got = value if kind != "union_tag_invalid" else ctx.get("tag")
+        hint = suggest(str(got), expected)
+        extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+        return (), f"must be one of {', '.join(expected)}, got {printable(repr(got))}{extra}"
+    message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    message = message.replace("Input should be", "must be").replace("input should be", "must be")
+    if kind in ("value_error", "assertion_error") or "got" in message:
+        return (), message
+    return (), message + _value(value)
+
+
+def _located(doc: YamlDocument, name: str, path: KeyPath, problem: str) -> ScenarioError:
+    return ScenarioError(f"{name}:{doc.line_of(path)}", display_path(path), problem)
+
+
+def _from_validation(doc: YamlDocument, name: str, exc: ValidationError) -> ScenarioError:
+    found = []
+    for error in exc.errors(include_url=False):
+        extra, problem = _problem(error)
+        path = (*_file_path(doc, tuple(error["loc"])), *extra)
+        found.append((doc.line_of(path), path, problem))
+    _, path, problem = min(found, key=lambda item: item[0])
+    return _located(doc, name, path, problem)
+
+
+def _domain_path(doc: YamlDocument, base: KeyPath, key: str) -> KeyPath:
+    """A domain key path (``plans.spot.use.train.count``: list items by name) in file terms."""
+    node: Any = doc.data
+    for part in base:
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            node = None
+    path = list(base)
+    for part in [p for p in key.split(".") if p]:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list):
+            index = next((i for i, item in enumerate(node) if isinstance(item, dict)
+                          and str(item.get("name")) == part), None)
+            if index is None and part.isdigit() and int(part) < len(node):
+                index = int(part)
+            if index is None:
+                continue
+            node = node[index]
+            path.append(index)
+        elif path and path[-1] == part:
+            continue
+    return tuple(path)
+
+
+def load_scenario(path: Path, names: KnownNames) -> LoadedScenario:
+    """Read, validate and build the scenario in ``path``.
+
+    Raises:
+        ScenarioError: the first problem, as ``FILE:LINE: key.path: rule, got value``.
+    """
+    name = str(path)
+    data = read_scenario_bytes(path)
+    text = decode_scenario_text(data, name)
+    doc = parse_yaml(text, name)
+    if not isinstance(doc.data, dict):
+        raise ScenarioError(f"{name}:1", "", "expected a mapping of keys (name, start, "
+                            f"horizon_months, models, phases, plans), got "
+                            f"{type(doc.data).__name__}")
+    try:
+        spec = ScenarioSpec.model_validate(doc.data)
+    except ValidationError as exc:
+        raise _from_validation(doc, name, exc) from None
+    builder = Builder(names, path.parent,
+                      lambda key: f"{path.name}:{doc.line_of(key)} {display_path(key)}")
+    try:
+        scenario = builder.scenario(spec)
+    except BuildError as exc:
+        where = _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]) \
+            if exc.path else _domain_path(doc, (), exc.domain_key)
+        raise _located(doc, name, where, exc.problem) from None
+    return LoadedScenario(scenario=scenario, path=path, sha256=hashlib.sha256(data).hexdigest(),
+                          resolved=resolved_scenario(scenario), price_file=builder.price_file)
+
+
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _numeric_strings(node: Any) -> Any:
+    """Every number in the schema also accepts its string form (``5e7``), as the loader does."""
+    if isinstance(node, list):
+        return [_numeric_strings(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _numeric_strings(value) for key, value in node.items()}
+    if out.get("type") in ("number", "integer"):
+        # a bound on an optional number comes out in pydantic's spelling: use JSON Schema's
+        for mine, theirs in _BOUNDS.items():
+            if mine in out:
+                out[theirs] = out.pop(mine)
+        number = {k: v for k, v in out.items() if k not in ("title", "description", "default")}
+        rest = {k: v for k, v in out.items() if k in ("title", "description", "default")}
+        return {**rest, "anyOf": [number, {"type": "string", "pattern": NUMBER_PATTERN}]}
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files (``costsim schema``), for editors' autocompletion."""
+    schema: dict[str, Any] = _numeric_strings(ScenarioSpec.model_json_schema(mode="validation"))
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "costsim scenario"
+    return schema

@@ -1,0 +1,130 @@
+"""The scenario file's plans: per-phase GPU use, reservations bought, servers bought."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, model_validator
+
+from costsim.domain.plans import MAX_GPUS, MAX_SERVERS
+from costsim.domain.pricing import Payment, PurchaseOption
+from costsim.scenario.spec_common import Date, Name, Number, Spec, Term, Whole
+
+# `option: reserved` with `term` and `payment`, or one of the exact option strings.
+OptionWord = Literal["on-demand", "spot", "reserved", "owned", "reserved-1y-no-upfront",
+                     "reserved-1y-partial-upfront", "reserved-1y-all-upfront",
+                     "reserved-3y-no-upfront", "reserved-3y-partial-upfront",
+                     "reserved-3y-all-upfront"]
+Overflow = Literal["on-demand", "spot"]
+
+
+class AutoscaleSpec(Spec):
+    """Serving autoscaler bounds (none: the documented defaults of docs/simulator.md)."""
+
+    min: Whole = Field(1, ge=0, le=MAX_GPUS, description="fewest replicas")
+    max: Whole | None = Field(None, ge=1, le=MAX_GPUS, description="most replicas (>= min)")
+    target_utilization: Number | None = Field(None, ge=0.05, le=1,
+                                              description="utilization a replica is sized to")
+    scale_up_delay_s: Number | None = Field(None, ge=0, le=86_400,
+                                            description="time to add a replica")
+
+
+class UseEntrySpec(Spec):
+    """One GPU type a phase uses, with its purchase option."""
+
+    gpu: Name = Field(description="GPU name (catalog names, aliases, nvidia-smi names)")
+    option: OptionWord = Field("on-demand", description="on-demand, spot, reserved (with term "
+                               "and payment), owned, or an exact reserved-<term>-<payment>")
+    term: Term | None = Field(None, description="1y or 3y (with option reserved)")
+    payment: Payment | None = Field(None, description="with option reserved (default "
+                                    "no-upfront)")
+    count: Whole | None = Field(None, ge=1, le=MAX_GPUS, description="GPUs, rounded up to "
+                                "whole instances (none: elastic, an instance per job/replica)")
+    spill: Overflow | None = Field(None, description="where work beyond a reserved/owned "
+                                   "count goes")
+    fallback: Literal["on-demand"] | None = Field(None, description="takes over when spot "
+                                                  "capacity is preempted")
+    spot_share: Number | None = Field(None, ge=0, le=1, description="share of an elastic "
+                                      "fleet on spot")
+    cloud: Name | None = Field(None, description="cloud (none: the plan's, else the cheapest "
+                               "non-marketplace one)")
+    region: Name | None = Field(None, description="region (none: the plan's, else any)")
+    autoscale: AutoscaleSpec | None = Field(None, description="serving replica bounds")
+
+    @model_validator(mode="after")
+    def _reserved_words(self) -> UseEntrySpec:
+        if self.option == "reserved" and self.term is None:
+            raise ValueError("option 'reserved' needs a term: 1y or 3y")
+        if self.option != "reserved" and (self.term or self.payment):
+            exact = self.option.startswith("reserved-")
+            word = self.option if exact else f"'{self.option}'"
+            raise ValueError(f"term and payment go with option 'reserved'; option {word} "
+                             + ("already says both" if exact else "has neither"))
+        return self
+
+    def purchase_option(self) -> PurchaseOption:
+        """The exact option this entry means."""
+        if self.option == "reserved":
+            return PurchaseOption.reserved(int(str(self.term)[0]),
+                                           self.payment or Payment.NO_UPFRONT)
+        return PurchaseOption(self.option)
+
+
+class FleetSpec(Spec):
+    """Several GPU types serving one phase; requests are routed by size."""
+
+    fleet: list[UseEntrySpec] = Field(min_length=1, max_length=16,
+                                      description="the GPU types of a serving fleet")
+
+
+def _use_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "fleet" if "fleet" in value else "entry"
+    return "fleet" if isinstance(value, FleetSpec) else "entry"
+
+
+UseSpec = Annotated[
+    Annotated[UseEntrySpec, Tag("entry")] | Annotated[FleetSpec, Tag("fleet")],
+    Discriminator(_use_kind),
+]
+
+
+class CommitmentSpec(Spec):
+    """A reservation the plan buys: the whole obligation is owed."""
+
+    gpu: Name = Field(description="GPU name")
+    count: Whole = Field(ge=1, le=MAX_GPUS, description="GPUs, rounded up to whole instances")
+    term: Term = Field(description="1y or 3y")
+    payment: Payment = Field(Payment.NO_UPFRONT, description="no-upfront, partial-upfront or "
+                             "all-upfront")
+    start: Date = Field(description="first day of the term (within the horizon)")
+    cloud: Name | None = Field(None, description="cloud (none: the cheapest)")
+    region: Name | None = Field(None, description="region (none: any)")
+
+
+class OwnedSpec(Spec):
+    """Servers the plan buys; parts left out keep the server's bill of materials."""
+
+    server: Name = Field(description="a server of costsim/data/servers.csv")
+    count: Whole = Field(ge=1, le=MAX_SERVERS, description="servers")
+    purchase: Date = Field(description="purchase date (within the horizon)")
+    life_years: Number | None = Field(None, ge=0.5, le=15, description="depreciation life "
+                                      "(none: the server's)")
+    ram_gib: Whole | None = Field(None, ge=1, le=65_536, description="host RAM per server")
+    nvme_tb: Number | None = Field(None, gt=0, le=1_000, description="NVMe storage per server")
+    cpu_cores: Whole | None = Field(None, ge=1, le=1_024, description="CPU cores per server")
+    nic_gbps: Number | None = Field(None, gt=0, le=12_800, description="network per server")
+
+
+class PlanSpec(Spec):
+    """A candidate procurement plan."""
+
+    name: Name = Field(description="the plan's name, as reports show it")
+    cloud: Name | None = Field(None, description="cloud for every phase (none: per phase)")
+    region: Name | None = Field(None, description="region for every phase")
+    use: dict[Name, UseSpec] = Field(min_length=1, description="phase name → how it runs "
+                                     "(every phase needs one)")
+    commitments: list[CommitmentSpec] = Field(default_factory=list, max_length=1000,
+                                              description="reservations bought")
+    owned: list[OwnedSpec] = Field(default_factory=list, max_length=1000,
+                                   description="servers bought")
