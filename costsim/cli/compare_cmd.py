@@ -52,10 +52,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _compare(args: argparse.Namespace) -> int:
     from costsim.cli.change_table import render_compare
     from costsim.cli.run_cmd import interrupted, simulate_with_progress
-    from costsim.cli.run_pipeline import load_for_run
+    from costsim.cli.scenario_names import load_scenario_file
     from costsim.report import compare_json
 
-    loaded = load_for_run(args.scenario)
+    loaded = load_scenario_file(args.scenario)
     try:
         run = simulate_with_progress(loaded, args)
     except KeyboardInterrupt:

@@ -74,13 +74,13 @@ def interrupted(command: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from costsim.cli.report_folder import check_out_dir, default_out_dir, staged_out_dir
-    from costsim.cli.run_pipeline import load_for_run
     from costsim.cli.run_table import render_run
+    from costsim.cli.scenario_names import load_scenario_file
 
     now = _utc_now()
     out: Path = args.out if args.out is not None else default_out_dir(args.scenario, now)
     check_out_dir(out, args.force)  # refuse before minutes of simulation, not after
-    loaded = load_for_run(args.scenario)
+    loaded = load_scenario_file(args.scenario)
     try:
         run = simulate_with_progress(loaded, args)
         from costsim.report import summary_json, write_report

@@ -1,5 +1,6 @@
-"""The steps ``run`` and ``compare`` share: load a scenario (its price file merged) and simulate
-it with provenance (the run result carries the break-even curves the report draws).
+"""The step ``run`` and ``compare`` share after loading a scenario
+(:func:`costsim.cli.scenario_names.load_scenario_file`, its price file merged): simulate it with
+provenance (the run result carries the break-even curves the report draws).
 
 The CLI orchestrates (DESIGN §4): the loader knows no engine, the simulator knows no file, the
 report knows neither; this module hands each one's result to the next.
@@ -8,46 +9,13 @@ report knows neither; this module hands each one's result to the next.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from costsim.domain.scenario import Scenario
     from costsim.scenario import LoadedScenario
     from costsim.sim.montecarlo import Progress
     from costsim.sim.run_result import RunResult
-
-
-def load_for_run(path: Path) -> LoadedScenario:
-    """The scenario at ``path``, validated, with the rows of its price file (if it names one)
-    added to its price overrides.
-
-    Raises:
-        ScenarioError, InputError, CatalogError: the file or its price file is invalid.
-    """
-    from costsim.cli.scenario_names import known_names
-    from costsim.scenario import load_scenario
-
-    loaded = load_scenario(path, known_names())
-    if loaded.price_file is None:
-        return loaded
-    return dataclasses.replace(loaded, scenario=with_price_file(loaded.scenario,
-                                                                loaded.price_file))
-
-
-def with_price_file(scenario: Scenario, price_file: Path) -> Scenario:
-    """``scenario`` with ``price_file``'s offerings (and quoted reservations, where the file
-    has them) in its price overrides; rows written inline in the scenario win over the file's
-    rows for the same (cloud, region, instance_type)."""
-    from costsim.catalog.price_file import load_price_file
-
-    overrides = scenario.prices.overrides
-    merged = dataclasses.replace(
-        overrides, custom_offerings=(*load_price_file(price_file), *overrides.custom_offerings))
-    prices = dataclasses.replace(scenario.prices, overrides=merged)
-    return dataclasses.replace(scenario, prices=prices)
 
 
 def simulate(loaded: LoadedScenario, args: argparse.Namespace,

@@ -17,6 +17,13 @@ def _tree(root: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
+def _write_then_fail(out: Path, *, force: bool, interruption: type[BaseException]) -> None:
+    """Start writing a report into ``out`` and be interrupted half-way."""
+    with staged_out_dir(out, force=force) as staging:
+        (staging / "summary.json").write_text("half")
+        raise interruption()
+
+
 def test_default_folder_is_named_after_the_scenario_and_utc_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -28,7 +35,7 @@ def test_default_folder_is_named_after_the_scenario_and_utc_time(
 
 
 def test_an_existing_folder_is_refused_without_force(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="--out: .*the folder exists.*--force"):
+    with pytest.raises(InputError, match=r"--out: .*the folder exists.*--force"):
         check_out_dir(tmp_path, force=False)
 
 
@@ -59,9 +66,8 @@ def test_written_files_appear_only_when_the_block_ends(tmp_path: Path) -> None:
 def test_an_interruption_while_writing_leaves_nothing_behind(tmp_path: Path,
                                                              interruption: type) -> None:
     out = tmp_path / "report"
-    with pytest.raises(interruption), staged_out_dir(out, force=False) as staging:
-        (staging / "report.html").write_text("<html>half")
-        raise interruption()
+    with pytest.raises(interruption):
+        _write_then_fail(out, force=False, interruption=interruption)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -71,9 +77,8 @@ def test_force_replaces_an_old_report_and_an_interrupted_replacement_keeps_it(
     out.mkdir()
     (out / "summary.json").write_text("old")
     (out / "chart.png").write_text("old chart")
-    with pytest.raises(KeyboardInterrupt), staged_out_dir(out, force=True) as staging:
-        (staging / "summary.json").write_text("new")
-        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        _write_then_fail(out, force=True, interruption=KeyboardInterrupt)
     assert _tree(out) == {"summary.json": b"old", "chart.png": b"old chart"}
     with staged_out_dir(out, force=True) as staging:
         (staging / "summary.json").write_text("new")

@@ -60,12 +60,13 @@ def normalize(value: Any, money: bool = False) -> Any:
 def summary_of(scenario: Path) -> dict[str, Any]:
     """The summary ``costsim run --json --seed 0 --replications 20`` prints for ``scenario``
     (the report itself is not written: it is made from this summary)."""
-    from costsim.cli.run_pipeline import load_for_run, simulate
+    from costsim.cli.run_pipeline import simulate
+    from costsim.cli.scenario_names import load_scenario_file
     from costsim.report import summary_json
 
     args = argparse.Namespace(seed=SEED, replications=REPLICATIONS, plan=None, baseline=None,
                               workers=1)
-    run = simulate(load_for_run(scenario), args)
+    run = simulate(load_scenario_file(scenario), args)
     # through JSON, as `--json` and summary.json write it (tuples become lists, NaN null)
     text = json.dumps(summary_json(run, generated_at=GENERATED_AT), default=str)
     loaded: dict[str, Any] = json.loads(text)
