@@ -127,7 +127,8 @@ def render_run(run: RunResult, report_dir: str | None) -> str:
     parts = [head, ""]
     if ranked(run.plans):
         parts += [plan_table(run), ""]
-    parts += infeasible_lines(run)
+    if infeasible := infeasible_lines(run):
+        parts += [*infeasible, ""]
     parts += recommendation_lines(run)
     parts.append("")
     parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
