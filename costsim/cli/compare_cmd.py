@@ -105,10 +105,11 @@ def read_summary(path: Path) -> dict[str, Any]:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    old, new = read_summary(args.old), read_summary(args.new)
     from costsim.cli.change_table import render_diff
     from costsim.report import diff_json
 
-    document = diff_json(read_summary(args.old), read_summary(args.new))
+    document = diff_json(old, new)
     if args.json:
         print_json(document)
     else:

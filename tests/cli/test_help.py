@@ -134,6 +134,10 @@ def test_a_training_flag_given_to_serve_is_refused_naming_where_it_belongs(cli: 
     assert len(err.strip().splitlines()) == 1
 
 
+# Commands whose examples simulate a scenario (tests/cli/test_run_examples.py runs them).
+SIMULATING = {"run", "compare", "diff"}
+
+
 def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Each example runs as printed (the files they name are created first)."""
@@ -144,6 +148,8 @@ def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
          "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000}))
     (tmp_path / "runs.csv").write_text("model,gpu,micro_batch\nllama-2-7b,A100,2\n")
     for command in PARSERS:
+        if command in SIMULATING:
+            continue  # seconds each: tests/cli/test_run_examples.py runs them (slow)
         for line in _examples(command):
             (tmp_path / "results.csv").unlink(missing_ok=True)
             code, _, err = cli(*line.split()[1:])
