@@ -81,19 +81,14 @@ def _plan_change(plan: Mapping[str, Any], old_mean: float | None) -> list[str]:
 
 
 def render_diff(document: Mapping[str, Any]) -> str:
-    """The text of ``costsim diff``: each plan OLD → NEW, plans added or removed, and the
-    inputs that changed."""
+    """The text of ``costsim diff``: each plan in both runs OLD → NEW, plans added or removed,
+    and the inputs that changed."""
     parts: list[str] = []
     for plan in document.get("plans", []):
-        status = plan.get("status")
-        if status == "added":
-            parts.append(f"+ {plan.get('name')}: added "
-                         f"({change(None, mean_of(plan.get('cost_usd')))})")
-        elif status == "removed":
-            parts.append(f"- {plan.get('name')}: removed (it cost "
-                         f"{change(mean_of(plan.get('baseline_cost_usd')), None)})")
-        else:
-            parts += _plan_change(plan, mean_of(plan.get("baseline_cost_usd")))
+        parts += [*_plan_change(plan, mean_of(plan.get("baseline_cost_usd"))), ""]
+    parts += [f"+ {name}: added (only in NEW)" for name in document.get("added") or ()]
+    parts += [f"- {name}: removed (only in OLD)" for name in document.get("removed") or ()]
+    if document.get("added") or document.get("removed"):
         parts.append("")
     changed = document.get("inputs_changed") or []
     parts.append(f"Inputs that changed: {len(changed)}" if changed

@@ -68,11 +68,11 @@ def _compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def read_summary(path: Path) -> dict[str, Any]:
-    """A run's summary.json, checked to be one.
+def read_summary(path: Path) -> Any:
+    """The JSON document in ``path`` (costsim.report.diff_json checks it is a summary).
 
     Raises:
-        InputError: the file is missing, too big, not JSON, or not a costsim summary.
+        InputError: the file is missing, unreadable, too big, or not JSON.
     """
     import json
 
@@ -94,13 +94,6 @@ def read_summary(path: Path) -> dict[str, Any]:
                          f"not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise InputError(str(path), "", "JSON nested too deeply") from None
-    if not isinstance(document, dict) or not isinstance(document.get("plans"), list):
-        raise InputError(str(path), "plans", "missing: not a costsim summary.json (the file "
-                         "`costsim run` writes into its report folder)")
-    for index, plan in enumerate(document["plans"]):
-        if not isinstance(plan, dict) or not isinstance(plan.get("name"), str):
-            raise InputError(str(path), f"plans[{index}].name",
-                             "missing: not a costsim summary.json")
     return document
 
 
@@ -109,7 +102,7 @@ def _diff(args: argparse.Namespace) -> int:
     from costsim.cli.change_table import render_diff
     from costsim.report import diff_json
 
-    document = diff_json(old, new)
+    document = diff_json(old, new, sources=(str(args.old), str(args.new)))
     if args.json:
         print_json(document)
     else:

@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
 
         summary = summary_json(run, generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"))
         with staged_out_dir(out, args.force) as staging:
-            write_report(run, summary, staging)
+            write_report(run, summary, staging, breakevens=run.breakevens)
     except KeyboardInterrupt:
         return interrupted("run")
     if args.json:

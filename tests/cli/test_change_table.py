@@ -39,14 +39,15 @@ def test_compare_lists_changed_rows_in_order_and_skips_unchanged() -> None:
 
 def test_diff_names_added_and_removed_plans_and_changed_inputs() -> None:
     document = {"plans": [
-        {"name": "a", "status": "changed", "cost_usd": {"mean": 110.0},
-         "baseline_cost_usd": {"mean": 100.0},
-         "by_phase_category": [_row("train", "compute", 100.0, 110.0)]},
-        {"name": "new-plan", "status": "added", "cost_usd": {"mean": 5.0}},
-        {"name": "old-plan", "status": "removed", "baseline_cost_usd": {"mean": 7.0}}],
-        "inputs_changed": [{"path": "phases.train.tokens", "old": 1e10, "new": 2e10}]}
+        {"name": "a", "cost_usd": {"mean": 110.0}, "baseline_cost_usd": {"mean": 100.0},
+         "by_phase_category": [_row("train", "compute", 100.0, 110.0)]}],
+        "added": ["new-plan"], "removed": ["old-plan"],
+        "inputs_changed": [{"path": "phases.train.tokens", "old": 1e10, "new": 2e10},
+                           {"path": "plans.b", "old": None, "new": {"name": "b"}}]}
     text = render_diff(document)
     assert "a: $100.00 → $110.00 (+$10.00, +10.0%)" in text
-    assert "+ new-plan: added" in text
-    assert "- old-plan: removed" in text
+    assert "+ new-plan: added (only in NEW)" in text
+    assert "- old-plan: removed (only in OLD)" in text
+    assert "Inputs that changed: 2" in text
     assert "phases.train.tokens: 10000000000.0 → 20000000000.0" in text
+    assert 'plans.b: - → {"name": "b"}' in text

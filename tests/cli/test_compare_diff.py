@@ -68,7 +68,7 @@ def test_diff_of_two_saved_runs_names_the_inputs_that_changed(cli: Cli, tmp_path
 @pytest.mark.parametrize(("content", "message"), [
     (None, "cannot read it"),
     ("{not json", "not valid JSON"),
-    ("[1, 2]", "not a costsim summary.json"),
+    ("[1, 2]", "must be a summary.json document"),
     ('{"plans": [{"cost": 1}]}', "plans[0].name"),
     ("\udcff", "not UTF-8"),
 ])
