@@ -119,33 +119,33 @@ class Ledger:
     @property
     def cost_usd(self) -> float:
         """Economic cost: the sum of the lines, to the cent."""
-        return _cents_sum(line.amount_usd for line in self.lines)
+        return cents_sum(line.amount_usd for line in self.lines)
 
     @property
     def cash_usd(self) -> float:
         """Cash paid within the horizon: the sum of the monthly rows."""
-        return _cents_sum(row.cash_usd for row in self.months)
+        return cents_sum(row.cash_usd for row in self.months)
 
     def by_category(self) -> dict[Category, float]:
         """Economic cost per category, to the cent."""
         sums: dict[Category, list[float]] = defaultdict(list)
         for line in self.lines:
             sums[line.key.category].append(line.amount_usd)
-        return {cat: _cents_sum(values) for cat, values in sums.items()}
+        return {cat: cents_sum(values) for cat, values in sums.items()}
 
     def by_phase(self) -> dict[str, float]:
         """Economic cost per phase (plan-level lines under ""), to the cent."""
         sums: dict[str, list[float]] = defaultdict(list)
         for line in self.lines:
             sums[line.key.phase].append(line.amount_usd)
-        return {phase: _cents_sum(values) for phase, values in sums.items()}
+        return {phase: cents_sum(values) for phase, values in sums.items()}
 
     def by_budget_group(self) -> dict[str, float]:
         """Economic cost per budget group (gpu / memory-storage / other), to the cent."""
         sums: dict[str, list[float]] = defaultdict(list)
         for line in self.lines:
             sums[line.key.component.budget_group].append(line.amount_usd)
-        return {group: _cents_sum(values) for group, values in sums.items()}
+        return {group: cents_sum(values) for group, values in sums.items()}
 
 
 class LedgerBook:
@@ -232,6 +232,6 @@ def _cents(amount: float) -> float:
     return math.copysign(cents, amount) / 100 if cents else 0.0
 
 
-def _cents_sum(amounts: Iterable[float]) -> float:
+def cents_sum(amounts: Iterable[float]) -> float:
     """Exact sum of cent amounts (integer cents, no float drift)."""
     return sum(round(a * 100) for a in amounts) / 100

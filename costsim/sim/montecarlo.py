@@ -79,6 +79,7 @@ class PlanResult:
     metrics: PlanMetrics | None = None
     pools: tuple[PoolUse, ...] = ()  # mean paid and used GPU-hours per pool
     reserved_by_month: tuple[tuple[str, float, float], ...] = ()  # (month, committed, used) h
+    cumulative_cash_usd_by_month: tuple[tuple[str, Stats], ...] = ()  # cash paid to month's end
     timelines: tuple[PhaseTimeline, ...] = ()  # replication 0, for charts
     serving_replicas_by_hour: tuple[tuple[str, tuple[int, ...]], ...] = ()  # replication 0
     events: int = 0
@@ -174,9 +175,18 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
             (row.month, float(np.mean([r.reserved_by_month[m][0] for r in reps])),
              float(np.mean([r.reserved_by_month[m][1] for r in reps])))
             for m, row in enumerate(mean_ledger.months)),
+        cumulative_cash_usd_by_month=_cumulative_cash(reps),
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
         events=sum(r.events for r in reps))
+
+
+def _cumulative_cash(reps: Sequence[Replication]) -> tuple[tuple[str, Stats], ...]:
+    """Cash paid from the start to each month's end, over the replications (the report's
+    cumulative-cost chart draws its P10–P90 band from these; a mean ledger has no spread)."""
+    cash = np.cumsum([[row.cash_usd for row in r.ledger.months] for r in reps], axis=1)
+    labels = [row.month for row in reps[0].ledger.months]
+    return tuple((label, Stats.of(cash[:, m].tolist())) for m, label in enumerate(labels))
 
 
 def _mean_pools(reps: Sequence[Replication]) -> tuple[PoolUse, ...]:

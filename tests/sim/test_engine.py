@@ -217,3 +217,16 @@ def test_monte_carlo_summary_is_consistent() -> None:
     assert result.cost_per_million_tokens_usd is not None
     assert result.cost_per_million_tokens_usd > 0
     assert math.isfinite(result.npv_usd_mean or math.nan)
+
+
+def test_cumulative_cash_bands_rise_and_end_at_the_mean_cash() -> None:
+    scenario = lifecycle(uncertainty=Uncertainty(throughput_error=LogNormal(sigma=0.2)))
+    result = run_plan(prepare_plan(scenario, scenario.plans[0]), seed=1, replications=20)
+    bands = result.cumulative_cash_usd_by_month
+    assert result.ledger is not None
+    assert [month for month, _ in bands] == [row.month for row in result.ledger.months]
+    assert all(s.p10 <= s.p50 <= s.p90 for _, s in bands)
+    means = [s.mean for _, s in bands]
+    assert means == sorted(means)  # cash paid so far never falls
+    assert means[-1] == pytest.approx(result.cash_usd_mean, abs=0.01)
+    assert bands[-1][1].p10 < bands[-1][1].p90  # the draws spread the serving months

@@ -1,0 +1,108 @@
+"""What every chart shares: the figure, the plan colours, money on an axis, PNG/SVG bytes.
+
+Figures are built with ``matplotlib.figure.Figure`` and rendered by the Agg (PNG) and SVG
+backends directly: no pyplot, so no global figure state and no display is needed. SVG output
+carries no date and a fixed hash salt, so the same run draws the same file.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+PNG_DPI = 120
+# The colour-blind-safe qualitative palette of Okabe & Ito (2008), "Color Universal Design".
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+           "#000000")
+RC: dict[Any, Any] = {
+    "font.size": 9, "axes.titlesize": 11, "axes.titleweight": "bold", "axes.grid": True,
+    "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
+    "svg.hashsalt": "costsim", "svg.fonttype": "path", "figure.dpi": 100}
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A finished chart: a file stem (fixed, never from user text), its title, the figure."""
+
+    slug: str
+    title: str
+    figure: Figure
+
+
+def new_figure(width_in: float = 9.0, height_in: float = 4.8) -> Figure:
+    """An empty figure of the report's style (laid out when saved)."""
+    with mpl.rc_context(RC):
+        figure = Figure(figsize=(width_in, height_in), layout="constrained")
+    return figure
+
+
+def subplots(figure: Figure, rows: int = 1, cols: int = 1, *, sharex: bool = False,
+             width_ratios: Sequence[float] | None = None) -> list[Axes]:
+    """The figure's axes in the report's style, as a flat list."""
+    with mpl.rc_context(RC):
+        grid = figure.subplots(rows, cols, squeeze=False, sharex=sharex,
+                               width_ratios=width_ratios)
+    return [axes for row in grid for axes in row]
+
+
+def plan_colors(names: Sequence[str]) -> dict[str, str]:
+    """One colour per plan, in the order the scenario lists them (stable across charts)."""
+    return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(names)}
+
+
+def usd(amount: float) -> str:
+    """A dollar amount short enough for an axis or a bar label: $950, $12.3k, $1.25M."""
+    sign = "-" if amount < 0 else ""
+    value = abs(amount)
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            scaled = value / limit
+            return f"{sign}${scaled:.3g}{suffix}"
+    if value == 0:
+        return "$0"
+    return f"{sign}${value:,.0f}" if value >= 10 else f"{sign}${value:.2f}"
+
+
+def usd_axis(axes: Axes, axis: str = "y") -> None:
+    """Dollar tick labels on ``axis``."""
+    target = axes.yaxis if axis == "y" else axes.xaxis
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+
+
+def percent_axis(axes: Axes, axis: str = "y") -> None:
+    """Percentage tick labels on ``axis`` for values given as fractions."""
+    target = axes.yaxis if axis == "y" else axes.xaxis
+    target.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
+
+
+def month_ticks(axes: Axes, labels: Sequence[str], axis: str = "x") -> None:
+    """Month labels (YYYY-MM) on an index axis, thinned to at most about 12."""
+    step = max(1, -(-len(labels) // 12))
+    positions = list(range(0, len(labels), step))
+    if axis == "x":
+        axes.set_xticks(positions, [labels[p] for p in positions], rotation=45, ha="right")
+    else:
+        axes.set_yticks(positions, [labels[p] for p in positions])
+
+
+def note(axes: Axes, text: str) -> None:
+    """A sentence inside an empty panel, saying why it has nothing to draw."""
+    axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes, wrap=True)
+    axes.set_xticks([])
+    axes.set_yticks([])
+
+
+def render(figure: Figure) -> tuple[bytes, bytes]:
+    """The figure as PNG and SVG bytes."""
+    with mpl.rc_context(RC):
+        png, svg = io.BytesIO(), io.BytesIO()
+        figure.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        figure.savefig(svg, format="svg", metadata={"Date": None})
+    return png.getvalue(), svg.getvalue()

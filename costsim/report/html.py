@@ -1,0 +1,159 @@
+"""``report.html``: one self-contained page for a finance review (issue 10 item 7).
+
+Everything shown is read from the summary document and the comparison (so the page agrees with
+``summary.json``); this module only chooses what to show and formats it. The Jinja2 template
+escapes every value (autoescape), so scenario text such as a plan named ``<script>`` stays text;
+charts are embedded as base64 SVG images, so the file needs nothing beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from costsim.report.compare import cells_by_phase_category, phase_category_order
+from costsim.report.glossary import GLOSSARY
+
+TEMPLATE = "report.html.j2"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedChart:
+    """A chart as the page embeds it."""
+
+    slug: str
+    title: str
+    svg: bytes
+
+    @property
+    def data_uri(self) -> str:
+        """The SVG as a ``data:`` URI for an ``<img>``."""
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg).decode("ascii")
+
+
+def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
+                charts: Sequence[RenderedChart], missing_charts: Sequence[str]) -> str:
+    """The page of a run."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("costsim.report", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True)
+    environment.filters.update(usd=money, rate=rate, pct=percent, delta=delta)
+    plans = {plan["name"]: plan for plan in summary["plans"]}
+    phase_order = [p["name"] for p in summary["inputs"].get("phases", [])
+                   if isinstance(p, Mapping) and isinstance(p.get("name"), str)]
+    return environment.get_template(TEMPLATE).render(
+        s=summary, executive=executive_summary(summary), ranked=ranked(summary),
+        charts=charts, missing_charts=missing_charts,
+        comparison=[row for row in comparison["plans"] if row["name"] != comparison["baseline"]],
+        baseline=comparison["baseline"],
+        details=[plan_details(plans[name], phase_order) for name in plans],
+        glossary=GLOSSARY)
+
+
+def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The recommendation, why, what it saves against the baseline and what it risks."""
+    plans = {plan["name"]: plan for plan in summary["plans"]}
+    chosen = summary["recommended"]["plan"]
+    baseline = plans.get(summary["baseline"])
+    result: dict[str, Any] = {"plan": chosen, "reason": summary["recommended"]["reason"],
+                              "passed_over": summary["recommended"]["passed_over"],
+                              "savings": None, "risks": []}
+    if chosen is None:
+        return result
+    plan = plans[chosen]
+    cost = plan["cost_usd"]
+    if chosen == summary["baseline"]:
+        result["savings"] = "The recommended plan is the baseline."
+    elif baseline is not None and baseline["cost_usd"]:
+        saved = baseline["cost_usd"]["mean"] - cost["mean"]
+        base_cost = baseline["cost_usd"]["mean"]
+        result["savings"] = (
+            f"Saves {money(saved)} ({percent(saved / base_cost)}) of mean cost against the "
+            f"baseline ‘{baseline['name']}’ ({money(base_cost)})."
+            if saved >= 0 else f"Costs {money(-saved)} more than the baseline "
+            f"‘{baseline['name']}’, which is outside the risk limits or infeasible.")
+    risks = [f"Cost between {money(cost['p10'])} (P10) and {money(cost['p90'])} (P90), "
+             f"mean {money(cost['mean'])}."]
+    if plan["p_over_budget"] is not None:
+        risks.append(f"P(cost over the budget of {money(summary['budget_usd'])}): "
+                     f"{percent(plan['p_over_budget'])}.")
+    if plan["p_deadline_missed"] is not None:
+        risks.append(f"P(a deadline missed): {percent(plan['p_deadline_missed'])}.")
+    metrics = plan["metrics"] or {}
+    if metrics.get("slo_attainment") is not None:
+        risks.append(f"Requests served within the SLO: {percent(metrics['slo_attainment'], 1)}.")
+    if metrics.get("stranded_commitment_usd"):
+        risks.append(f"Commitments running past the horizon (stranded): "
+                     f"{money(metrics['stranded_commitment_usd'])}.")
+    result["risks"] = risks
+    result["npv"] = plan["npv_usd"]["mean"] if plan["npv_usd"] else None
+    return result
+
+
+def ranked(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Plans by mean cost, infeasible plans last (in the scenario's order)."""
+    def key(indexed: tuple[int, Mapping[str, Any]]) -> tuple[int, float, int]:
+        index, plan = indexed
+        cost = plan["cost_usd"]
+        return (0, cost["mean"], index) if cost else (1, 0.0, index)
+    return [plan for _, plan in sorted(enumerate(summary["plans"]), key=key)]
+
+
+def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[str, Any]:
+    """One plan's section: cost by phase and category, ledger, months, metrics."""
+    cells = cells_by_phase_category(plan["ledger"])
+    keys = sorted(cells, key=lambda k: phase_category_order(k, phase_order))
+    metrics = plan["metrics"] or {}
+    return {
+        "plan": plan,
+        "by_phase_category": [{"phase": phase or "plan-wide", "category": category,
+                               "amount_usd": cells[(phase, category)] / 100}
+                              for phase, category in keys],
+        "metrics": [
+            ("GPU-hours used", _hours(metrics.get("gpu_hours_used"))),
+            ("GPU-hours paid", _hours(metrics.get("gpu_hours_paid"))),
+            ("Reserved utilization", percent(metrics.get("reserved_utilization"), 1)),
+            ("Stranded commitment", money(metrics.get("stranded_commitment_usd"))),
+            ("Experiment queue wait, P95",
+             "—" if metrics.get("queue_wait_p95_s") is None
+             else f"{metrics['queue_wait_p95_s'] / 3600:,.1f} h"),
+            ("SLO attainment", percent(metrics.get("slo_attainment"), 1)),
+            ("Finish (days from the start, mean)",
+             "—" if not plan["finish_days"] else f"{plan['finish_days']['mean']:,.1f}"),
+        ] if metrics else [],
+    }
+
+
+def money(amount: float | None) -> str:
+    """Dollars to the cent with thousands separators; a dash for no value."""
+    if amount is None:
+        return "—"
+    return f"-${-amount:,.2f}" if amount < 0 else f"${amount:,.2f}"
+
+
+def rate(amount: float | None) -> str:
+    """A rate (per GPU-hour, per million tokens) to the tenth of a cent; a dash for none."""
+    return "—" if amount is None else f"${amount:,.3f}"
+
+
+def percent(share: float | None, digits: int = 0) -> str:
+    """A share as a percentage; a dash for no value."""
+    return "—" if share is None else f"{share * 100:.{digits}f} %"
+
+
+def delta(delta_usd: float | None, delta_pct: float | None) -> str:
+    """A change as ``+$1,234.00 (+3.1 %)``."""
+    if delta_usd is None:
+        return "—"
+    sign = "+" if delta_usd > 0 else ("-" if delta_usd < 0 else "±")
+    pct = "" if delta_pct is None else f" ({'+' if delta_pct > 0 else ''}{delta_pct:.1f} %)"
+    return f"{sign}${abs(delta_usd):,.2f}{pct}"
+
+
+def _hours(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"

@@ -1,0 +1,74 @@
+"""``write_report``: every file of a report folder (DESIGN §7, issue 10 item 4).
+
+Charts first, the summary and the HTML last, each file written atomically inside ``out_dir``
+(the CLI creates the folder and owns the rules about existing ones). Tables are read from the
+summary document, so CSV, XLSX and HTML agree with ``summary.json`` to the cent.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from costsim.domain.breakeven import BreakEven
+from costsim.report.chart_style import render
+from costsim.report.charts import build_charts, missing_charts
+from costsim.report.compare import compare_plans
+from costsim.report.files import write_atomic
+from costsim.report.html import RenderedChart, report_html
+from costsim.report.tables import Kind, Table, ledger_table, monthly_table
+from costsim.report.xlsx import workbook_bytes
+from costsim.sim.run_result import RunResult
+
+
+def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
+                 breakevens: Sequence[BreakEven] = ()) -> tuple[Path, ...]:
+    """Write report.html, summary.json, ledger.csv, monthly.csv, report.xlsx and
+    charts/*.png + *.svg into the existing folder ``out_dir``; return the paths written."""
+    written: list[Path] = []
+    charts = build_charts(run, breakevens)
+    rendered = []
+    for chart in charts:
+        png, svg = render(chart.figure)
+        written.append(write_atomic(out_dir, f"charts/{chart.slug}.png", png))
+        written.append(write_atomic(out_dir, f"charts/{chart.slug}.svg", svg))
+        rendered.append(RenderedChart(slug=chart.slug, title=chart.title, svg=svg))
+    written.append(write_atomic(out_dir, "ledger.csv", csv_bytes(ledger_table(summary))))
+    written.append(write_atomic(out_dir, "monthly.csv", csv_bytes(monthly_table(summary))))
+    written.append(write_atomic(out_dir, "report.xlsx", workbook_bytes(summary)))
+    written.append(write_atomic(out_dir, "summary.json", json_bytes(summary)))
+    comparison = compare_plans(summary["plans"], summary["baseline"],
+                               [phase.name for phase in run.scenario.phases])
+    html = report_html(summary, comparison, rendered, missing_charts(charts))
+    written.append(write_atomic(out_dir, "report.html", html.encode("utf-8")))
+    return tuple(written)
+
+
+def json_bytes(document: Mapping[str, Any]) -> bytes:
+    """A JSON document as written to disk: indented, UTF-8, no NaN or infinity."""
+    return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+def csv_bytes(table: Table) -> bytes:
+    """A table as CSV: machine column names, money to the cent, empty cells for null."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([column.key for column in table.columns])
+    for row in table.rows:
+        writer.writerow([_csv_cell(value, column.kind)
+                         for value, column in zip(row, table.columns, strict=True)])
+    return buffer.getvalue().encode("utf-8")
+
+
+def _csv_cell(value: object, kind: Kind) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if kind is Kind.USD and isinstance(value, int | float):
+        return f"{value:.2f}"
+    return str(value)
