@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import Cli
 
+pytestmark = pytest.mark.usefixtures("no_charts")
+
 SMALL = Path(__file__).parent / "data" / "small-project.yaml"
 
 

@@ -18,8 +18,8 @@ REPORT_FILES = {"report.html", "summary.json", "ledger.csv", "monthly.csv", "rep
 
 
 def _run(cli: Cli, out: Path, *extra: str) -> tuple[int, str, str]:
-    return cli("run", str(SMALL), "--replications", REPS, "--workers", "1", "--out", str(out),
-               *extra)
+    workers = () if "--workers" in extra else ("--workers", "1")
+    return cli("run", str(SMALL), "--replications", REPS, *workers, "--out", str(out), *extra)
 
 
 def _deterministic(value: Any) -> Any:
@@ -36,6 +36,7 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.slow  # draws every chart: ~10 s
 def test_run_ranks_the_plans_and_writes_the_report(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "report"
     code, text, err = _run(cli, out)
@@ -49,9 +50,13 @@ def test_run_ranks_the_plans_and_writes_the_report(cli: Cli, tmp_path: Path) -> 
     assert "against the baseline all-on-demand" in text
     assert f"Report: {out}/report.html" in text
     assert {p.name for p in out.iterdir()} >= REPORT_FILES
+    charts = {p.name for p in (out / "charts").iterdir()}
+    assert "cost_by_plan.png" in charts
+    assert "cost_by_plan.svg" in charts
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_an_existing_out_folder_is_refused_and_left_untouched(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "taken"
     out.mkdir()
@@ -69,6 +74,7 @@ def test_an_existing_out_folder_is_refused_and_left_untouched(cli: Cli, tmp_path
     assert (out / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_force_replaces_a_previous_report(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert _run(cli, out, "--seed", "1")[0] == 0
@@ -81,6 +87,7 @@ def test_force_replaces_a_previous_report(cli: Cli, tmp_path: Path) -> None:
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_ctrl_c_while_simulating_leaves_nothing(cli: Cli, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     from costsim.cli.progress import RunProgress
@@ -100,6 +107,7 @@ def test_ctrl_c_while_simulating_leaves_nothing(cli: Cli, tmp_path: Path,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_ctrl_c_while_writing_the_report_leaves_nothing(cli: Cli, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import costsim.report
@@ -125,6 +133,7 @@ def test_ctrl_c_while_writing_the_report_leaves_nothing(cli: Cli, tmp_path: Path
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_json_is_deterministic_for_a_seed_and_the_ledger_adds_up(cli: Cli,
                                                                  tmp_path: Path) -> None:
     code, first, err = _run(cli, tmp_path / "a", "--json", "--seed", "5")
@@ -151,6 +160,7 @@ def test_json_is_deterministic_for_a_seed_and_the_ledger_adds_up(cli: Cli,
     assert _deterministic(json.loads(third)) != _deterministic(one)
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_a_plan_alone_gets_the_numbers_it_gets_in_the_full_run(cli: Cli, tmp_path: Path) -> None:
     _, full, _ = _run(cli, tmp_path / "a", "--json")
     code, alone, err = _run(cli, tmp_path / "b", "--json", "--plan", "all-on-demand")
@@ -162,6 +172,7 @@ def test_a_plan_alone_gets_the_numbers_it_gets_in_the_full_run(cli: Cli, tmp_pat
     assert all(math.isfinite(v) for v in only[0]["cost_usd"].values())
 
 
+@pytest.mark.usefixtures("no_charts")
 @pytest.mark.parametrize(("argv", "message"), [
     (("--replications", "0"), "--replications: must be a whole number in 1..100,000 (got 0)"),
     (("--replications", "2.5"), "--replications: must be a whole number"),
@@ -181,6 +192,7 @@ def test_bad_flags_are_one_line_and_exit_2(cli: Cli, tmp_path: Path, argv: tuple
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.usefixtures("no_charts")
 def test_a_missing_or_invalid_scenario_is_one_line(cli: Cli, tmp_path: Path) -> None:
     code, _, err = cli("run", str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "r"))
     assert code == 2
