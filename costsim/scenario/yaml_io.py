@@ -88,6 +88,8 @@ def parse_yaml(text: str, name: str) -> YamlDocument:
         mark = exc.problem_mark or exc.context_mark
         where = f"{name}:{mark.line + 1}" if mark is not None else name
         problem = " ".join(part for part in (exc.context, exc.problem) if part)
+        if "python/" in problem:
+            problem += " (Python object tags are refused: scenario files are plain data)"
         raise ScenarioError(where, "", f"not valid YAML: {printable(problem)}") from None
     except yaml.YAMLError as exc:
         raise ScenarioError(name, "", f"not valid YAML: {printable(str(exc))}") from None
