@@ -108,7 +108,8 @@ def test_registration_imports_no_engine_or_domain_module() -> None:
     registration = {"costsim.errors", "costsim.cli", "costsim.cli.main", "costsim.cli.common",
                     "costsim.cli.flags", "costsim.cli.ranges", "costsim.cli.catalog_cmds",
                     "costsim.cli.memory_cmd",
-                    "costsim.cli.prices_cmd", "costsim.cli.estimate_cmd"}
+                    "costsim.cli.prices_cmd", "costsim.cli.estimate_cmd",
+                    "costsim.cli.scenario_cmds"}
     assert loaded - registration == set()
 
 
