@@ -31,10 +31,10 @@ def _write(tmp_path: Path, rows: str, header: str = HEADER) -> Path:
 
 
 def _quote(**changes: object) -> QuotedReservation:
-    fields: dict[str, object] = dict(cloud="aws", gpu="L4", term_years=1,
-                                     payment=Payment.NO_UPFRONT, upfront_usd=0.0,
-                                     recurring_usd_per_hour=0.45, source="test quote",
-                                     effective_date="2026-11-20")
+    fields: dict[str, object] = {"cloud": "aws", "gpu": "L4", "term_years": 1,
+                                     "payment": Payment.NO_UPFRONT, "upfront_usd": 0.0,
+                                     "recurring_usd_per_hour": 0.45, "source": "test quote",
+                                     "effective_date": "2026-11-20"}
     fields.update(changes)
     return QuotedReservation(**fields)  # type: ignore[arg-type]
 
