@@ -38,5 +38,8 @@ def quoted_terms(quote: QuotedReservation, option: PurchaseOption,
         option=option, term_hours=term_hours,
         discount_fraction=1 - effective / on_demand_usd_per_hour,
         on_demand_usd_per_hour=on_demand_usd_per_hour, upfront_usd=quote.upfront_usd,
-        recurring_usd_per_hour=quote.recurring_usd_per_hour, source=quote.source,
+        recurring_usd_per_hour=quote.recurring_usd_per_hour,
+        # the report shows this text beside the rate: it must say the price is a quote
+        source=quote.source if quote.source.lower().startswith("quote")
+        else f"quote: {quote.source}",
         effective_date=quote.effective_date or offering_date, estimate=False)

@@ -141,8 +141,13 @@ def _sort_key(quotes: dict[PurchaseOption, Quote], wanted: PurchaseOption | None
 
 
 def _mark(quote: Quote) -> str:
-    """'!' blocked from selection, '~' rests on an estimate (both tables use these marks)."""
-    return "!" if quote.blocked else "~" if quote.estimate else ""
+    """'!' blocked from selection, '~' rests on an estimate, 'q' a quoted reservation (your
+    price file's sales quote; both tables use these marks)."""
+    from costsim.domain.pricing import PriceFlag
+
+    if quote.blocked:
+        return "!"
+    return "~" if quote.estimate else "q" if PriceFlag.QUOTED_RESERVATION in quote.flags else ""
 
 
 def _cell(quote: Quote) -> str:
@@ -216,7 +221,11 @@ def _prices(args: argparse.Namespace) -> int:
            "payment option: --option or --json")
         + ". '!' = blocked by a data-quality flag (never auto-selected); '~' = rests on an "
         "estimate (fallback reservation discount, reservations sold only by contract, owned-cost "
-        "assumptions); '*' = marketplace (used only when named with --cloud). Long regions and "
+        "assumptions); "
+        + ("'q' = your quoted reservation (price file); " if any(
+            PriceFlag.QUOTED_RESERVATION in q.flags for _, quotes in table
+            for q in quotes.values()) else "")
+        + "'*' = marketplace (used only when named with --cloud). Long regions and "
         "instance types are cut to fit 120 columns; every column in full, with sources, dates "
         "and flags: --json.", width=TABLE_WIDTH))
     if any(PriceFlag.REGION_UNSPECIFIED in offering.flags for offering, _ in table):

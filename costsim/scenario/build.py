@@ -148,6 +148,13 @@ class Builder:
         return cloud
 
     def scenario(self, spec: ScenarioSpec) -> Scenario:
+        for key, items in (("phases", spec.phases), ("plans", spec.plans)):
+            first: dict[str, int] = {}
+            for index, item in enumerate(items):
+                if item.name in first:
+                    raise BuildError((key, index, "name"), f"the name '{item.name}' is used "
+                                     f"twice (first in {key}[{first[item.name]}])")
+                first[item.name] = index
         prices = self.prices(("prices",), spec.prices)
         models = tuple(self.model(("models", name), name, m.preset, m.arch)
                        for name, m in spec.models.items())
@@ -205,7 +212,7 @@ class Builder:
                  gpu=self.gpu((*path, "quotes", i, "gpu"), q.gpu), term_years=int(q.term[0]),
                  payment=q.payment, upfront_usd=q.upfront_usd,
                  recurring_usd_per_hour=q.recurring_usd_per_hour, region=q.region,
-                 instance_type=q.instance_type,
+                 instance_type=q.instance_type, effective_date=q.effective_date.isoformat(),
                  source=f"quote in {self.where((*path, 'quotes', i))}")
             for i, q in enumerate(spec.quotes))
         changes = tuple((self.gpu((*path, "gpu_price_change_pct", g), g), pct)

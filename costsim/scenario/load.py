@@ -30,7 +30,8 @@ from costsim.scenario.yaml_io import (
 )
 
 # Loc entries pydantic adds that are not keys of the file (union tags, model names).
-_NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|function-.*|[A-Z]\w*)$")
+_NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|experiments|training|serving|"
+                       r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,10 @@ def _problem(error: Any) -> tuple[KeyPath, str]:
         return (), f"must be one of {', '.join(expected)}, got {printable(repr(got))}{extra}"
     message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     message = message.replace("Input should be", "must be").replace("input should be", "must be")
+    message = re.sub(r"(List|Dictionary) should have at least (\d+) items? after validation, "
+                     r"not \d+", r"needs at least \2 entry", message)
+    message = re.sub(r"(List|Dictionary) should have at most (\d+) items? after validation, "
+                     r"not (\d+)", r"takes at most \2 entries, got \3", message)
     if kind in ("value_error", "assertion_error") or "got" in message:
         return (), message
     return (), message + _value(value)
@@ -166,8 +171,10 @@ def load_scenario(path: Path, names: KnownNames) -> LoadedScenario:
     try:
         scenario = builder.scenario(spec)
     except BuildError as exc:
-        where = _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]) \
-            if exc.path else _domain_path(doc, (), exc.domain_key)
+        # a domain key names the whole path (prices.gpu_price_change_pct.H100) or only the
+        # key inside the object being built (count): take whichever reaches deeper
+        where = max(_domain_path(doc, (), exc.domain_key),
+                    _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]), key=len)
         raise _located(doc, name, where, exc.problem) from None
     return LoadedScenario(scenario=scenario, path=path, sha256=hashlib.sha256(data).hexdigest(),
                           resolved=resolved_scenario(scenario), price_file=builder.price_file)

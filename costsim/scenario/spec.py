@@ -3,6 +3,8 @@ risk, phases and plans."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, model_validator
 
 from costsim.domain.calendar import MAX_HORIZON_MONTHS
@@ -85,6 +87,7 @@ class QuoteSpec(Spec):
     region: Name | None = Field(None, description="region (none: all of the cloud's)")
     instance_type: Name | None = Field(None, description="instance (none: every instance of "
                                        "the GPU)")
+    effective_date: Date = Field(description="date of the quote")
 
 
 class PricesSpec(Spec):
@@ -98,7 +101,7 @@ class PricesSpec(Spec):
                                     description="quoted reservations")
     price_file: Name | None = Field(None, description="a CSV in the `costsim prices "
                                     "--price-file` format (relative to the file)")
-    gpu_price_change_pct: dict[Name, Number] = Field(
+    gpu_price_change_pct: dict[Name, Annotated[Number, Field(ge=-95, le=500)]] = Field(
         default_factory=dict, description="GPU → % change of its rental prices, in [-95, 500]")
 
 

@@ -68,8 +68,9 @@ NUMBER_PATTERN = r"^\s*[+-]?(\d[\d_]*\.?[\d_]*|\.\d[\d_]*)([eE][+-]?\d+)?\s*$"
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Names = Annotated[list[Name], BeforeValidator(_names, json_schema_input_type=Name | list[Name]),
                   Field(max_length=1000)]
-Term = Annotated[Literal["1y", "3y"], BeforeValidator(_term, json_schema_input_type=str | int)]
-Date = Annotated[dt.date, BeforeValidator(_date, json_schema_input_type=str)]
+Term = Annotated[Literal["1y", "3y"],
+                 BeforeValidator(_term, json_schema_input_type=Literal["1y", "3y", 1, 3])]
+Date = Annotated[dt.date, BeforeValidator(_date, json_schema_input_type=dt.date)]
 
 
 class Spec(BaseModel):
@@ -104,14 +105,14 @@ BIG = 1e12
 class FixedSpec(Spec):
     """No uncertainty: always `value` (a plain number means the same)."""
 
-    dist: Literal["fixed"]
+    dist: Literal["fixed"] = Field(description="the family")
     value: Number = Field(ge=-BIG, le=BIG, description="the value")
 
 
 class NormalSpec(Spec):
     """Normal(mean, sd), clipped to [low, high] when given."""
 
-    dist: Literal["normal"]
+    dist: Literal["normal"] = Field(description="the family")
     mean: Number = Field(ge=-BIG, le=BIG, description="mean")
     sd: Number = Field(ge=0, le=BIG, description="standard deviation")
     low: Number | None = Field(None, ge=-BIG, le=BIG, description="clip below (none: no clip)")
@@ -121,7 +122,7 @@ class NormalSpec(Spec):
 class LogNormalSpec(Spec):
     """A multiplicative factor median·exp(sigma·Z): an estimate's error of about ±sigma."""
 
-    dist: Literal["lognormal"]
+    dist: Literal["lognormal"] = Field(description="the family")
     sigma: Number = Field(ge=0, le=3, description="log-space standard deviation")
     median: Number = Field(1.0, gt=0, le=BIG, description="median")
 
@@ -129,7 +130,7 @@ class LogNormalSpec(Spec):
 class UniformSpec(Spec):
     """Uniform on [low, high]."""
 
-    dist: Literal["uniform"]
+    dist: Literal["uniform"] = Field(description="the family")
     low: Number = Field(ge=-BIG, le=BIG, description="lowest value")
     high: Number = Field(ge=-BIG, le=BIG, description="highest value")
 
@@ -137,7 +138,7 @@ class UniformSpec(Spec):
 class TriangularSpec(Spec):
     """Triangular(low, mode, high): at least, most likely, at most."""
 
-    dist: Literal["triangular"]
+    dist: Literal["triangular"] = Field(description="the family")
     low: Number = Field(ge=-BIG, le=BIG, description="lowest value")
     mode: Number = Field(ge=-BIG, le=BIG, description="most likely value")
     high: Number = Field(ge=-BIG, le=BIG, description="highest value")

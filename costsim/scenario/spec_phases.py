@@ -73,7 +73,7 @@ class ExperimentsSpec(Spec):
     """Prototyping: jobs arrive as a Poisson process."""
 
     name: Name = Field(description="the phase's name (plans refer to it)")
-    kind: Literal["experiments"]
+    kind: Literal["experiments"] = Field(description="the phase's kind")
     after: Names = Field(default_factory=list, description="phases that must end first")
     duration_months: Number = Field(ge=0.01, le=MAX_PHASE_MONTHS, description="length")
     arrivals_per_day: Number = Field(ge=1e-3, le=MAX_ARRIVALS_PER_DAY,
@@ -98,7 +98,7 @@ class TrainingSpec(Spec):
     """Pre-training or fine-tuning one model on a number of tokens, optionally by a deadline."""
 
     name: Name = Field(description="the phase's name (plans refer to it)")
-    kind: Literal["training"]
+    kind: Literal["training"] = Field(description="the phase's kind")
     after: Names = Field(default_factory=list, description="phases that must end first")
     model: Name = Field(description="a key of `models`")
     task: TrainTask = Field("train", description="train (every weight) or finetune")
@@ -174,7 +174,7 @@ class ServingSpec(Spec):
     """Serving one model under a load profile and an SLO."""
 
     name: Name = Field(description="the phase's name (plans refer to it)")
-    kind: Literal["serving"]
+    kind: Literal["serving"] = Field(description="the phase's kind")
     after: Names = Field(default_factory=list, description="phases that must end first")
     duration_months: Number = Field(ge=0.01, le=MAX_PHASE_MONTHS, description="length")
     model: Name = Field(description="a key of `models`")

@@ -73,9 +73,23 @@ def decode_scenario_text(data: bytes, name: str) -> str:
     return text
 
 
+class _Loader(yaml.SafeLoader):
+    """The safe loader, but an impossible date (2027-02-30) stays text, so that validation
+    reports it at its key and line instead of the loader failing without either."""
+
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+
+
 def parse_yaml(text: str, name: str) -> YamlDocument:
     """Parse one YAML document with the safe loader; errors name the file and line."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -88,6 +102,8 @@ def parse_yaml(text: str, name: str) -> YamlDocument:
         mark = exc.problem_mark or exc.context_mark
         where = f"{name}:{mark.line + 1}" if mark is not None else name
         problem = " ".join(part for part in (exc.context, exc.problem) if part)
+        if "python/" in problem:
+            problem += " (Python object tags are refused: scenario files are plain data)"
         raise ScenarioError(where, "", f"not valid YAML: {printable(problem)}") from None
     except yaml.YAMLError as exc:
         raise ScenarioError(name, "", f"not valid YAML: {printable(str(exc))}") from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,7 @@ def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
         {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
          "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000}))
     (tmp_path / "runs.csv").write_text("model,gpu,micro_batch\nllama-2-7b,A100,2\n")
+    shutil.copytree(Path(__file__).parents[2] / "scenarios", tmp_path / "scenarios")
     for command in PARSERS:
         if command in SIMULATING:
             continue  # seconds each: tests/cli/test_run_examples.py runs them (slow)
