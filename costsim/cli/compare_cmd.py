@@ -24,7 +24,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "$old → $new (Δ, %)."),
         epilog=examples("costsim compare scenarios/lifecycle-assistant.yaml",
                         "costsim compare scenarios/lifecycle-assistant.yaml --baseline "
-                        "reserved-mix --replications 500",
+                        "reserved-base --replications 500",
                         "costsim compare scenarios/lifecycle-assistant.yaml --seed 7 --json"),
     )
     add_scenario_arg(compare)

@@ -31,7 +31,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "to stderr when it is a terminal; Ctrl-C leaves no half-written report."),
         epilog=examples("costsim run scenarios/lifecycle-assistant.yaml",
                         "costsim run scenarios/lifecycle-assistant.yaml --plan all-on-demand "
-                        "--plan reserved-mix --replications 1000 --seed 7",
+                        "--plan reserved-base --replications 1000 --seed 7",
                         "costsim run scenarios/lifecycle-assistant.yaml --out reports/q3 --force "
                         "--json"),
     )
