@@ -180,6 +180,9 @@ def run_grid(grid: Path, out: Path, *, reference: bool = False) -> GridCounts:
 
 def _read(grid: Path, read: Callable[[str], tuple[list[str], Any]]) -> tuple[list[str], Any]:
     """Read and decode the whole file, then parse its text with ``read``."""
+    if grid.exists() and not grid.is_file():
+        # a device (/dev/zero) or a pipe has no end to read to: refuse it before reading
+        raise InputError(str(grid), "", "is not a regular file (a folder, device or pipe)")
     try:
         data = grid.read_bytes()
     except OSError as exc:

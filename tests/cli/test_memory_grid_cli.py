@@ -107,3 +107,18 @@ def test_a_row_that_hits_a_bug_exits_1_with_every_other_row_written(grid: Path,
     assert rows[0]["error"].startswith("internal error (a costsim bug")
     assert rows[1]["error"] == ""
     assert rows[1]["verdict"]
+
+
+@pytest.mark.parametrize("kind", ["device", "folder"])
+def test_a_grid_that_is_not_a_regular_file_is_refused_before_reading(tmp_path: Path, cli: Cli,
+                                                                     kind: str) -> None:
+    """/dev/zero used to hang the command (read to an end that never comes)."""
+    source = Path("/dev/zero") if kind == "device" else tmp_path
+    if not source.exists():
+        pytest.skip("no /dev/zero on this system")
+    out = tmp_path / "out.csv"
+    code, stdout, err = cli("memory", "--grid", str(source), "--out", str(out))
+    assert code == 2
+    assert stdout == ""
+    assert "is not a regular file" in err
+    assert not out.exists()
