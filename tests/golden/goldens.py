@@ -73,10 +73,10 @@ def summary_of(scenario: Path) -> dict[str, Any]:
     return loaded
 
 
-def golden_text(scenario: Path) -> str:
-    """The golden file's content for ``scenario``."""
-    return json.dumps(normalize(summary_of(scenario)), indent=1, sort_keys=True,
-                      ensure_ascii=False) + "\n"
+def golden_text(scenario: Path, summary: dict[str, Any] | None = None) -> str:
+    """The golden file's content for ``scenario`` (from ``summary`` when it is at hand)."""
+    document = summary if summary is not None else summary_of(scenario)
+    return json.dumps(normalize(document), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def differences(old: Any, new: Any, path: str = "") -> list[str]:

@@ -4,7 +4,9 @@ change in results shows up in review (regenerate on purpose: python scripts/upda
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,13 @@ from tests.golden.goldens import (
     golden_text,
     normalize,
     shipped_scenarios,
+    summary_of,
 )
+
+
+@cache
+def _summary(scenario: Path) -> dict[str, Any]:
+    return summary_of(scenario)
 
 
 def test_scenarios_are_shipped_and_each_has_a_golden() -> None:
@@ -29,7 +37,7 @@ def test_scenarios_are_shipped_and_each_has_a_golden() -> None:
 @pytest.mark.parametrize("scenario", shipped_scenarios(), ids=lambda p: p.stem)
 def test_results_equal_the_golden_summary(scenario: Path) -> None:
     golden = json.loads(golden_path(scenario).read_text(encoding="utf-8"))
-    now = json.loads(golden_text(scenario))
+    now = json.loads(golden_text(scenario, _summary(scenario)))
     changed = differences(golden, now)
     assert not changed, (f"{scenario.name}: results changed ({len(changed)} values; if that "
                          "is intended, run python scripts/update_goldens.py and review):\n"
@@ -44,3 +52,17 @@ def test_normalize_drops_volatile_keys_and_rounds_money_to_the_cent() -> None:
                                   "p_over_budget": 0.123456789,
                                   "plans": [{"amount_usd": 1.24, "gpu_hours": 2.0}]}
     assert "-0.0" not in json.dumps(normalize(summary))
+
+
+@pytest.mark.parametrize("scenario", shipped_scenarios(), ids=lambda p: p.stem)
+def test_every_ledger_adds_up_to_the_cost_and_every_month_to_the_cash(scenario: Path) -> None:
+    plans = _summary(scenario)["plans"]
+    assert any(plan["feasible"] for plan in plans)
+    for plan in plans:
+        if not plan["feasible"]:
+            assert plan["infeasible_reasons"], plan["name"]
+            continue
+        lines = sum(round(line["amount_usd"] * 100) for line in plan["ledger"])
+        assert lines == round(plan["cost_usd"]["mean"] * 100), plan["name"]
+        months = sum(round(row["cash_usd"] * 100) for row in plan["monthly"])
+        assert months == round(plan["cash_usd"]["mean"] * 100), plan["name"]
