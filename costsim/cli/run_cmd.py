@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from costsim.cli.common import EXIT_OK, add_json_flag, examples, print_json
+from costsim.cli.common import EXIT_OK, examples, print_json
 from costsim.cli.sim_flags import add_scenario_arg, add_simulation_flags
 
 if TYPE_CHECKING:
@@ -45,7 +45,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--force", action="store_true",
                      help="replace the report in an existing --out folder (only a folder that "
                           "holds a costsim report or nothing; default off)")
-    add_json_flag(run)
+    run.add_argument("--json", action="store_true",
+                     help="print the run's summary (summary.json, with report_dir) on stdout "
+                          "instead of the table; the report is written all the same "
+                          "(default: the table)")
     run.set_defaults(handler=_run)
 
 
