@@ -34,6 +34,7 @@ def test_the_examples_name_a_shipped_scenario_and_its_plans() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("no_charts")  # test_run_cmd.py draws them once
 def test_the_examples_run(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """run's examples first (they write reports), then compare's, then diff's, whose input
     files are made by a small run each."""
