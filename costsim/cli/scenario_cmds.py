@@ -66,12 +66,17 @@ def _validate(args: argparse.Namespace) -> int:
                              "scenario": loaded.resolved})
             continue
         sys.stdout.write(f"OK {printable(str(path))}: {printable(scenario.name)} — "
-                         f"{len(scenario.phases)} phases, {len(scenario.plans)} plans, "
+                         f"{_count(len(scenario.phases), 'phase')}, "
+                         f"{_count(len(scenario.plans), 'plan')}, "
                          f"{scenario.calendar.horizon_months} months from "
                          f"{scenario.calendar.start} (sha256 {loaded.sha256[:12]})\n")
     if args.json:
         print_json({"files": resolved})
     return code
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _schema(args: argparse.Namespace) -> int:

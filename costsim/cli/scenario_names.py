@@ -33,25 +33,34 @@ def _load_model(preset: str | None, arch_path: Path | None) -> tuple[Architectur
 
 def known_names() -> KnownNames:
     """The names a scenario may use, from the shipped catalog."""
-    from costsim.catalog.price_tables import billing_rules
+    from costsim.catalog.price_tables import billing_rules, shipped_offerings
     from costsim.catalog.servers import OWNED_CLOUD, server_names
 
     rules = billing_rules()
+    regions = frozenset((o.cloud, o.region) for o in shipped_offerings())
     return KnownNames(canonical_gpu=_canonical_gpu, load_model=_load_model,
                       servers=frozenset(server_names()),
                       clouds=frozenset(c for c in rules if c != OWNED_CLOUD),
-                      marketplaces=frozenset(c for c, r in rules.items() if r.marketplace))
+                      marketplaces=frozenset(c for c, r in rules.items() if r.marketplace),
+                      regions=regions)
 
 
 def load_scenario_file(path: Path) -> LoadedScenario:
     """Load ``path`` with the catalog's names and merge its price file's rows and quotes
-    into the scenario's price overrides (the file's rows replace shipped rows of the same key)."""
+    into the scenario's price overrides (the file's rows replace shipped rows of the same key);
+    clouds and regions are checked against the book and the file together."""
     from costsim.catalog.price_file import load_price_file_entries
 
-    loaded = load_scenario(path, known_names())
+    names = known_names()
+    loaded = load_scenario(path, names)
     if loaded.price_file is None:
         return loaded
     offerings, quotes = load_price_file_entries(loaded.price_file)
+    # again, now that the file's clouds and regions are known names too
+    loaded = load_scenario(path, replace(
+        names, clouds=names.clouds | {o.cloud for o in offerings},
+        regions=names.regions | {(o.cloud, o.region) for o in offerings},
+        with_price_file=True))
     scenario = loaded.scenario
     overrides = scenario.prices.overrides
     merged = replace(overrides,

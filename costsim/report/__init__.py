@@ -20,7 +20,7 @@ __all__ = ["compare_json", "diff_json", "summary_json", "write_report"]
 
 
 def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
-                 breakevens: Sequence[BreakEven] = ()) -> tuple[Path, ...]:
+                 breakevens: Sequence[BreakEven] | None = None) -> tuple[Path, ...]:
     """Write the report folder's files (see :func:`costsim.report.write.write_report`)."""
     from costsim.report.write import write_report as write
 

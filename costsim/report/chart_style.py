@@ -103,6 +103,9 @@ def render(figure: Figure) -> tuple[bytes, bytes]:
     """The figure as PNG and SVG bytes."""
     with mpl.rc_context(RC):
         png, svg = io.BytesIO(), io.BytesIO()
+        # lay out once, not once per format (the constrained layout is the costly part)
+        figure.draw_without_rendering()
+        figure.set_layout_engine("none")
         figure.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
         figure.savefig(svg, format="svg", metadata={"Date": None})
     return png.getvalue(), svg.getvalue()

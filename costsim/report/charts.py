@@ -1,4 +1,4 @@
-"""Every chart of the report, in the order the report shows them (DESIGN §7, issue 10 item 5).
+"""Every chart of the report, in the order the report shows them (docs/report.md).
 
 A chart with nothing to show for this run (no training phase, no reservation, no serving phase,
 no break-even asked for) is left out rather than drawn empty; the HTML report says so.

@@ -21,9 +21,9 @@ from costsim.report.chart_style import (
     usd_axis,
 )
 from costsim.sim.run_result import RunResult
+from costsim.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
-SECONDS_PER_HOUR = 3600
-HOURS_PER_DAY = 24
+HOURS = int(HOURS_PER_DAY)  # the hours of a day, as an index range
 OPTION_COLORS = {PurchaseOption.ON_DEMAND: "#0072B2", PurchaseOption.SPOT: "#009E73"}
 RESERVED_COLORS = {1: "#E69F00", 3: "#D55E00"}
 # Rates per used hour explode as use falls (r_c / u): the axis stops at this multiple of the
@@ -139,15 +139,15 @@ def serving_fleet(run: RunResult) -> Chart | None:
     for plan_name, label, first_hour, fleet in series:
         replicas = np.asarray(fleet, dtype=np.float64)
         hours = first_hour + np.arange(len(replicas))
-        by_hour = [replicas[hours % HOURS_PER_DAY == h].mean() for h in range(HOURS_PER_DAY)]
-        day_axes.plot(range(HOURS_PER_DAY), by_hour, color=colors[plan_name], label=label)
-        days = hours // HOURS_PER_DAY
+        by_hour = [replicas[hours % HOURS == h].mean() for h in range(HOURS)]
+        day_axes.plot(range(HOURS), by_hour, color=colors[plan_name], label=label)
+        days = hours // HOURS
         peak = np.zeros(days[-1] - days[0] + 1)
         np.maximum.at(peak, days - days[0], replicas)
         year_axes.plot(np.arange(len(peak)) + days[0], peak, color=colors[plan_name],
                        linewidth=1, label=label)
-    day_axes.set_xticks(range(0, HOURS_PER_DAY + 1, 4))
-    day_axes.set_xlim(0, HOURS_PER_DAY - 1)
+    day_axes.set_xticks(range(0, HOURS + 1, 4))
+    day_axes.set_xlim(0, HOURS - 1)
     day_axes.set_xlabel("Hour of the day")
     day_axes.set_ylabel("Replicas (mean over the phase)")
     day_axes.set_title("Over the day", fontsize=10)

@@ -1,4 +1,4 @@
-"""Plan against baseline, per phase and category (DESIGN §7 ``compare --json``).
+"""Plan against baseline, per phase and category (docs/report.md, ``compare --json``).
 
 The deltas are computed from summary plans (the dicts of :mod:`costsim.report.summary`), so
 ``compare`` (plans of one run against its baseline) and ``diff`` (one plan in two saved runs)

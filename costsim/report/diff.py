@@ -1,4 +1,4 @@
-"""Two saved runs compared, Infracost-style (DESIGN §7 ``diff --json``).
+"""Two saved runs compared, Infracost-style (docs/report.md, ``diff --json``).
 
 Each plan present in both ``summary.json`` documents gets the same rows as ``compare`` (OLD as
 the baseline, NEW as the plan); plans only in one run are listed as ``added``/``removed``; and

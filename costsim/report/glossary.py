@@ -1,4 +1,4 @@
-"""The report's glossary: the terms a finance reader meets in it, as DESIGN §7 and
+"""The report's glossary: the terms a finance reader meets in it, as docs/report.md and
 docs/simulator.md define them."""
 
 from __future__ import annotations

@@ -15,8 +15,10 @@ from typing import Any
 
 import jinja2
 
+from costsim.domain.breakeven import BreakEven
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.glossary import GLOSSARY
+from costsim.units import SECONDS_PER_HOUR
 
 TEMPLATE = "report.html.j2"
 
@@ -36,7 +38,8 @@ class RenderedChart:
 
 
 def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
-                charts: Sequence[RenderedChart], missing_charts: Sequence[str]) -> str:
+                charts: Sequence[RenderedChart], missing_charts: Sequence[str],
+                breakevens: Sequence[BreakEven] = ()) -> str:
     """The page of a run."""
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("costsim.report", "templates"),
@@ -52,7 +55,7 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
         comparison=[row for row in comparison["plans"] if row["name"] != comparison["baseline"]],
         baseline=comparison["baseline"],
         details=[plan_details(plans[name], phase_order) for name in plans],
-        glossary=GLOSSARY)
+        breakevens=breakeven_rows(breakevens), glossary=GLOSSARY)
 
 
 def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,11 +72,14 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     cost = plan["cost_usd"]
     if chosen == summary["baseline"]:
         result["savings"] = "The recommended plan is the baseline."
-    elif baseline is not None and baseline["cost_usd"]:
+    elif baseline is not None and not baseline["cost_usd"]:
+        result["savings"] = (f"The baseline ‘{baseline['name']}’ is infeasible, so there is no "
+                             "saving to state against it.")
+    elif baseline is not None:
         saved = baseline["cost_usd"]["mean"] - cost["mean"]
         base_cost = baseline["cost_usd"]["mean"]
         result["savings"] = (
-            f"Saves {money(saved)} ({percent(saved / base_cost)}) of mean cost against the "
+            f"Saves {money(saved)} ({percent(saved / base_cost, 1)}) of mean cost against the "
             f"baseline ‘{baseline['name']}’ ({money(base_cost)})."
             if saved >= 0 else f"Costs {money(-saved)} more than the baseline "
             f"‘{baseline['name']}’, which is outside the risk limits or infeasible.")
@@ -121,12 +127,35 @@ def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[st
             ("Stranded commitment", money(metrics.get("stranded_commitment_usd"))),
             ("Experiment queue wait, P95",
              "—" if metrics.get("queue_wait_p95_s") is None
-             else f"{metrics['queue_wait_p95_s'] / 3600:,.1f} h"),
+             else f"{metrics['queue_wait_p95_s'] / SECONDS_PER_HOUR:,.1f} h"),
             ("SLO attainment", percent(metrics.get("slo_attainment"), 1)),
             ("Finish (days from the start, mean)",
              "—" if not plan["finish_days"] else f"{plan['finish_days']['mean']:,.1f}"),
         ] if metrics else [],
     }
+
+
+def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
+    """Per server and rental: the rate, and the utilization above which owning (or, for a
+    reservation, reserving rather than renting on demand) costs less per used GPU-hour."""
+    rows = []
+    for result in breakevens:
+        server = result.server
+        for rental in result.rentals:
+            owning = result.owning_break_even_utilization(rental)
+            reserving = result.reserving_break_even_utilization(rental)
+            rows.append({
+                "server": f"{server.name} ({server.gpu_count}× {server.gpu})",
+                "option": rental.option.value,
+                "offering": f"{rental.cloud} {rental.region} {rental.instance_type}",
+                "rate": rate(rental.price_usd_per_gpu_hour),
+                "owning": "never" if owning is None else percent(owning),
+                "reserving": ("—" if not rental.committed else
+                              "never" if reserving is None else percent(reserving)),
+                "source": f"{rental.source}, {rental.effective_date}",
+                "estimate": "yes" if rental.estimate else "",  # owned costs: said above
+            })
+    return rows
 
 
 def money(amount: float | None) -> str:

@@ -1,10 +1,10 @@
-"""``summary.json``: the ``run --json`` document of DESIGN §7, plus what a later ``diff`` needs.
+"""``summary.json``: the ``run --json`` document (docs/report.md), plus what a later ``diff`` needs.
 
 Built from a :class:`~costsim.sim.run_result.RunResult` only. Amounts are the simulator's, already
 rounded to the cent (the ledger's lines add up to ``cost_usd.mean`` exactly); they are copied, never
 re-rounded. Derived figures that are not money (GPU-hours, rates, shares) are rounded for reading.
 The document is deterministic for the same inputs and seed, except ``wall_s`` and
-``generated_at`` (DESIGN §7).
+``generated_at``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from costsim.sim.ledger import Ledger, LedgerLine
 from costsim.sim.montecarlo import PlanMetrics, PlanResult, Stats
 from costsim.sim.results import DefaultUsed, PriceUsed
 from costsim.sim.run_result import RunResult
+from costsim.units import SECONDS_PER_DAY
 
 JsonDict = dict[str, Any]
 
@@ -28,7 +29,7 @@ RATE_DIGITS = 4  # price books quote to the tenth of a cent per hour at most
 
 
 def summary_json(run: RunResult, *, generated_at: str) -> JsonDict:
-    """The summary of a run (DESIGN §7 "run --json" and ``summary.json``)."""
+    """The summary of a run (``run --json`` and ``summary.json``, docs/report.md)."""
     return {
         "scenario": run.scenario.name,
         "scenario_sha256": run.scenario_sha256,
@@ -72,7 +73,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "cost_per_million_tokens_usd": _round(plan.cost_per_million_tokens_usd, RATE_DIGITS),
         "cost_per_million_output_tokens_usd": _round(plan.cost_per_million_output_tokens_usd,
                                                      RATE_DIGITS),
-        "finish_days": _stats(plan.finish_s, scale=1 / 86_400, digits=2),
+        "finish_days": _stats(plan.finish_s, scale=1 / SECONDS_PER_DAY, digits=2),
         "training_gpu_hours": _stats(plan.training_gpu_hours, digits=GPU_HOURS_DIGITS),
         "ledger": [] if ledger is None else [_line(line) for line in ledger.lines],
         "monthly": [] if ledger is None else _monthly(ledger),

@@ -1,4 +1,4 @@
-"""``write_report``: every file of a report folder (DESIGN §7, issue 10 item 4).
+"""``write_report``: every file of a report folder (docs/report.md).
 
 Charts first, the summary and the HTML last, each file written atomically inside ``out_dir``
 (the CLI creates the folder and owns the rules about existing ones). Tables are read from the
@@ -26,11 +26,16 @@ from costsim.sim.run_result import RunResult
 
 
 def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
-                 breakevens: Sequence[BreakEven] = ()) -> tuple[Path, ...]:
+                 breakevens: Sequence[BreakEven] | None = None) -> tuple[Path, ...]:
     """Write report.html, summary.json, ledger.csv, monthly.csv, report.xlsx and
-    charts/*.png + *.svg into the existing folder ``out_dir``; return the paths written."""
+    charts/*.png + *.svg into the existing folder ``out_dir``; return the paths written.
+
+    ``breakevens`` (default: the run's own, for the GPUs its plans use) feed the break-even
+    chart.
+    """
     written: list[Path] = []
-    charts = build_charts(run, breakevens)
+    curves = run.breakevens if breakevens is None else tuple(breakevens)
+    charts = build_charts(run, curves)
     rendered = []
     for chart in charts:
         png, svg = render(chart.figure)
@@ -43,7 +48,7 @@ def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
     written.append(write_atomic(out_dir, "summary.json", json_bytes(summary)))
     comparison = compare_plans(summary["plans"], summary["baseline"],
                                [phase.name for phase in run.scenario.phases])
-    html = report_html(summary, comparison, rendered, missing_charts(charts))
+    html = report_html(summary, comparison, rendered, missing_charts(charts), curves)
     written.append(write_atomic(out_dir, "report.html", html.encode("utf-8")))
     return tuple(written)
 

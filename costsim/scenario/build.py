@@ -74,6 +74,11 @@ class KnownNames:
     servers: frozenset[str]
     clouds: frozenset[str]
     marketplaces: frozenset[str] = frozenset()
+    # (cloud, region) pairs of the shipped book; empty: regions are not checked here
+    regions: frozenset[tuple[str, str]] = frozenset()
+    # True when clouds and regions include the scenario's price file's rows (else a scenario
+    # with a price file is not checked for them: the file may add clouds and regions)
+    with_price_file: bool = False
 
 
 class BuildError(Exception):
@@ -125,6 +130,7 @@ class Builder:
     def __init__(self, names: KnownNames, file_dir: Path, where: Callable[[KeyPath], str]):
         self.names, self.file_dir, self.where = names, file_dir, where
         self.custom_clouds: set[str] = set()
+        self.custom_regions: frozenset[tuple[str, str]] = frozenset()
         self.price_file: Path | None = None
 
     def gpu(self, path: KeyPath, name: str) -> str:
@@ -140,12 +146,29 @@ class Builder:
             return None
         cloud = name.lower()
         known = self.names.clouds | self.custom_clouds
-        # a price file may add clouds: its rows are checked when the CLI merges it
-        if cloud not in known and self.price_file is None:
+        if cloud not in known and self._checks_names():
             hint = suggest(cloud, sorted(known))
             extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
             raise BuildError(path, f"unknown cloud '{name}'{extra}")
         return cloud
+
+    def _checks_names(self) -> bool:
+        return self.price_file is None or self.names.with_price_file
+
+    def region(self, path: KeyPath, cloud: str | None, name: str | None) -> str | None:
+        """``name`` as the book spells it, checked against ``cloud``'s regions (any cloud's
+        when None); a price file may add regions, so none are checked when there is one."""
+        if name is None or not self.names.regions or not self._checks_names():
+            return name
+        known = sorted({r for c, r in self.names.regions | self.custom_regions
+                        if cloud is None or c == cloud})
+        for region in known:
+            if region.lower() == name.lower():
+                return region
+        hint = suggest(name, known)
+        extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+        where = f"{cloud} region" if cloud else "region"
+        raise BuildError(path, f"unknown {where} '{name}'{extra}")
 
     def scenario(self, spec: ScenarioSpec) -> Scenario:
         for key, items in (("phases", spec.phases), ("plans", spec.plans)):
@@ -192,13 +215,14 @@ class Builder:
         offerings = tuple(self.offering((*path, "offerings", i), o)
                           for i, o in enumerate(spec.offerings))
         self.custom_clouds |= {o.cloud for o in offerings}
-        flat = 0.0
+        self.custom_regions = frozenset((o.cloud, o.region) for o in offerings)
+        flat: float | None = None
         per_cloud: dict[str, float] = {}
         for i, entry in enumerate(spec.overrides):
             at = (*path, "overrides", i)
             cloud = self.cloud((*at, "cloud"), entry.cloud)
             if cloud is None:
-                if flat:
+                if flat is not None:
                     raise BuildError((*at, "discount_pct"), "a second flat discount (give "
                                      "one, or name a cloud)")
                 flat = entry.discount_pct
@@ -211,13 +235,14 @@ class Builder:
                  cloud=self.cloud((*path, "quotes", i, "cloud"), q.cloud) or q.cloud,
                  gpu=self.gpu((*path, "quotes", i, "gpu"), q.gpu), term_years=int(q.term[0]),
                  payment=q.payment, upfront_usd=q.upfront_usd,
-                 recurring_usd_per_hour=q.recurring_usd_per_hour, region=q.region,
+                 recurring_usd_per_hour=q.recurring_usd_per_hour,
+                 region=self.region((*path, "quotes", i, "region"), q.cloud.lower(), q.region),
                  instance_type=q.instance_type, effective_date=q.effective_date.isoformat(),
                  source=f"quote in {self.where((*path, 'quotes', i))}")
             for i, q in enumerate(spec.quotes))
         changes = tuple((self.gpu((*path, "gpu_price_change_pct", g), g), pct)
                         for g, pct in spec.gpu_price_change_pct.items())
-        overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat,
+        overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat or 0.0,
                          cloud_discount_pct=tuple(per_cloud.items()),
                          custom_offerings=offerings, quoted_reservations=quotes)
         return make(path, ScenarioPrices, overrides=overrides, gpu_price_change_pct=changes)
@@ -276,16 +301,20 @@ class Builder:
             entries = ([((*at, "fleet", i), e) for i, e in enumerate(use.fleet)]
                        if isinstance(use, FleetSpec) else [(at, use)])
             uses.append(make(at, PhaseUse, phase=phase,
-                             entries=tuple(self.entry(where, e) for where, e in entries)))
+                             entries=tuple(self.entry(where, e, p.cloud)
+                                           for where, e in entries)))
         commitments = tuple(
             make((*path, "commitments", i), Commitment, gpu=self.gpu(
                 (*path, "commitments", i, "gpu"), c.gpu), count=c.count,
                  term_years=int(c.term[0]), payment=c.payment, start=c.start,
-                 cloud=self.cloud((*path, "commitments", i, "cloud"), c.cloud), region=c.region)
+                 cloud=self.cloud((*path, "commitments", i, "cloud"), c.cloud),
+                 region=self.region((*path, "commitments", i, "region"),
+                                    c.cloud and c.cloud.lower(), c.region))
             for i, c in enumerate(p.commitments))
         owned = tuple(self.owned((*path, "owned", i), o) for i, o in enumerate(p.owned))
         return make(path, Plan, name=p.name, uses=tuple(uses), commitments=commitments,
-                    owned=owned, cloud=self.cloud((*path, "cloud"), p.cloud), region=p.region)
+                    owned=owned, cloud=self.cloud((*path, "cloud"), p.cloud),
+                    region=self.region((*path, "region"), p.cloud and p.cloud.lower(), p.region))
 
     def owned(self, path: KeyPath, o: Any) -> OwnedPurchase:
         if o.server not in self.names.servers:
@@ -294,7 +323,7 @@ class Builder:
             raise BuildError((*path, "server"), f"unknown server '{o.server}'{extra}")
         return make(path, OwnedPurchase, **dict(o))
 
-    def entry(self, path: KeyPath, e: UseEntrySpec) -> UseEntry:
+    def entry(self, path: KeyPath, e: UseEntrySpec, plan_cloud: str | None) -> UseEntry:
         auto = None if e.autoscale is None else make(
             (*path, "autoscale"), Autoscale, min_replicas=e.autoscale.min,
             max_replicas=e.autoscale.max, target_utilization=e.autoscale.target_utilization,
@@ -304,4 +333,6 @@ class Builder:
                     spill=None if e.spill is None else PurchaseOption(e.spill),
                     fallback=None if e.fallback is None else PurchaseOption(e.fallback),
                     spot_share=e.spot_share, cloud=self.cloud((*path, "cloud"), e.cloud),
-                    region=e.region, autoscale=auto)
+                    region=self.region((*path, "region"),
+                                       (e.cloud or plan_cloud or "").lower() or None, e.region),
+                    autoscale=auto)

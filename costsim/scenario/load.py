@@ -34,6 +34,11 @@ _NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|experiments|tra
                        r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*)$")
 
 
+# The values of the tag keys of tagged objects, for "needs 'kind': one of ...".
+_TAGS = {"kind": ("experiments", "training", "serving"),
+         "dist": ("fixed", "normal", "lognormal", "uniform", "triangular")}
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedScenario:
     """A validated scenario with what a report needs to cite it."""
@@ -85,8 +90,8 @@ def _problem(error: Any) -> tuple[KeyPath, str]:
     if kind == "missing":
         return (), "missing required key"
     if kind == "union_tag_not_found":
-        return (), f"needs '{ctx.get('discriminator', 'kind').strip(chr(39))}' (one of the " \
-            "documented kinds)"
+        tag = str(ctx.get("discriminator", "kind")).strip("'")
+        return (), f"needs '{tag}': one of {', '.join(_TAGS.get(tag, ('see the key reference',)))}"
     if kind in ("union_tag_invalid", "enum", "literal_error"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags") or
                                                    ctx.get("expected", "")))
@@ -96,6 +101,8 @@ def _problem(error: Any) -> tuple[KeyPath, str]:
         return (), f"must be one of {', '.join(expected)}, got {printable(repr(got))}{extra}"
     message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     message = message.replace("Input should be", "must be").replace("input should be", "must be")
+    message = re.sub(r"a valid dictionary( or (instance of \w+|object to extract fields from))?",
+                     "a mapping of keys", message)
     message = re.sub(r"(List|Dictionary) should have at least (\d+) items? after validation, "
                      r"not \d+", r"needs at least \2 entry", message)
     message = re.sub(r"(List|Dictionary) should have at most (\d+) items? after validation, "

@@ -74,8 +74,9 @@ def decode_scenario_text(data: bytes, name: str) -> str:
 
 
 class _Loader(yaml.SafeLoader):
-    """The safe loader, but an impossible date (2027-02-30) stays text, so that validation
-    reports it at its key and line instead of the loader failing without either."""
+    """The safe loader, but an impossible date (2027-02-30) or an integer too long for Python
+    to convert (over 4,300 digits) stays text, so that validation reports it at its key and
+    line instead of the loader failing without either."""
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
         try:
@@ -83,8 +84,15 @@ class _Loader(yaml.SafeLoader):
         except ValueError:
             return self.construct_scalar(node)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
 def parse_yaml(text: str, name: str) -> YamlDocument:
@@ -109,6 +117,8 @@ def parse_yaml(text: str, name: str) -> YamlDocument:
         raise ScenarioError(name, "", f"not valid YAML: {printable(str(exc))}") from None
     except RecursionError:
         raise ScenarioError(name, "", "not valid YAML: nested too deeply") from None
+    except (ValueError, OverflowError, TypeError) as exc:  # a scalar PyYAML cannot build
+        raise ScenarioError(name, "", f"not valid YAML: {printable(str(exc))}") from None
     finally:
         loader.dispose()
     return YamlDocument(data=data, lines=lines)

@@ -225,6 +225,9 @@ def test_contradictory_or_empty_flags_exit_2(cli: Cli, argv: list[str], needle: 
 
 @pytest.mark.parametrize(("content", "needle"), [
     (b"", "is empty: the first line must name the columns"),
+    (b"\n\n", "is empty: the first line must name the columns"),
+    (b"model,tp\n", "has a header but no rows"),  # issue 8: a header-only grid says so
+    (b"model,tp\r\n\r\n", "has a header but no rows"),
     (b"\xff\xfe\x00garbage\n", "is not UTF-8 text"),
     (b"model,micro_batch,micro-batch\ngpt2,1,2\n", "repeats the column 'micro_batch'"),
     (b"model,micro_batch\ngpt2,1,extra\n", "line 2: has more cells than the 2 columns"),

@@ -66,24 +66,6 @@ def test_json_does_not_go_with_grid(grid: Path, cli: Cli) -> None:
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("content", "needle"), [
-    (b"model,tp\n", "has a header but no rows"),
-    (b"model,tp\r\n\r\n", "has a header but no rows"),
-    (b"", "is empty: the first line must name the columns"),
-    (b"\n\n", "is empty: the first line must name the columns"),
-])
-def test_a_grid_without_rows_exits_2(tmp_path: Path, cli: Cli, content: bytes,
-                                     needle: str) -> None:
-    grid = tmp_path / "in.csv"
-    grid.write_bytes(content)
-    out = tmp_path / "out.csv"
-    code, _, err = cli("memory", "--grid", str(grid), "--out", str(out))
-    assert code == 2
-    assert needle in err
-    assert err.count("\n") == 1
-    assert not out.exists()
-
-
 def test_a_bad_utf8_byte_is_named_by_its_offset_in_the_file(tmp_path: Path, cli: Cli) -> None:
     """The offset is the file's, not the offset in one buffered chunk of it."""
     grid = tmp_path / "in.csv"

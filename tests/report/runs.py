@@ -14,7 +14,8 @@ from costsim.sim.run_result import RunResult, simulate_scenario
 from tests.domain.scenario_builders import lifecycle
 
 REPLICATIONS = 3
-SCRIPT_NAME = "<script>alert(1)</script>"
+SCRIPT_NAME = "<script>alert(1)</script>"  # must stay text in the HTML
+FORMULA_NAME = "=1+1"  # must stay text in the spreadsheet
 
 
 def _serve(entry: UseEntry) -> PhaseUse:

@@ -141,3 +141,37 @@ def test_dates_are_checked_as_dates(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"s\.yaml:3: start: "):
         load_scenario(path, known_names())
     assert date(2027, 1, 1) == lifecycle().calendar.start
+
+
+def test_a_model_from_a_config_file_next_to_the_scenario(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "config.json").write_text(json.dumps(
+        {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000}))
+    text = (GOOD / "lifecycle.yaml").read_text().replace(
+        "assistant: {preset: llama-3-8b}", "assistant: {arch: models/config.json}")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    loaded = load_scenario(path, known_names())
+    model = loaded.scenario.model("assistant")
+    assert model.reference == f"config:{tmp_path / 'models' / 'config.json'}"
+    assert model.architecture.hidden_size == 256
+    assert loaded.resolved["models"][0]["parameters"] == model.architecture.params().total
+
+
+def test_clouds_and_regions_of_the_price_file_are_known_names(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text(
+        "cloud,region,instance_type,gpu,gpus_per_instance,on_demand_usd_per_hour,"
+        "effective_date\nmycolo,rack-7,box,H100,8,20,2026-11-01\n")
+    text = (GOOD / "lifecycle.yaml").read_text().replace(
+        "budget_usd: 1.5e6", "budget_usd: 1.5e6\nprices: {price_file: rows.csv}")
+    good = tmp_path / "good.yaml"
+    good.write_text(text.replace("count: 16}", "count: 16, cloud: mycolo, region: rack-7}"))
+    entry = load_scenario_file(good).scenario.plans[0].use_of("train").entries[0]
+    assert (entry.cloud, entry.region) == ("mycolo", "rack-7")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("count: 16}", "count: 16, cloud: mycolo, region: rack-8}"))
+    with pytest.raises(ScenarioError, match=r"bad\.yaml:\d+: plans\[0\]\.use\.train\.region: "
+                                            r"unknown mycolo region 'rack-8'; did you mean "
+                                            r"'rack-7'"):
+        load_scenario_file(bad)
