@@ -1,11 +1,13 @@
 """Golden summaries of the shipped scenarios: what ``costsim run --json`` says about each file in
 ``scenarios/`` at a fixed seed and a small replication count, normalized so that only a change in
-results shows (DESIGN §7: ``wall_s``, ``generated_at`` and ``*_path``/``*_dir`` keys are not
-results, nor are the costsim version and the scenario file's SHA-256; money is compared to the cent, other numbers to 9 significant digits, beyond which
-float summation order is noise).
+results shows. Left out: what DESIGN §7 exempts (``wall_s``, ``generated_at``, ``*_path`` and
+``*_dir`` keys), and provenance that is not a result (the costsim version, the scenario file's
+SHA-256). Money is compared to the cent, other numbers to 9 significant digits, beyond which
+float summation order is noise.
 
-Regenerate on purpose, after a change in results that is meant: ``python scripts/update_goldens.py``
-(then review the diff of ``tests/golden/*.summary.json`` like code).
+Regenerate on purpose, after a change in results that is meant:
+``python scripts/update_goldens.py`` (then review the diff of ``tests/golden/*.summary.json`` like
+code).
 """
 
 from __future__ import annotations
