@@ -205,3 +205,30 @@ def test_a_missing_or_invalid_scenario_is_one_line(cli: Cli, tmp_path: Path) -> 
     assert "horizon_monts" in err
     assert "did you mean" in err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow  # a real process and a real signal: ~5 s
+def test_a_real_ctrl_c_with_worker_processes_is_one_line_and_leaves_nothing(
+        tmp_path: Path) -> None:
+    """SIGINT to the whole process group, as a terminal sends it: the workers end silently
+    (no traceback each), the run says one line, exits 130, and leaves no folder."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    flagship = Path(__file__).parents[2] / "scenarios" / "lifecycle-assistant.yaml"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "costsim", "run", str(flagship), "--replications", "100000",
+         "--workers", "2", "--out", str(tmp_path / "report")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # a shell starts background jobs with SIGINT ignored; a terminal's job has it default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)  # well into the simulation
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert out == ""
+    assert err.strip().splitlines() == ["costsim run: interrupted; nothing was written"]
+    assert list(tmp_path.iterdir()) == []
