@@ -90,12 +90,21 @@ def render_diff(document: Mapping[str, Any]) -> str:
     parts += [f"- {name}: removed (only in OLD)" for name in document.get("removed") or ()]
     if document.get("added") or document.get("removed"):
         parts.append("")
-    changed = document.get("inputs_changed") or []
+    changed = [*_provenance_changed(document), *(document.get("inputs_changed") or [])]
     parts.append(f"Inputs that changed: {len(changed)}" if changed
                  else "Inputs that changed: none")
     parts += [f"  {item.get('path')}: {_short(item.get('old'))} → {_short(item.get('new'))}"
               for item in changed]
     return "\n".join(parts)
+
+
+def _provenance_changed(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The run settings and provenance that differ (seed, replications, price-book date,
+    costsim version, scenario file), as ``run.<key>`` changes; not the time each ran."""
+    old, new = document.get("old") or {}, document.get("new") or {}
+    return [{"path": f"run.{key}", "old": old.get(key), "new": new.get(key)}
+            for key in dict.fromkeys([*old, *new])
+            if key != "generated_at" and old.get(key) != new.get(key)]
 
 
 def _short(value: Any, limit: int = 60) -> str:

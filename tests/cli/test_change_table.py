@@ -42,12 +42,17 @@ def test_diff_names_added_and_removed_plans_and_changed_inputs() -> None:
         {"name": "a", "cost_usd": {"mean": 110.0}, "baseline_cost_usd": {"mean": 100.0},
          "by_phase_category": [_row("train", "compute", 100.0, 110.0)]}],
         "added": ["new-plan"], "removed": ["old-plan"],
+        "old": {"seed": 0, "price_book_date": "2026-05-20", "generated_at": "t0"},
+        "new": {"seed": 0, "price_book_date": "2026-11-01", "generated_at": "t1"},
         "inputs_changed": [{"path": "phases.train.tokens", "old": 1e10, "new": 2e10},
                            {"path": "plans.b", "old": None, "new": {"name": "b"}}]}
     text = render_diff(document)
     assert "a: $100.00 → $110.00 (+$10.00, +10.0%)" in text
     assert "+ new-plan: added (only in NEW)" in text
     assert "- old-plan: removed (only in OLD)" in text
-    assert "Inputs that changed: 2" in text
+    assert "Inputs that changed: 3" in text
+    assert 'run.price_book_date: "2026-05-20" → "2026-11-01"' in text
+    assert "generated_at" not in text
+    assert "run.seed" not in text
     assert "phases.train.tokens: 10000000000.0 → 20000000000.0" in text
     assert 'plans.b: - → {"name": "b"}' in text
