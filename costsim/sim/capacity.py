@@ -9,10 +9,11 @@ rental pools for what the bounded capacity cannot take.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costsim.catalog.gpus import canonical_gpu_name
 from costsim.catalog.prices import PriceBook
+from costsim.domain.phases import TrainingPhase
 from costsim.domain.plans import Commitment, Plan, UseEntry
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
@@ -75,7 +76,8 @@ def entry_source(scenario: Scenario, plan: Plan, phase: str, entry: UseEntry, jo
             template = Commitment(gpu=gpu, count=entry.count, term_years=option.term_years or 1,
                                   payment=payment, start=scenario.calendar.start,
                                   cloud=cloud, region=region)
-            implied = commitment_pool(book, template, scenario.calendar, price_factor=factor,
+            implied = commitment_pool(book, template, scenario.calendar, job_gpus=job_gpus,
+                                      price_factor=factor,
                                       implied_by_phase=phase)
         if option is PurchaseOption.OWNED and not any(
                 o.server and _owned_gpu(o.server) == gpu for o in plan.owned):
@@ -97,13 +99,33 @@ def _owned_gpu(server: str) -> str:
 
 def plan_commitments(scenario: Scenario, plan: Plan, book: PriceBook,
                      reasons: list[str]) -> tuple[CommitmentPool, ...]:
-    """Price the plan's own commitments (each a pool from its start date)."""
+    """Price the plan's own commitments (each a pool from its start date), at the plan's cloud
+    and region unless the commitment names its own, on instances that hold the largest job the
+    plan runs on reserved GPUs of that type."""
     pools = []
     for i, commitment in enumerate(plan.commitments):
         try:
             gpu = canonical_gpu_name(commitment.gpu, f"plans.{plan.name}.commitments.{i}.gpu")
-            pools.append(commitment_pool(book, commitment, scenario.calendar,
+            placed = replace(commitment, cloud=commitment.cloud or plan.cloud,
+                             region=commitment.region or plan.region)
+            pools.append(commitment_pool(book, placed, scenario.calendar,
+                                         job_gpus=_largest_reserved_job(scenario, plan, gpu),
                                          price_factor=price_factor(scenario, gpu)))
         except CostsimError as error:
             reasons.append(f"plan '{plan.name}', commitment {i}: {error}")
     return tuple(pools)
+
+
+def _largest_reserved_job(scenario: Scenario, plan: Plan, gpu: str) -> int:
+    """GPUs of the largest single job the plan runs on reserved ``gpu``s: a training run's
+    count; experiment jobs and serving replicas are taken as one GPU (their sizes are known
+    only once the engines have run, and most are single-GPU)."""
+    largest = 1
+    for use in plan.uses:
+        phase = scenario.phase(use.phase)
+        for entry in use.entries:
+            if (entry.option.is_reserved and entry.count is not None
+                    and isinstance(phase, TrainingPhase)
+                    and canonical_gpu_name(entry.gpu, "use") == gpu):
+                largest = max(largest, entry.count)
+    return largest

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,6 +62,10 @@ class RunContext:
     rental_used: dict[tuple[str, str, str], float] = field(default_factory=dict)
     used_gpu_hours: float = 0.0
     checkpoint_bytes: list[tuple[float, float]] = field(default_factory=list)  # (from_s, bytes)
+    # fixed fleets whose queue may still drain when the horizon ends: (hold(from_s, to_s),
+    # the time from which the rest is still to be booked)
+    open_holds: list[tuple[Callable[[float, float], None], float]] = field(
+        default_factory=list)
 
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar

@@ -133,6 +133,9 @@ def _phase_process(ctx: RunContext, name: str,
 
 def _book_plan_costs(ctx: RunContext) -> None:
     calendar = ctx.prep.scenario.calendar
+    for hold, from_s in ctx.open_holds:  # queues still draining: fleets held to the end
+        if from_s < ctx.horizon_s:
+            hold(from_s, ctx.horizon_s)
     for i, pool in enumerate(ctx.commitments):
         tracked = next(p for p in ctx.bounded if p.key == f"commitment:{i}")
         used = {phase: tracked.used_gpu_s_by_month(ctx.month_hours, phase)

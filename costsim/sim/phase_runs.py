@@ -147,6 +147,27 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
         end = max(start + duration, float((np.array(arrivals) + run_s).max(initial=start)))
         yield env.timeout(end - start)
         return env.now
+    gpus = prep.nodes * prep.node.gpus
+    src = prep.source
+    owned = src.entry.option is PurchaseOption.OWNED
+    if src.bounded and src.implied_commitment is not None:
+        ctx.add_commitment(replace(src.implied_commitment, start_s=start))
+
+    def hold(t0: float, t1: float) -> None:
+        """The fixed fleet is held (reserved, owned or rented) whether jobs run or not."""
+        if src.bounded:
+            ctx.take_interval(phase.name, src.gpu, owned, t0, t1, gpus)
+        elif src.rental is not None:
+            ctx.book_rental_interval(phase.name, src.rental, t0, t1, gpus)
+
+    # booked up front for the phase's months (a later phase asking for the same reservation
+    # sees the fleet as taken); while the queue drains after them the fleet stays held, up to
+    # the horizon's end if it never drains (closed by the engine then)
+    hold(start, start + duration)
+    open_hold = (hold, start + duration)
+    ctx.open_holds.append(open_hold)
+    if src.rental is not None and not src.bounded:
+        ctx.record_rental_use(src.rental, float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR)
     cluster = Cluster(prep.node, prep.nodes)
     queue: list[tuple[float, float]] = []
     finished = env.event()
@@ -179,18 +200,12 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     if not arrivals:
         finished.succeed()
     yield env.timeout(duration)
+    drain_start = env.now
     yield finished
     end = env.now
-    gpus = prep.nodes * prep.node.gpus
-    src = prep.source
-    if src.bounded:
-        owned = src.entry.option is PurchaseOption.OWNED
-        if src.implied_commitment is not None:
-            ctx.add_commitment(replace(src.implied_commitment, start_s=start))
-        ctx.take_interval(phase.name, src.gpu, owned, start, end, gpus)
-    elif src.rental is not None:
-        ctx.book_rental_interval(phase.name, src.rental, start, end, gpus)
-        ctx.record_rental_use(src.rental, float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR)
+    ctx.open_holds.remove(open_hold)
+    if end > drain_start:  # the queue drained after the phase's months: held until then
+        hold(drain_start, end)
     return end
 
 

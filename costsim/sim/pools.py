@@ -24,10 +24,12 @@ from dataclasses import dataclass, replace
 from costsim.catalog.prices import PriceBook
 from costsim.catalog.servers import server_bom, with_operating_costs
 from costsim.domain.calendar import Calendar
+from costsim.domain.gpu import GPUS_PER_NODE
 from costsim.domain.owned import OwnedServer
 from costsim.domain.plans import Commitment, OwnedPurchase
-from costsim.domain.pricing import BillingRule, Offering, PurchaseOption
+from costsim.domain.pricing import BillingRule, Offering, PriceFlag, PurchaseOption
 from costsim.domain.reservation import ReservationTerms
+from costsim.errors import InfeasibleError
 from costsim.sim.ledger import BOM_KIND_COMPONENT, Category, Component, LedgerBook, LineKey
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -124,19 +126,30 @@ class CommitmentPool:
 
 
 def commitment_pool(book: PriceBook, commitment: Commitment, calendar: Calendar, *,
-                    price_factor: float = 1.0, implied_by_phase: str = "",
+                    job_gpus: int = 1, price_factor: float = 1.0, implied_by_phase: str = "",
                     start_s: float | None = None) -> CommitmentPool:
-    """Price a commitment: the cheapest offering selling it, in whole instances.
+    """Price a commitment: the offering selling it whose instances for ``commitment.count``
+    GPUs cost least, among instances that hold the largest job run on it (``job_gpus``, at most
+    a node: 8 L4s for single-GPU replicas are eight 1-GPU instances, 16 H100s for one training
+    run are two 8-GPU ones); relaxed to any size where no such instance sells the term. A quoted
+    rate (a sales quote) is not moved by the scenario's planned price change.
 
     Raises:
         CatalogError / InfeasibleError: as :func:`rental_pool`, or the offering sells no such term.
     """
     option = commitment.option
-    selection = book.cheapest_offering_for_job(commitment.gpu, commitment.count, option,
-                                               commitment.cloud, commitment.region)
+    try:
+        selection = book.cheapest_offering(commitment.gpu, commitment.count, option,
+                                           commitment.cloud, commitment.region,
+                                           min_gpus_per_instance=min(job_gpus, GPUS_PER_NODE))
+    except InfeasibleError:
+        selection = book.cheapest_offering(commitment.gpu, commitment.count, option,
+                                           commitment.cloud, commitment.region)
     terms = selection.quote.reservation
     if terms is None:  # cheapest_offering only returns quotes that exist
         raise AssertionError("a reserved quote without terms")
+    if PriceFlag.QUOTED_RESERVATION in selection.quote.flags:
+        price_factor = 1.0
     if price_factor != 1.0:
         terms = replace(terms, on_demand_usd_per_hour=terms.on_demand_usd_per_hour * price_factor,
                         upfront_usd=round(terms.upfront_usd * price_factor, 2),

@@ -152,6 +152,23 @@ def test_queued_prototype_jobs_wait_when_the_fixed_fleet_is_full() -> None:
     assert len(rep.queue_waits_s) > 0
 
 
+def test_a_queue_still_draining_at_the_horizon_books_its_reservation_use() -> None:
+    """The fixed fleet is held from the phase's start: a reservation whose jobs never catch up
+    within the horizon is booked as used, not as idle."""
+    flood = ExperimentsPhase(name="proto", duration_months=1.5, arrivals_per_day=200,
+                             job=GenericJob(gpu_memory_gib=30, gpu_hours=Fixed(value=8)))
+    entry = UseEntry(gpu="A100-80GB", count=8, option=PurchaseOption.RESERVED_1Y_NO_UPFRONT,
+                     cloud="aws")
+    plan = Plan(name="p", uses=(PhaseUse(phase="proto", entries=(entry,)),))
+    scenario = Scenario(name="q", calendar=Calendar(start=date(2027, 1, 1), horizon_months=2),
+                        models=(), phases=(flood,), plans=(plan,))
+    rep = simulate_replication(prepare_plan(scenario, plan), ROOT, 0)
+    assert rep.timelines[0].end_s is None  # still draining when the horizon ends
+    used = rep.reserved_gpu_hours_used / rep.reserved_gpu_hours_committed
+    assert used == pytest.approx(1.0, abs=0.01)  # held from the start to the horizon's end
+    assert rep.ledger.by_phase()["proto"] > 0
+
+
 def test_same_seed_same_result_in_one_process_or_two() -> None:
     scenario = lifecycle(uncertainty=Uncertainty(throughput_error=LogNormal(sigma=0.1),
                                                  failure_rate_scale=LogNormal(sigma=0.3)))

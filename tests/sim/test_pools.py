@@ -118,3 +118,14 @@ def test_seconds_by_month_clips_to_the_horizon() -> None:
     assert split[0] == months[1]
     assert split[1] == 10
     assert sum(seconds_by_month(0, 10 * CAL.horizon_s, months)) == CAL.horizon_s
+
+
+def test_a_commitment_for_single_gpu_work_buys_single_gpu_instances() -> None:
+    """8 L4s for one-GPU replicas are eight 1-GPU instances, not one 8-GPU box at a higher
+    $/GPU-h; 16 H100s for one training run sit on 8-GPU instances."""
+    l4 = commitment_pool(price_book(), _commitment(gpu="L4", count=8), CAL, job_gpus=1)
+    assert l4.offering.gpus_per_instance == 1
+    assert l4.instances == 8
+    h100 = commitment_pool(price_book(), _commitment(gpu="H100", count=16), CAL, job_gpus=16)
+    assert h100.offering.gpus_per_instance == 8
+    assert h100.instances == 2
