@@ -7,6 +7,10 @@ prints the figure with the machine it ran on.
 
 Run: ``.venv/bin/python benchmarks/bench_run.py [--replications 1000] [--cores 2]
 [--scenario scenarios/lifecycle-assistant.yaml] [--workers K]``.
+
+Measured (2026-12-01, 2-core AMD EPYC VM, Python 3.11.7): 19.1 s with the default workers (2),
+26.3 s with --workers 1; 45 s while the machine was also running another test suite. The
+default 200 replications take 9.4 s on a fresh clone (first run, .pyc compiled then).
 """
 
 from __future__ import annotations
