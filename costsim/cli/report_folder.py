@@ -9,6 +9,7 @@ deletes a folder of someone's other files (``--out . --force``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
@@ -61,7 +62,9 @@ def staged_out_dir(out: Path, force: bool) -> Iterator[Path]:
     """A fresh temporary folder beside ``out`` to write into; renamed to ``out`` when the block
     ends normally, removed (and ``out`` untouched) when it raises, Ctrl-C included."""
     check_out_dir(out, force)
-    out.absolute().parent.mkdir(parents=True, exist_ok=True)
+    parent = out.absolute().parent
+    created = [folder for folder in (parent, *parent.parents) if not folder.exists()]
+    parent.mkdir(parents=True, exist_ok=True)
     staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -70,6 +73,9 @@ def staged_out_dir(out: Path, force: bool) -> Iterator[Path]:
         _move_into_place(staging, out, force)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        for folder in created:  # deepest first: the folders this run made for --out
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty
         raise
 
 

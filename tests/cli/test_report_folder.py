@@ -65,7 +65,7 @@ def test_written_files_appear_only_when_the_block_ends(tmp_path: Path) -> None:
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
 def test_an_interruption_while_writing_leaves_nothing_behind(tmp_path: Path,
                                                              interruption: type) -> None:
-    out = tmp_path / "report"
+    out = tmp_path / "reports" / "q3" / "report"  # the folders above it are made, then removed
     with pytest.raises(interruption):
         _write_then_fail(out, force=False, interruption=interruption)
     assert list(tmp_path.iterdir()) == []
