@@ -40,6 +40,12 @@ def shipped_offerings() -> tuple[Offering, ...]:
     return tuple(_offering_from_row(row) for row in read_data_csv("price_book.csv"))
 
 
+def price_book_date() -> str:
+    """The price book's date: the newest effective date of its rows (YYYY-MM-DD), which the
+    reports print as provenance (pricing/README.md gives each source's date)."""
+    return max(offering.effective_date for offering in shipped_offerings())
+
+
 @cache
 def billing_rules() -> dict[str, BillingRule]:
     """Per-cloud billing increment and minimum, spot notice and marketplace status."""

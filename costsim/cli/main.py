@@ -13,11 +13,20 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from costsim import __version__
-from costsim.cli import catalog_cmds, estimate_cmd, memory_cmd, prices_cmd, scenario_cmds
+from costsim.cli import (
+    catalog_cmds,
+    compare_cmd,
+    estimate_cmd,
+    memory_cmd,
+    prices_cmd,
+    run_cmd,
+    scenario_cmds,
+)
 from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError, printable
 
-COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds)
+COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds, run_cmd,
+                   compare_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

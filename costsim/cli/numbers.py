@@ -18,8 +18,22 @@ def usd_rate(value: float) -> str:
 
 
 def usd_amount(value: float) -> str:
-    """An amount of money (a cost, a capex): dollars and cents with thousands separators."""
-    return f"${value:,.2f}"
+    """An amount of money (a cost, a capex): dollars and cents with thousands separators, the
+    sign first (-$531.11, as accounts write a credit such as a residual value)."""
+    return _dollars(value, 2)
+
+
+def usd_estimate(value: float) -> str:
+    """A simulated cost (a Monte Carlo mean or percentile): whole dollars, since its spread
+    over the replications is far above a cent; the ledger's lines stay to the cent."""
+    return _dollars(value, 0)
+
+
+def _dollars(value: float, decimals: int) -> str:
+    """``$1,234.50`` / ``-$1,234.50``; an amount that rounds to zero has no sign."""
+    magnitude = f"{abs(value):,.{decimals}f}"
+    negative = value < 0 and magnitude.strip("0.,") != ""
+    return f"{'-' if negative else ''}${magnitude}"
 
 
 def gib(n_bytes: float) -> str:

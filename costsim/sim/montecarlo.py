@@ -10,6 +10,7 @@ callback; the engine never prints.
 from __future__ import annotations
 
 import math
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -85,6 +86,13 @@ class PlanResult:
     events: int = 0
 
 
+def _quiet_on_interrupt() -> None:
+    """In a worker process: Ctrl-C (SIGINT, sent to the whole terminal process group) ends the
+    worker at once, silently, instead of printing a KeyboardInterrupt traceback per worker; the
+    parent process gets KeyboardInterrupt and decides what to do."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _simulate_chunk(prep: PreparedPlan, seed: int, replications: int,
                     indices: Sequence[int]) -> list[Replication]:
     roots = replication_seeds(seed, replications)
@@ -112,7 +120,7 @@ def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
                 progress(i + 1, replications)
     else:
         chunks = [list(range(replications))[k::workers] for k in range(workers)]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_quiet_on_interrupt) as pool:
             futures = [pool.submit(_simulate_chunk, prep, seed, replications, c)
                        for c in chunks if c]
             for future in futures:

@@ -52,3 +52,10 @@ def gpt2_rows_hit_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(ns)
 
     monkeypatch.setattr("costsim.cli.memory_grid_rows.resolve_architecture", buggy)
+
+
+@pytest.fixture
+def no_charts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports without charts: drawing them takes seconds a run, and the CLI tests check the
+    folder rules, not the drawings (tests/report does; one CLI test keeps them)."""
+    monkeypatch.setattr("costsim.report.write.build_charts", lambda *args, **kwargs: [])

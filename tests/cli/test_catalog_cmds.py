@@ -109,7 +109,8 @@ def test_registration_imports_no_engine_or_domain_module() -> None:
                     "costsim.cli.flags", "costsim.cli.ranges", "costsim.cli.catalog_cmds",
                     "costsim.cli.memory_cmd",
                     "costsim.cli.prices_cmd", "costsim.cli.estimate_cmd",
-                    "costsim.cli.scenario_cmds"}
+                    "costsim.cli.scenario_cmds", "costsim.cli.run_cmd", "costsim.cli.compare_cmd",
+                    "costsim.cli.sim_flags"}
     assert loaded - registration == set()
 
 

@@ -135,6 +135,10 @@ def test_a_training_flag_given_to_serve_is_refused_naming_where_it_belongs(cli: 
     assert len(err.strip().splitlines()) == 1
 
 
+# Commands whose examples simulate a scenario (tests/cli/test_run_examples.py runs them).
+SIMULATING = {"run", "compare", "diff"}
+
+
 def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Each example runs as printed (the files they name are created first)."""
@@ -146,6 +150,8 @@ def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
     (tmp_path / "runs.csv").write_text("model,gpu,micro_batch\nllama-2-7b,A100,2\n")
     shutil.copytree(Path(__file__).parents[2] / "scenarios", tmp_path / "scenarios")
     for command in PARSERS:
+        if command in SIMULATING:
+            continue  # seconds each: tests/cli/test_run_examples.py runs them (slow)
         for line in _examples(command):
             (tmp_path / "results.csv").unlink(missing_ok=True)
             code, _, err = cli(*line.split()[1:])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from costsim.catalog.gpus import get_gpu
-from costsim.cli.numbers import gib, hours, usd_amount, usd_rate
+from costsim.cli.numbers import gib, hours, usd_amount, usd_estimate, usd_rate
 from tests.cli.conftest import Cli
 
 
@@ -13,6 +13,9 @@ def test_the_rules() -> None:
     assert usd_rate(0.1375) == "0.138"  # rates keep sub-cent differences between cheap GPUs
     assert usd_rate(1234.5) == "1,234.500"
     assert usd_amount(64116.314) == "$64,116.31"  # amounts to the cent
+    assert usd_amount(-531517.114) == "-$531,517.11"  # a credit: the sign first
+    assert usd_estimate(153969.14) == "$153,969"  # simulated costs to the dollar
+    assert usd_estimate(-0.4) == "$0"
     assert gib(81559 * 2**20) == "79.65"
     assert hours(7.067) == "7.07"
     assert hours(30_840_000.4) == "30,840,000"

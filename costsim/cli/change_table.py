@@ -1,0 +1,115 @@
+"""Infracost-style text of cost changes: ``$old → $new (+Δ, +%)`` per plan and per phase and
+category, for ``compare`` (each plan against the baseline) and ``diff`` (two saved runs).
+
+Both read the JSON documents of DESIGN §7 (costsim.report.compare_json / diff_json), so the
+terminal shows exactly what ``--json`` holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from costsim.cli.common import format_table
+from costsim.cli.numbers import usd_amount
+
+TABLE_WIDTH = 120
+
+
+def change(old: float | None, new: float | None) -> str:
+    """``$old → $new (+$Δ, +x.x%)``; a side that is missing reads ``-``."""
+    if old is None and new is None:
+        return "-"
+    if old is None:
+        return f"- → {usd_amount(new or 0.0)} (added)"
+    if new is None:
+        return f"{usd_amount(old)} → - (removed)"
+    delta = new - old
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    pct = f", {sign}{abs(delta) / abs(old):.1%}" if old else ""
+    return f"{usd_amount(old)} → {usd_amount(new)} ({sign}{usd_amount(abs(delta))}{pct})"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]], old_key: str, new_key: str) -> str:
+    """Per phase and category (in the document's order: phases as the scenario lists them),
+    the rows that changed."""
+    body = [(r.get("phase") or "(plan-wide)", r.get("category", ""),
+             change(_number(r.get(old_key)), _number(r.get(new_key))))
+            for r in rows if _number(r.get(old_key)) != _number(r.get(new_key))]
+    if not body:
+        return "  no change in any phase or category"
+    table = format_table(body, ("phase", "category", "change"), max_width=TABLE_WIDTH - 2,
+                         shrink=(0,))
+    return "\n".join("  " + line for line in table.splitlines())
+
+
+def mean_of(cost: Any) -> float | None:
+    """The mean of a ``cost_usd`` object (None when the plan is infeasible)."""
+    return _number(cost.get("mean")) if isinstance(cost, Mapping) else None
+
+
+def render_compare(document: Mapping[str, Any]) -> str:
+    """The text of ``costsim compare``: every plan against the baseline."""
+    baseline = str(document.get("baseline"))
+    plans = document.get("plans", [])
+    base_mean = next((mean_of(p.get("cost_usd")) for p in plans if p.get("name") == baseline),
+                     None)
+    parts = [f"Baseline: {baseline} (mean cost "
+             f"{'-' if base_mean is None else usd_amount(base_mean)})"]
+    for plan in plans:
+        if plan.get("name") != baseline:
+            parts += ["", *_plan_change(plan, base_mean)]
+    parts += ["", "Mean economic cost over the horizon, against the baseline (--baseline); "
+                  "plan-wide lines are commitments and owned hardware. --json has every row."]
+    return "\n".join(parts)
+
+
+def _plan_change(plan: Mapping[str, Any], old_mean: float | None) -> list[str]:
+    """A plan's total change, then its rows (or why it has none)."""
+    new_mean = mean_of(plan.get("cost_usd"))
+    lines = [f"{plan.get('name')}: {change(old_mean, new_mean)}"]
+    rows = plan.get("by_phase_category") or []
+    if rows:
+        lines.append(rows_table(rows, "baseline_usd", "plan_usd"))
+    elif old_mean is None or new_mean is None:
+        lines.append("  no per-phase change: a side is infeasible (no cost)")
+    return lines
+
+
+def render_diff(document: Mapping[str, Any]) -> str:
+    """The text of ``costsim diff``: each plan in both runs OLD → NEW, plans added or removed,
+    and the inputs that changed."""
+    parts: list[str] = []
+    for plan in document.get("plans", []):
+        parts += [*_plan_change(plan, mean_of(plan.get("baseline_cost_usd"))), ""]
+    parts += [f"+ {name}: added (only in NEW)" for name in document.get("added") or ()]
+    parts += [f"- {name}: removed (only in OLD)" for name in document.get("removed") or ()]
+    if document.get("added") or document.get("removed"):
+        parts.append("")
+    changed = [*_provenance_changed(document), *(document.get("inputs_changed") or [])]
+    parts.append(f"Inputs that changed: {len(changed)}" if changed
+                 else "Inputs that changed: none")
+    parts += [f"  {item.get('path')}: {_short(item.get('old'))} → {_short(item.get('new'))}"
+              for item in changed]
+    return "\n".join(parts)
+
+
+def _provenance_changed(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The run settings and provenance that differ (seed, replications, price-book date,
+    costsim version, scenario file), as ``run.<key>`` changes; not the time each ran."""
+    old, new = document.get("old") or {}, document.get("new") or {}
+    return [{"path": f"run.{key}", "old": old.get(key), "new": new.get(key)}
+            for key in dict.fromkeys([*old, *new])
+            if key != "generated_at" and old.get(key) != new.get(key)]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """An input value on one line, cut at ``limit`` characters."""
+    import json
+
+    text = "-" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

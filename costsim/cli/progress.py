@@ -1,0 +1,57 @@
+"""The progress bar of ``run`` and ``compare``: one tqdm bar on stderr over every plan.
+
+The simulator reports ``progress(done, total)`` per plan; the bar adds the plans up, so a
+four-plan run of 200 replications shows 0..800. It is drawn only when stderr is a terminal (never
+in a pipe or a log file, and never on stdout, where ``--json`` writes).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import Any
+
+
+class RunProgress:
+    """A callable ``progress(done, total)`` for ``simulate_scenario``, drawing one bar."""
+
+    def __init__(self, plans: int, replications: int, *, enabled: bool | None = None) -> None:
+        self._offset = 0
+        self._last_done = 0
+        self._last_total = 0
+        self._bar: Any = None
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        if enabled:
+            from tqdm import tqdm  # here: `costsim --help` never loads it
+
+            self._bar = tqdm(total=plans * replications, unit="rep", file=sys.stderr,
+                             desc="simulating", leave=False, dynamic_ncols=True)
+
+    @property
+    def done(self) -> int:
+        """Replications finished so far, over every plan."""
+        return self._offset + self._last_done
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._last_total and self._last_done >= self._last_total:
+            # the previous plan finished: this call is the next plan's first
+            self._offset += self._last_total
+            self._last_done = 0
+        step = done - self._last_done
+        self._last_done, self._last_total = done, total
+        if self._bar is not None and step > 0:
+            self._bar.update(step)
+
+    def close(self) -> None:
+        """Remove the bar (the table or JSON follows on a clean terminal)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()

@@ -1,0 +1,137 @@
+"""The terminal view of a run: plans ranked by mean cost, infeasible plans with their reasons,
+and the recommendation with its savings against the baseline.
+
+Numbers are written by :mod:`costsim.cli.numbers`: simulated costs in whole dollars, rates to 3
+decimals, shares to 0.1 %, savings to the cent; a column no plan has a value for (no training
+phase: no cost per training run) is left out. Plan names are never cut.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from costsim.cli.common import format_table
+from costsim.cli.numbers import percent, usd_amount, usd_estimate, usd_rate
+
+if TYPE_CHECKING:
+    from costsim.sim.montecarlo import PlanResult
+    from costsim.sim.run_result import RunResult
+
+TABLE_WIDTH = 120
+
+_Cell = Callable[["PlanResult"], str | None]
+
+
+def _optional(value: float | None, render: Callable[[float], str]) -> str | None:
+    return None if value is None else render(value)
+
+
+def _slo(result: PlanResult) -> str | None:
+    attainment = result.metrics.slo_attainment if result.metrics else None
+    return _optional(attainment, percent)
+
+
+def _cost(result: PlanResult, part: str) -> str | None:
+    cost = result.cost_usd
+    if cost is None:
+        return None
+    if part == "range":
+        return f"{usd_estimate(cost.p10)}–{usd_estimate(cost.p90)}"
+    return usd_estimate(float(getattr(cost, part)))
+
+
+# (header, cell); the legend under the table says what each header means
+_COLUMNS: tuple[tuple[str, _Cell], ...] = (
+    ("mean", lambda r: _cost(r, "mean")),
+    ("P50", lambda r: _cost(r, "p50")),
+    ("P10–P90", lambda r: _cost(r, "range")),
+    ("$/train run", lambda r: _optional(r.cost_per_training_run_usd, usd_estimate)),
+    ("$/1M tok", lambda r: _optional(r.cost_per_million_tokens_usd, usd_rate)),
+    ("P(late)", lambda r: _optional(r.p_deadline_missed, percent)),
+    ("P(>budget)", lambda r: _optional(r.p_over_budget, percent)),
+    ("SLO met", _slo),
+)
+LEGEND = (
+    "Costs: the economic cost over the horizon (commitments in full, owned hardware net of its "
+    "residual value) in $, mean and P10/P50/P90 over the replications. $/train run: cost of a "
+    "training phase; $/1M tok: serving cost per million tokens (prompt + output); P(late): "
+    "probability a deadline is missed; P(>budget): probability the cost exceeds the budget; "
+    "SLO met: share of requests served within the SLO. '*' recommended (the cheapest feasible "
+    "plan within the risk limits), 'b' baseline. Ledger, monthly cash flow, prices with their "
+    "sources: the report folder or --json.")
+
+
+def ranked(results: Sequence[PlanResult]) -> list[PlanResult]:
+    """Feasible plans by mean cost (then name), infeasible ones left out."""
+    feasible = [r for r in results if r.feasible and r.cost_usd is not None]
+    return sorted(feasible, key=lambda r: (r.cost_usd.mean if r.cost_usd else 0.0, r.name))
+
+
+def plan_table(run: RunResult) -> str:
+    """The ranked table of the feasible plans (recommended '*', baseline 'b')."""
+    rows_of = ranked(run.plans)
+    columns = [(h, cell) for h, cell in _COLUMNS if any(cell(r) is not None for r in rows_of)]
+    rows = []
+    for rank, result in enumerate(rows_of, start=1):
+        marks = ("*" if result.name == run.recommendation.plan else "") + (
+            "b" if result.name == run.baseline else "")
+        rows.append((rank, marks, result.name,
+                     *("-" if (text := cell(result)) is None else text
+                       for _, cell in columns)))
+    header = ("#", "", "plan", *(h for h, _ in columns))
+    right = [0, *range(3, 3 + len(columns))]
+    return format_table(rows, header, right_align=right)
+
+
+def infeasible_lines(run: RunResult) -> list[str]:
+    """One line per infeasible plan with its reasons."""
+    return [f"infeasible: {r.name}: " + "; ".join(r.infeasible_reasons or ("no reason given",))
+            for r in run.plans if not r.feasible]
+
+
+def recommendation_lines(run: RunResult) -> list[str]:
+    """The recommended plan and why, its savings against the baseline, and the plans passed
+    over for risk."""
+    rec = run.recommendation
+    if rec.plan is None:
+        lines = [f"No recommendation: {rec.reason}."]
+    else:
+        lines = [f"Recommended: {rec.plan} — {rec.reason}."]
+        lines.append(savings_line(run, rec.plan))
+    lines += [f"passed over: {name}: {why}" for name, why in rec.passed_over
+              if not why.startswith("infeasible")]
+    return lines
+
+
+def savings_line(run: RunResult, plan: str) -> str:
+    """``plan``'s mean cost against the baseline's: saving in $ and %."""
+    if plan == run.baseline:
+        return f"It is the baseline ({run.baseline})."
+    chosen, base = run.plan(plan).cost_usd, run.plan(run.baseline).cost_usd
+    if chosen is None or base is None:
+        return f"The baseline ({run.baseline}) is infeasible: no saving to state."
+    saving = base.mean - chosen.mean
+    share = f" ({abs(saving) / base.mean:.1%})" if base.mean > 0 else ""
+    verb = "Saves" if saving >= 0 else "Costs"
+    return (f"{verb} {usd_amount(abs(saving))}{share} against the baseline {run.baseline} "
+            f"(mean cost {usd_estimate(base.mean)} → {usd_estimate(chosen.mean)}).")
+
+
+def render_run(run: RunResult, report_dir: str | None) -> str:
+    """The whole text output of ``costsim run``."""
+    scenario = run.scenario
+    head = (f"{scenario.name}: {len(run.plans)} plans, {run.replications:,} replications, "
+            f"seed {run.seed} ({run.wall_s:.1f} s)")
+    parts = [head, ""]
+    if ranked(run.plans):
+        parts += [plan_table(run), ""]
+    if infeasible := infeasible_lines(run):
+        parts += [*infeasible, ""]
+    parts += recommendation_lines(run)
+    parts.append("")
+    parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
+    if report_dir is not None:
+        parts.append(f"Report: {report_dir}/report.html")
+    return "\n".join(parts)

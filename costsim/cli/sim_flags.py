@@ -1,0 +1,39 @@
+"""Flags shared by the commands that simulate a scenario (``run``, ``compare``).
+
+Imported when the parser is built, so it stays free of heavy imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from costsim.cli.flags import range_argtype
+from costsim.cli.ranges import describe
+
+DEFAULT_REPLICATIONS = 200  # DESIGN §7
+DEFAULT_SEED = 0
+
+
+def add_scenario_arg(parser: argparse.ArgumentParser) -> None:
+    """The positional ``SCENARIO.yaml``."""
+    parser.add_argument("scenario", type=Path, metavar="SCENARIO.yaml",
+                        help="a scenario file (scenarios/README.md; required)")
+
+
+def add_simulation_flags(parser: argparse.ArgumentParser) -> None:
+    """``--baseline``, ``--replications``, ``--seed``, ``--workers``."""
+    parser.add_argument("--baseline", metavar="PLAN",
+                        help="the plan savings and differences are measured against "
+                             "(default: the scenario's first plan)")
+    parser.add_argument("--replications", type=range_argtype("--replications"),
+                        default=DEFAULT_REPLICATIONS, metavar="N",
+                        help=f"Monte Carlo replications per plan, "
+                             f"{describe('--replications')} (default {DEFAULT_REPLICATIONS})")
+    parser.add_argument("--seed", type=range_argtype("--seed"), default=DEFAULT_SEED,
+                        metavar="S",
+                        help=f"random seed, {describe('--seed')}; the same seed gives the same "
+                             f"results (default {DEFAULT_SEED})")
+    parser.add_argument("--workers", type=range_argtype("--workers"), metavar="K",
+                        help=f"worker processes, {describe('--workers')}; results do not depend "
+                             "on it (default: the CPU cores, at most 4)")
