@@ -20,7 +20,7 @@ from costsim.domain.phases import TrainingPhase
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.draws import draw
-from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
+from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import book_commitment, book_owned, seconds_by_month
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
@@ -68,7 +68,7 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     used_h = sum(float(p.occupancy.sum()) for p in reserved)
     owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
     ledger = ctx.book.close()
-    phase_cost = ledger.by_phase()
+    phase_cost = _phase_costs(ctx, ledger)
     training = tuple(replace(t, cost_usd=phase_cost.get(t.phase, 0.0)) for t in ctx.training)
     serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
@@ -82,7 +82,29 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         gpu_hours_paid=ctx.rental_gpu_hours + committed_h + owned_h,
         reserved_gpu_hours_committed=committed_h, reserved_gpu_hours_used=used_h,
         reserved_by_month=by_month, pools=_pool_uses(ctx),
-        draws=tuple(sorted(ctx.draws.items())), events=env.events_processed)
+        draws=tuple(sorted(ctx.draws.items())), events=env.events_processed,
+        phase_costs=tuple(sorted(phase_cost.items())))
+
+
+def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:
+    """Each phase's cost: its own ledger lines, plus its share of the owned servers it ran on.
+
+    Owned hardware is booked plan-wide (capex, residual, power, staff). A phase's share is that
+    cost per in-service GPU-hour × the GPU-hours it used, the same basis as a commitment's use
+    (r_c × hours used): what nothing used stays with the plan, as a commitment's idle hours do.
+    """
+    costs = ledger.by_phase()
+    for i, owned in enumerate(ctx.owned):
+        tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
+        in_service_h = float(tracked.capacity.sum())
+        if in_service_h <= 0:
+            continue
+        pool_cost = sum(line.amount_usd for line in ledger.lines
+                        if line.key.phase == "" and line.key.pool == owned.name)
+        for phase, use in tracked.by_phase.items():
+            share = float(use.sum()) / in_service_h
+            costs[phase] = round(costs.get(phase, 0.0) + pool_cost * share, 2)
+    return costs
 
 
 def _pool_uses(ctx: RunContext) -> tuple[PoolUse, ...]:

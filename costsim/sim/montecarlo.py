@@ -161,12 +161,11 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         finish_s=Stats.of(finite_finish),
         p_over_budget=None if budget is None else float(np.mean([c > budget for c in costs])),
         p_deadline_missed=float(np.mean(missed)) if has_deadline else None,
-        cost_per_training_run_usd=_phase_cost(mean_ledger, training_names),
+        cost_per_training_run_usd=_phase_cost(reps, training_names),
         training_gpu_hours=(Stats.of([sum(t.gpu_hours for t in r.training) for r in reps])
                             if training_names else None),
-        cost_per_million_tokens_usd=_per_million(mean_ledger, serving_names, tokens),
-        cost_per_million_output_tokens_usd=_per_million(mean_ledger, serving_names,
-                                                        output_tokens),
+        cost_per_million_tokens_usd=_per_million(reps, serving_names, tokens),
+        cost_per_million_output_tokens_usd=_per_million(reps, serving_names, output_tokens),
         ledger=mean_ledger,
         prices=prep.prices_used(),
         metrics=PlanMetrics(
@@ -216,19 +215,24 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
     return {"p10": round(float(p10), 2), "p50": round(float(p50), 2), "p90": round(float(p90), 2)}
 
 
-def _phase_cost(ledger: Ledger, phases: set[str]) -> float | None:
+def _mean_phase_cost(reps: Sequence[Replication], phases: set[str]) -> float:
+    """Mean over the replications of the named phases' cost (their ledger lines plus their
+    use-share of owned servers)."""
+    return float(np.mean([sum(cost for phase, cost in r.phase_costs if phase in phases)
+                          for r in reps]))
+
+
+def _phase_cost(reps: Sequence[Replication], phases: set[str]) -> float | None:
     """Mean cost of the named phases per phase (cost per training run)."""
     if not phases:
         return None
-    by_phase = ledger.by_phase()
-    return round(sum(by_phase.get(p, 0.0) for p in phases) / len(phases), 2)
+    return round(_mean_phase_cost(reps, phases) / len(phases), 2)
 
 
-def _per_million(ledger: Ledger, phases: set[str], tokens: float) -> float | None:
+def _per_million(reps: Sequence[Replication], phases: set[str], tokens: float) -> float | None:
     if not phases or tokens <= 0:
         return None
-    by_phase = ledger.by_phase()
-    return sum(by_phase.get(p, 0.0) for p in phases) / tokens * 1e6
+    return _mean_phase_cost(reps, phases) / tokens * 1e6
 
 
 def run_scenario(scenario: Scenario, *, seed: int, replications: int,

@@ -102,6 +102,8 @@ class Replication:
     pools: tuple[PoolUse, ...]
     draws: tuple[tuple[str, float], ...]
     events: int
+    # each phase's cost: its ledger lines plus its use-share of owned servers ("" = plan-level)
+    phase_costs: tuple[tuple[str, float], ...] = ()
 
     @property
     def cost_usd(self) -> float:

@@ -10,7 +10,7 @@ import pytest
 
 from costsim.domain.calendar import Calendar
 from costsim.domain.phases import ExperimentsPhase, GenericJob, TrainingPhase
-from costsim.domain.plans import Commitment, PhaseUse, Plan, UseEntry
+from costsim.domain.plans import Commitment, OwnedPurchase, PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario, ScenarioPrices
 from costsim.domain.uncertainty import Fixed, LogNormal, Uncertainty
@@ -185,6 +185,26 @@ def test_a_plan_commitment_holds_the_largest_job_run_on_it() -> None:
     assert prep.feasible, prep.infeasible_reasons
     (pool,) = prep.commitments
     assert pool.offering.gpus_per_instance == 8
+
+
+def test_a_run_on_owned_servers_costs_its_use_share_of_them() -> None:
+    """Owned hardware is booked plan-wide; a training run's cost is that cost per in-service
+    GPU-hour times the GPU-hours it used (what nothing used stays with the plan)."""
+    entry = UseEntry(gpu="H100", count=16, option=PurchaseOption.OWNED)
+    scenario = _train_only(entry, months=12)
+    plan = replace(scenario.plans[0], owned=(OwnedPurchase(server="hgx-h100-8", count=2,
+                                                           purchase=date(2027, 1, 1)),))
+    scenario = replace(scenario, plans=(plan,))
+    rep = simulate_replication(prepare_plan(scenario, plan), ROOT, 0)
+    (use,) = rep.pools
+    owned_cost = sum(line.amount_usd for line in rep.ledger.lines
+                     if line.key.phase == "" and line.key.option == "owned")
+    (record,) = rep.training
+    expected = rep.ledger.by_phase().get("train", 0.0) + owned_cost * (
+        use.used_gpu_hours / use.paid_gpu_hours)
+    assert record.cost_usd == pytest.approx(expected, abs=0.02)
+    assert 0 < record.cost_usd < owned_cost
+    assert dict(rep.phase_costs)["train"] == record.cost_usd
 
 
 def test_same_seed_same_result_in_one_process_or_two() -> None:
