@@ -78,7 +78,8 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
         axes.annotate(label, (value, y), xytext=(6, -3), textcoords="offset points",
                       fontsize=8)
     usd_axis(axes, "x")
-    axes.set_xlabel("Cost per training run (USD, mean: the training phases' ledger lines)")
+    axes.set_xlabel("Cost per training run (USD, mean: the training phases' ledger lines and "
+                    "their use-share of owned servers)")
     axes.set_title("Cost per training run by plan")
     return Chart("cost_per_training_run", "Cost per training run by plan", figure)
 

@@ -15,8 +15,12 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
      "each month's cash discounted from the month's end."),
     ("Amortized", "Capex depreciated straight-line and upfront payments spread over their "
      "term, month by month."),
-    ("Capex / opex", "Capital expenditure (servers bought, reservation upfronts paid at "
-     "once) / operating expenditure (hourly charges, power, colocation, staff, storage)."),
+    ("Capex / opex", "Capital expenditure (servers bought) / operating expenditure (hourly "
+     "charges, reservation payments including upfronts, which are prepaid services, power, "
+     "colocation, staff, storage)."),
+    ("Cost per training run", "A training phase's own charges, its use of reservations at "
+     "their committed rate, and its use-share of owned servers (their cost per in-service "
+     "GPU-hour times the GPU-hours it used), per training phase."),
     ("Mean, P10, P50, P90", "Over the Monte Carlo replications: the average, and the values "
      "that 10 %, 50 % and 90 % of the simulated futures stay below."),
     ("Baseline", "The plan every other plan is compared with: --baseline, or the scenario's "
