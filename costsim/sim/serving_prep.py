@@ -18,6 +18,8 @@ import numpy as np
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.prices import PriceBook
+from costsim.domain.architecture import Architecture
+from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.phases import ServingPhase
 from costsim.domain.plans import Plan, UseEntry
@@ -46,6 +48,50 @@ class ServingEntryPrep:
     scale_up_delay_s: float
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaCapacities:
+    """One replica of a GPU type serving a phase: its size and its capacity per request bucket."""
+
+    gpus_per_replica: int
+    sizing_requests_per_s: tuple[float, ...]  # what sizing divides the rate by, per bucket
+    service_requests_per_s: tuple[float, ...]  # what it serves within the SLO, per bucket
+
+
+def replica_capacities(arch: Architecture, gpu: GpuSpec, phase: ServingPhase,
+                       defaults: PerfDefaults, *,
+                       target_utilization: float | None = None) -> ReplicaCapacities:
+    """Size one replica of ``gpu`` for each of the phase's request buckets under the
+    performance model's sizing rule (the phase's SLO, else the default one; ``target_utilization``
+    or the default u).
+
+    Raises:
+        CostsimError: the model cannot be served on ``gpu`` (it does not fit, bad precision).
+    """
+    precision = phase.precision or gpu.default_precision
+    rule = sizing_rule(defaults.serving, slo_ttft_s=phase.slo.ttft_p95_s,
+                       slo_tpot_s=phase.slo.tpot_p95_s, target_utilization=target_utilization)
+    sizing: list[float] = []
+    service: list[float] = []
+    tp = 0
+    for bucket in phase.requests:
+        est = estimate_serving(
+            arch, gpu, engine=phase.engine, precision=precision, quant=phase.quant,
+            kv_dtype=phase.kv_dtype, prompt_tokens=bucket.prompt_tokens,
+            output_tokens=bucket.output_tokens, batch=1, tp=None,
+            rate_requests_per_s=None, slo_ttft_s=rule.slo_ttft_p95_s,
+            slo_tpot_s=rule.slo_tpot_p95_s, price_usd_per_gpu_hour=0.0,
+            assumptions=defaults.serving)
+        sized = capacity_under_rule(est.max_requests_per_s,
+                                    est.max_requests_per_s_at_slo or 0.0, rule)
+        sizing.append(sized.requests_per_s)
+        # where the default SLO cannot be met the fleet runs without one (sized by u)
+        service.append(sized.at_slo_requests_per_s if sized.slo_met
+                       else est.max_requests_per_s if sized.requests_per_s > 0 else 0.0)
+        tp = est.gpus_per_replica
+    return ReplicaCapacities(gpus_per_replica=tp, sizing_requests_per_s=tuple(sizing),
+                             service_requests_per_s=tuple(service))
+
+
 def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
                     entries: Sequence[UseEntry], book: PriceBook, defaults: PerfDefaults,
                     sim_defaults: SimAssumptions,
@@ -62,30 +108,16 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
     for i, entry in enumerate(entries):
         try:
             gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
-            precision = phase.precision or gpu.default_precision
             auto = entry.autoscale
-            rule = sizing_rule(defaults.serving, slo_ttft_s=phase.slo.ttft_p95_s,
-                               slo_tpot_s=phase.slo.tpot_p95_s,
-                               target_utilization=auto.target_utilization if auto else None)
-            for j, bucket in enumerate(buckets):
-                est = estimate_serving(
-                    arch, gpu, engine=phase.engine, precision=precision, quant=phase.quant,
-                    kv_dtype=phase.kv_dtype, prompt_tokens=bucket.prompt_tokens,
-                    output_tokens=bucket.output_tokens, batch=1, tp=None,
-                    rate_requests_per_s=None, slo_ttft_s=rule.slo_ttft_p95_s,
-                    slo_tpot_s=rule.slo_tpot_p95_s, price_usd_per_gpu_hour=0.0,
-                    assumptions=defaults.serving)
-                sized = capacity_under_rule(est.max_requests_per_s,
-                                            est.max_requests_per_s_at_slo or 0.0, rule)
-                capacity[i, j] = sized.requests_per_s
-                # where the default SLO cannot be met the fleet runs without one (sized by u)
-                service[i, j] = (sized.at_slo_requests_per_s if sized.slo_met
-                                 else est.max_requests_per_s if capacity[i, j] > 0 else 0.0)
-                tp[i] = est.gpus_per_replica
+            replica = replica_capacities(arch, gpu, phase, defaults, target_utilization=(
+                auto.target_utilization if auto else None))
         except CostsimError as error:
             reasons.append(f"{where}, {entry.gpu}: {error}")
             sources.append(None)
             continue
+        capacity[i] = replica.sizing_requests_per_s
+        service[i] = replica.service_requests_per_s
+        tp[i] = replica.gpus_per_replica
         sources.append(entry_source(scenario, plan, phase.name, entry, tp[i], book, reasons))
     cost_per_request = np.full(capacity.shape, np.inf)
     for i, source in enumerate(sources):
