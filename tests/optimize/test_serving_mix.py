@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from scipy.optimize import linprog
 
 from costsim.errors import InfeasibleError
 from costsim.optimize.serving_mix import MixInstance, single_type_fleets, solve_mix
+from costsim.optimize.serving_mix_plan import routed_buckets
 
 
 def instance(prices: list[float], capacities: list[list[float]],
@@ -144,3 +146,13 @@ def test_inconsistent_data_is_refused() -> None:
         MixInstance(gpus=("A",), gpus_per_replica=(1,), usd_per_gpu_hour=(1.0,),
                     usd_per_replica_hour=(1.0,), bucket_shares=(0.5, 0.5),
                     capacity_requests_per_s=((1.0,),))
+
+
+def test_the_simulator_s_routing_sends_each_size_to_its_cheapest_type_per_request() -> None:
+    # G0: $0.10 and $1.00 per request/s of the two sizes; G1: $0.15 and $0.50
+    mix = instance([1.0, 3.0], [[10.0, 1.0], [20.0, 6.0]], [0.5, 0.5])
+    assert routed_buckets(mix, ["G0", "G1"]) == {"G0": (0,), "G1": (1,)}
+    assert routed_buckets(mix, ["G1"]) == {"G1": (0, 1)}
+    # the routing prices GPUs, not the whole instances a replica is billed (serving_prep's rule)
+    billed = replace(mix, usd_per_replica_hour=(8.0, 3.0))
+    assert routed_buckets(billed, ["G0", "G1"]) == {"G0": (0,), "G1": (1,)}

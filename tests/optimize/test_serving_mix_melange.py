@@ -85,7 +85,7 @@ def test_the_pinned_prices_are_the_shipped_aws_on_demand_prices() -> None:
     assert pinned_prices()["A10G"] == 1.006  # Mélange's A10G price
 
 
-@pytest.mark.parametrize("rate", [0.5, 2.0, 8.0])
+@pytest.mark.parametrize("rate", [0.5, 2.0, 8.0, 32.0])
 def test_small_requests_favour_small_gpus_at_mélange_s_rates(rate: float) -> None:
     # Mélange's finding: A10G/L4 for small requests. In costsim's model they win through
     # granularity at rates a few small GPUs carry (a big card would idle); at high rates a fully
@@ -182,3 +182,8 @@ def test_the_simulated_mix_costs_no_more_than_the_best_single_type_plan() -> Non
     # static size routing cannot express (docs/optimizer.md).
     assert set(routed_buckets(instance, instance.gpus)) == {"H100"}
     assert [e.gpu for e in uses["mix"].entries] == ["H100"]
+    (entry,) = uses["mix"].entries
+    assert entry.autoscale is not None
+    # bounds: the program's trough H100s, and what one all-H100 entry needs at the peak
+    assert entry.autoscale.min_replicas == mix.trough.replicas[instance.gpus.index("H100")]
+    assert entry.autoscale.max_replicas == mix.peak.best_single.replicas
