@@ -30,6 +30,7 @@ from costsim.perf.serving import estimate_serving
 from costsim.perf.sizing import capacity_under_rule, sizing_rule
 from costsim.sim.capacity import EntrySource, entry_source
 from costsim.sim.fleet import mix_capacity
+from costsim.sim.pools import CommitmentPool, RentalPool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,9 +123,8 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
     cost_per_request = np.full(capacity.shape, np.inf)
     for i, source in enumerate(sources):
         pool = None if source is None else source.price_pool
-        rate = pool.rate_usd_per_gpu_hour if pool is not None else 0.0
         served = capacity[i] > 0
-        cost_per_request[i, served] = (rate * tp[i]) / capacity[i, served]
+        cost_per_request[i, served] = _replica_usd_per_hour(pool, tp[i]) / capacity[i, served]
     # bounded entries (reserved, owned) price at 0 here: capacity already paid for goes first
     routed_to = np.argmin(cost_per_request, axis=0)
     unserved = [j for j in range(len(buckets))
@@ -160,3 +160,16 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
     if any(s is None for s in sources):
         return None  # an entry of the plan cannot run: its reason is already recorded
     return tuple(preps)
+
+
+def _replica_usd_per_hour(pool: RentalPool | CommitmentPool | None, gpus_per_replica: int
+                          ) -> float:
+    """What one replica costs an hour as it is billed: a rented replica holds whole instances
+    (one 8-GPU p4de for a 1-GPU A100-80GB replica on AWS); a reserved one its GPUs at r_c;
+    bounded capacity with no price pool (owned, plan commitments) 0, already paid for."""
+    if pool is None:
+        return 0.0
+    if isinstance(pool, RentalPool):
+        held = pool.instances_for(gpus_per_replica) * pool.gpus_per_instance
+        return pool.rate_usd_per_gpu_hour * held
+    return pool.rate_usd_per_gpu_hour * gpus_per_replica

@@ -129,3 +129,15 @@ def test_a_commitment_for_single_gpu_work_buys_single_gpu_instances() -> None:
     h100 = commitment_pool(price_book(), _commitment(gpu="H100", count=16), CAL, job_gpus=16)
     assert h100.offering.gpus_per_instance == 8
     assert h100.instances == 2
+
+
+def test_routing_prices_a_rented_replica_as_the_whole_instances_it_holds() -> None:
+    """On AWS the A100-80GB comes only in 8-GPU p4de instances: a 1-GPU replica is billed for
+    all 8, and the fleet's size routing must see that price (it used to see 1/8 of it)."""
+    from costsim.sim.serving_prep import _replica_usd_per_hour
+
+    pool = rental_pool(price_book(), "A100-80GB", 1, PurchaseOption.ON_DEMAND, cloud="aws",
+                       region=None)
+    assert pool.gpus_per_instance == 8
+    assert _replica_usd_per_hour(pool, 1) == pytest.approx(8 * pool.rate_usd_per_gpu_hour)
+    assert _replica_usd_per_hour(None, 1) == 0.0
