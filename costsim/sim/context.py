@@ -18,7 +18,13 @@ import simpy
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.draws import draw
 from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
-from costsim.sim.occupancy import BoundedPool, FloatArray, hourly_capacity, interval_gpus
+from costsim.sim.occupancy import (
+    BoundedPool,
+    FloatArray,
+    hourly_capacity,
+    interval_gpus,
+    intervals_gpus,
+)
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool
 from costsim.sim.prepare import PreparedPlan
 from costsim.sim.results import PhaseTimeline, ServingRecord, TrainingRunRecord
@@ -61,6 +67,9 @@ class RunContext:
     rental_paid: dict[tuple[str, str, str], float] = field(default_factory=dict)
     rental_used: dict[tuple[str, str, str], float] = field(default_factory=dict)
     used_gpu_hours: float = 0.0
+    # GPUs the phases held per GPU type and horizon hour, whatever pool served them (rentals
+    # before rounding to whole instances): the demand a commitment would cover
+    demand: dict[str, FloatArray] = field(default_factory=dict)
     checkpoint_bytes: list[tuple[float, float]] = field(default_factory=list)  # (from_s, bytes)
     # fixed fleets whose queue may still drain when the horizon ends: (hold(from_s, to_s),
     # the time from which the rest is still to be booked)
@@ -136,7 +145,16 @@ class RunContext:
             taken = pool.take(phase, h0, want)
             got += taken
             want -= taken
+        self.record_demand(gpu, h0, got)
         return got
+
+    def record_demand(self, gpu: str, h0: int, gpus: FloatArray) -> None:
+        """Add ``gpus[i]`` GPUs held in hour ``h0 + i`` to the demand for ``gpu``."""
+        end = min(self.hours, h0 + len(gpus))
+        if end <= h0:
+            return
+        hourly = self.demand.setdefault(gpu, np.zeros(self.hours))
+        hourly[h0:end] += gpus[: end - h0]
 
     # -- rentals ----------------------------------------------------------------------------
     def price_factor(self, month: int) -> float:
@@ -172,6 +190,8 @@ class RunContext:
             rule.increment_s)
         paid_gpus = pool.instances_for(gpus) * pool.gpus_per_instance
         hours = np.where(starts_s < self.horizon_s, billed_s / SECONDS_PER_HOUR * paid_gpus, 0.0)
+        self.record_demand(pool.gpu, 0, intervals_gpus(self.hours, starts_s, starts_s + run_s,
+                                                       float(gpus)))
         start_hours = np.minimum((starts_s // SECONDS_PER_HOUR).astype(np.int64), self.hours - 1)
         per_month = np.bincount(self.month_of_hour[start_hours], weights=hours,
                                 minlength=len(self.month_hours))
@@ -198,6 +218,7 @@ class RunContext:
         """Book whole instances for ``gpus`` GPUs held over [t0, t1), with the billing minimum."""
         if gpus <= 0 or t1_s <= t0_s:
             return
+        self.record_demand(pool.gpu, *interval_gpus(self.hours, t0_s, t1_s, float(gpus)))
         paid_gpus = pool.instances_for(gpus) * pool.gpus_per_instance
         billed_s = pool.billing.billed_hours(t1_s - t0_s) * SECONDS_PER_HOUR
         h0, profile = interval_gpus(self.hours, t0_s, t0_s + billed_s, float(paid_gpus))

@@ -19,6 +19,7 @@ from costsim.catalog.storage import storage_price
 from costsim.domain.phases import TrainingPhase
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.context import CountingEnvironment, RunContext
+from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
@@ -83,7 +84,12 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         reserved_gpu_hours_committed=committed_h, reserved_gpu_hours_used=used_h,
         reserved_by_month=by_month, pools=_pool_uses(ctx),
         draws=tuple(sorted(ctx.draws.items())), events=env.events_processed,
-        phase_costs=tuple(sorted(phase_cost.items())))
+        phase_costs=tuple(sorted(phase_cost.items())),
+        gpu_demand=tuple(DemandHistogram.from_hourly(gpu, hourly)
+                         for gpu, hourly in sorted(ctx.demand.items())),
+        gpu_demand_by_hour=tuple((gpu, tuple(float(u) for u in hourly))
+                                 for gpu, hourly in sorted(ctx.demand.items()))
+        if ctx.keep_fleet else ())
 
 
 def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from costsim.domain.phases import PhaseKind
 from costsim.domain.scenario import Scenario
+from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
 from costsim.sim.prepare import PreparedPlan, prepare_plan
@@ -83,6 +84,10 @@ class PlanResult:
     cumulative_cash_usd_by_month: tuple[tuple[str, Stats], ...] = ()  # cash paid to month's end
     timelines: tuple[PhaseTimeline, ...] = ()  # replication 0, for charts
     serving_replicas_by_hour: tuple[tuple[str, tuple[int, ...]], ...] = ()  # replication 0
+    # GPU demand per GPU type pooled over the replications (reservation sizing), and hour by
+    # hour in replication 0 (costsim.sim.demand)
+    gpu_demand: tuple[DemandHistogram, ...] = ()
+    gpu_demand_by_hour: tuple[tuple[str, tuple[float, ...]], ...] = ()
     events: int = 0
 
 
@@ -185,7 +190,24 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         cumulative_cash_usd_by_month=_cumulative_cash(reps),
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
+        gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
         events=sum(r.events for r in reps))
+
+
+def _pooled_demand(reps: Sequence[Replication]) -> tuple[DemandHistogram, ...]:
+    """Each GPU type's demand histogram over all replications; a replication in which the
+    type was never used counts its hours at zero demand."""
+    pooled: dict[str, DemandHistogram] = {}
+    for rep in reps:
+        for hist in rep.gpu_demand:
+            pooled[hist.gpu] = pooled[hist.gpu].merged(hist) if hist.gpu in pooled else hist
+    hours = round(next(iter(pooled.values())).hours_per_replication) if pooled else 0
+    idle = {gpu: len(reps) - hist.replications for gpu, hist in pooled.items()}
+    return tuple(
+        hist if idle[gpu] == 0 else hist.merged(DemandHistogram(
+            gpu=gpu, replications=idle[gpu], levels=(0,), hours=(hours * idle[gpu],),
+            gpu_hours=(0.0,)))
+        for gpu, hist in sorted(pooled.items()))
 
 
 def _cumulative_cash(reps: Sequence[Replication]) -> tuple[tuple[str, Stats], ...]:

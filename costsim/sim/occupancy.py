@@ -78,3 +78,18 @@ def hourly_capacity(hours: int, t0_s: float, t1_s: float, gpus: int) -> FloatArr
     if held.size:
         profile[h0:h0 + held.size] = held
     return profile
+
+
+def intervals_gpus(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: float
+                   ) -> FloatArray:
+    """GPUs held by many intervals [start, end) as one hourly profile over the horizon (partial
+    hours pro rata), vectorized: an interval from s covers hour floor(s) for 1 − frac(s) and
+    every later hour fully, so each end point adds two entries to a difference array."""
+    diff = np.zeros(hours + 2)
+    for points, sign in ((starts_s, 1.0), (ends_s, -1.0)):
+        at_h = np.clip(np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR, 0, hours)
+        whole = np.floor(at_h).astype(np.int64)
+        frac = at_h - whole
+        np.add.at(diff, whole, sign * gpus * (1 - frac))
+        np.add.at(diff, whole + 1, sign * gpus * frac)
+    return np.cumsum(diff)[:hours]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costsim.domain.phases import PhaseKind
+from costsim.sim.demand import DemandHistogram
 from costsim.sim.ledger import Ledger
 
 
@@ -104,6 +105,10 @@ class Replication:
     events: int
     # each phase's cost: its ledger lines plus its use-share of owned servers ("" = plan-level)
     phase_costs: tuple[tuple[str, float], ...] = ()
+    # GPU demand per GPU type (costsim.sim.demand), by name: as a histogram; hour by hour
+    # for replication 0 only (charts)
+    gpu_demand: tuple[DemandHistogram, ...] = ()
+    gpu_demand_by_hour: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     @property
     def cost_usd(self) -> float:

@@ -1,0 +1,117 @@
+"""Simulated GPU demand per GPU type: what the plan's phases held, hour by hour.
+
+Demand is the GPUs the phases held in each horizon hour, whatever pool served them
+(reservations, owned servers, on-demand or spot rentals), before rentals round up to whole
+instances. It is what a commitment would have covered, so reservation sizing
+(:mod:`costsim.optimize.reservation`) prices commitment levels against it.
+
+Across replications it is kept as a sparse histogram by whole-GPU level (hours and GPU-hours
+per level), not hour by hour: 8,766 hours × 1,000 replications per GPU type would not fit, and the
+histogram is exact for what sizing needs, the GPU-hours above any whole-GPU commitment level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+# GPU-hours below this are float noise of pro-rata partial hours, not demand
+_NOISE_GPUS = 1e-9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemandHistogram:
+    """Hourly demand of one GPU type over ``replications`` futures of the same hours.
+
+    Sparse by whole-GPU level (a 16,384-GPU run has two levels, not 16,385): ``hours[i]``
+    counts the hours whose demand u has ⌈u⌉ = ``levels[i]`` GPUs (level 0: no demand) and
+    ``gpu_hours[i]`` sums u over them. For a whole-GPU level c the hours above it are exactly
+    the levels j > c, so GPU-hours above c = Σ_{j>c} (s_j − c·n_j).
+    """
+
+    gpu: str
+    replications: int
+    levels: tuple[int, ...]  # ascending, distinct
+    hours: tuple[int, ...]
+    gpu_hours: tuple[float, ...]
+
+    @classmethod
+    def from_hourly(cls, gpu: str, hourly: FloatArray) -> DemandHistogram:
+        """From demand per hour: one replication (1-D) or replications × hours (2-D)."""
+        array = np.atleast_2d(np.asarray(hourly, dtype=np.float64))
+        if array.size == 0:
+            raise ValueError(f"demand of {gpu} covers no hours")
+        if float(array.min()) < -_NOISE_GPUS:
+            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(array.min())}")
+        values = np.maximum(array.ravel(), 0.0)
+        by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
+        levels, index = np.unique(by_hour, return_inverse=True)
+        return cls(gpu=gpu, replications=array.shape[0],
+                   levels=tuple(int(j) for j in levels),
+                   hours=tuple(int(n) for n in np.bincount(index, minlength=len(levels))),
+                   gpu_hours=tuple(float(u) for u in np.bincount(index, weights=values,
+                                                                 minlength=len(levels))))
+
+    def merged(self, other: DemandHistogram) -> DemandHistogram:
+        """Pooled with more replications of the same hours (same GPU type)."""
+        if other.gpu != self.gpu:
+            raise ValueError(f"cannot pool demand of {self.gpu} with {other.gpu}")
+        levels, index = np.unique(np.array(self.levels + other.levels, dtype=np.int64),
+                                  return_inverse=True)
+        hours = np.bincount(index, weights=np.array(self.hours + other.hours, dtype=np.float64),
+                            minlength=len(levels))
+        gpu_hours = np.bincount(index, weights=np.array(self.gpu_hours + other.gpu_hours),
+                                minlength=len(levels))
+        return DemandHistogram(gpu=self.gpu, replications=self.replications + other.replications,
+                               levels=tuple(int(j) for j in levels),
+                               hours=tuple(round(float(n)) for n in hours),
+                               gpu_hours=tuple(float(u) for u in gpu_hours))
+
+    @property
+    def max_gpus(self) -> int:
+        """Highest whole-GPU level any hour reached."""
+        return self.levels[-1]
+
+    @property
+    def hours_per_replication(self) -> float:
+        """Horizon hours each replication covers."""
+        return sum(self.hours) / self.replications
+
+    @property
+    def mean_gpu_hours(self) -> float:
+        """Demanded GPU-hours per replication."""
+        return sum(self.gpu_hours) / self.replications
+
+    def always_used_gpus(self) -> int:
+        """Whole GPUs in use in every hour: ⌊min demand⌋ (the lowest level j holds demands in
+        (j − 1, j], all of them j exactly only when they sum to j per hour)."""
+        j, n, s = self.levels[0], self.hours[0], self.gpu_hours[0]
+        if j == 0:
+            return 0
+        return j if s >= j * n - _NOISE_GPUS * n else j - 1
+
+    def excess_gpu_hours(self, gpus: Sequence[int]) -> FloatArray:
+        """Per replication, GPU-hours above each whole-GPU commitment level in ``gpus``."""
+        c = np.asarray(gpus, dtype=np.float64)
+        s_above, n_above = self._above(c)
+        excess: FloatArray = np.maximum(0.0, s_above - c * n_above) / self.replications
+        return excess
+
+    def share_at_or_below(self, gpus: Sequence[int]) -> FloatArray:
+        """F(c): share of hours whose demand is at most c GPUs, for each c in ``gpus``."""
+        _, n_above = self._above(np.asarray(gpus, dtype=np.float64))
+        share: FloatArray = 1 - n_above / sum(self.hours)
+        return share
+
+    def _above(self, c: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Σ s_j and Σ n_j over the levels j > c."""
+        n = np.asarray(self.hours, dtype=np.float64)
+        s = np.asarray(self.gpu_hours, dtype=np.float64)
+        suffix_n = np.concatenate([np.cumsum(n[::-1])[::-1], [0.0]])
+        suffix_s = np.concatenate([np.cumsum(s[::-1])[::-1], [0.0]])
+        first_above = np.searchsorted(np.asarray(self.levels), c, side="right")
+        return suffix_s[first_above], suffix_n[first_above]
