@@ -10,12 +10,12 @@ The level is held over the whole horizon, renewing the term as it ends: T_owed =
 (T_owed = H when the terms end with the horizon; the last term's hours beyond the horizon are
 the stranded commitment, owed all the same). The cost is convex and piecewise linear in c, its
 slope r_c·T_owed − r_od·#{h: u_h > c} is zero where F(c) = 1 − (r_c/r_od)·(T_owed/H) = d', so
-the cheapest
-commitment is the d'-quantile of hourly demand (a newsvendor rule; with T = H, d' is the
-discount d = 1 − r_c/r_od). Derivation: reference/optimizers-and-simulators.md §2.7, after
-terraform-aws-sp-autopilot ``lambda/shared/optimal_coverage.py``; here the demand is the
-simulator's, pooled over all hours of all replications, so the level minimizes the expected
-cost. Commitments are bought in whole instances, so the curve is scanned at whole instances.
+the cheapest commitment is the d'-quantile of hourly demand (a newsvendor rule; with T_owed = H,
+d' is the discount d = 1 − r_c/r_od). The cost model is terraform-aws-sp-autopilot's
+(``lambda/shared/optimal_coverage.py``, which scans it over a week or two of past usage);
+docs/optimizer.md "Reservation sizing" derives the quantile. Here the demand is the simulator's,
+pooled over all hours of all replications, so the level minimizes the expected cost.
+Commitments are bought in whole instances, so the curve is scanned at whole instances.
 """
 
 from __future__ import annotations
