@@ -49,27 +49,36 @@ class DemandHistogram:
             raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(array.min())}")
         values = np.maximum(array.ravel(), 0.0)
         by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
-        levels, index = np.unique(by_hour, return_inverse=True)
+        # bincount, not unique: O(hours + peak GPUs) without a sort, once per replication
+        hours = np.bincount(by_hour)
+        gpu_hours = np.bincount(by_hour, weights=values)
+        levels = np.flatnonzero(hours)
         return cls(gpu=gpu, replications=array.shape[0],
                    levels=tuple(int(j) for j in levels),
-                   hours=tuple(int(n) for n in np.bincount(index, minlength=len(levels))),
-                   gpu_hours=tuple(float(u) for u in np.bincount(index, weights=values,
-                                                                 minlength=len(levels))))
+                   hours=tuple(int(n) for n in hours[levels]),
+                   gpu_hours=tuple(float(u) for u in gpu_hours[levels]))
 
-    def merged(self, other: DemandHistogram) -> DemandHistogram:
-        """Pooled with more replications of the same hours (same GPU type)."""
-        if other.gpu != self.gpu:
-            raise ValueError(f"cannot pool demand of {self.gpu} with {other.gpu}")
-        levels, index = np.unique(np.array(self.levels + other.levels, dtype=np.int64),
+    @classmethod
+    def pooled(cls, parts: Sequence[DemandHistogram]) -> DemandHistogram:
+        """Pooled over replications of the same hours (all of one GPU type)."""
+        gpus = {part.gpu for part in parts}
+        if len(gpus) != 1:
+            raise ValueError(f"cannot pool demand of {' with '.join(sorted(gpus))}")
+        levels, index = np.unique(np.concatenate([part.levels for part in parts]).astype(np.int64),
                                   return_inverse=True)
-        hours = np.bincount(index, weights=np.array(self.hours + other.hours, dtype=np.float64),
+        hours = np.bincount(index, weights=np.concatenate([part.hours for part in parts]),
                             minlength=len(levels))
-        gpu_hours = np.bincount(index, weights=np.array(self.gpu_hours + other.gpu_hours),
+        gpu_hours = np.bincount(index, weights=np.concatenate([part.gpu_hours for part in parts]),
                                 minlength=len(levels))
-        return DemandHistogram(gpu=self.gpu, replications=self.replications + other.replications,
+        return DemandHistogram(gpu=parts[0].gpu,
+                               replications=sum(part.replications for part in parts),
                                levels=tuple(int(j) for j in levels),
                                hours=tuple(round(float(n)) for n in hours),
                                gpu_hours=tuple(float(u) for u in gpu_hours))
+
+    def merged(self, other: DemandHistogram) -> DemandHistogram:
+        """Pooled with more replications of the same hours (same GPU type)."""
+        return DemandHistogram.pooled([self, other])
 
     @property
     def max_gpus(self) -> int:

@@ -197,17 +197,19 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
 def _pooled_demand(reps: Sequence[Replication]) -> tuple[DemandHistogram, ...]:
     """Each GPU type's demand histogram over all replications; a replication in which the
     type was never used counts its hours at zero demand."""
-    pooled: dict[str, DemandHistogram] = {}
+    parts: dict[str, list[DemandHistogram]] = {}
     for rep in reps:
         for hist in rep.gpu_demand:
-            pooled[hist.gpu] = pooled[hist.gpu].merged(hist) if hist.gpu in pooled else hist
-    hours = round(next(iter(pooled.values())).hours_per_replication) if pooled else 0
-    idle = {gpu: len(reps) - hist.replications for gpu, hist in pooled.items()}
-    return tuple(
-        hist if idle[gpu] == 0 else hist.merged(DemandHistogram(
-            gpu=gpu, replications=idle[gpu], levels=(0,), hours=(hours * idle[gpu],),
-            gpu_hours=(0.0,)))
-        for gpu, hist in sorted(pooled.items()))
+            parts.setdefault(hist.gpu, []).append(hist)
+    if not parts:
+        return ()
+    hours = round(next(iter(parts.values()))[0].hours_per_replication)
+    for gpu, hists in parts.items():
+        idle = len(reps) - len(hists)
+        if idle:
+            hists.append(DemandHistogram(gpu=gpu, replications=idle, levels=(0,),
+                                         hours=(hours * idle,), gpu_hours=(0.0,)))
+    return tuple(DemandHistogram.pooled(hists) for _, hists in sorted(parts.items()))
 
 
 def _cumulative_cash(reps: Sequence[Replication]) -> tuple[tuple[str, Stats], ...]:

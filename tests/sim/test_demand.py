@@ -52,7 +52,7 @@ def test_pooling_two_runs_equals_the_histogram_of_both(a: np.ndarray, b: np.ndar
 
 
 def test_histograms_of_different_gpus_do_not_pool() -> None:
-    with pytest.raises(ValueError, match="L4 with H100"):
+    with pytest.raises(ValueError, match="H100 with L4"):
         DemandHistogram.from_hourly("L4", np.ones(3)).merged(
             DemandHistogram.from_hourly("H100", np.ones(3)))
 
