@@ -29,7 +29,6 @@ from costsim.cli.ranges import FLAG_RANGES
 from costsim.errors import CatalogError, InputError
 
 DEFAULT_GPU = "H100"
-DEFAULT_SEQ_LEN_CAP = 4096
 DEFAULT_PROMPT_TOKENS = 512
 DEFAULT_OUTPUT_TOKENS = 256
 COMPUTE_PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")

@@ -21,7 +21,6 @@ from costsim.cli.flags import (
     DEFAULT_GPU,
     DEFAULT_OUTPUT_TOKENS,
     DEFAULT_PROMPT_TOKENS,
-    DEFAULT_SEQ_LEN_CAP,
 )
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
@@ -39,6 +38,7 @@ from costsim.domain.workload import (
     TrainingSetup,
 )
 from costsim.errors import InputError
+from costsim.perf.setups import default_flash_attention, default_seq_len
 
 
 def resolve_architecture(args: argparse.Namespace) -> tuple[str, Architecture]:
@@ -147,17 +147,6 @@ def resolve_layout(flags: LayoutFlags, arch: Architecture) -> ParallelLayout:
     layout = ParallelLayout(tp=tp, pp=pp, dp=dp, zero=zero, sp=bool(flags.sp))
     check_layout(arch, layout)
     return layout
-
-
-def default_flash_attention(precision: Dtype) -> bool:
-    """Flash attention is on by default where its kernels exist: FlashAttention supports fp16
-    and bf16 only (Dao et al.), so fp32 / tf32 runs use the eager s×s attention."""
-    return precision in (Dtype.BF16, Dtype.FP16, Dtype.FP8)
-
-
-def default_seq_len(arch: Architecture) -> int:
-    """The model's maximum positions, capped at 4096 (docs/memory.md)."""
-    return min(arch.max_position_embeddings, DEFAULT_SEQ_LEN_CAP)
 
 
 def resolve_lora(args: argparse.Namespace, arch: Architecture, task: Task) -> LoraConfig | None:

@@ -20,9 +20,6 @@ from costsim.cli.flags import (
     DEFAULT_PROMPT_TOKENS,
     MAX_WHOLE_NUMBER,
 )
-from costsim.cli.layout_args import (
-    default_seq_len,
-)
 from costsim.cli.memory_grid_io import CodedColumn, ObjectArray, factorize
 from costsim.cli.memory_grid_rows import (
     BYTE_FIELDS,
@@ -47,6 +44,7 @@ from costsim.memory.core import (
     training_components,
 )
 from costsim.memory.runtime import DEFAULT_POLICY, VERDICT_BY_CODE
+from costsim.perf.setups import default_seq_len
 
 
 @dataclass
