@@ -106,7 +106,7 @@ def mix_instance(scenario: Scenario, phase: ServingPhase, gpus: Sequence[str], b
                                region=region, price_factor=price_factor(scenario, canonical))
             rate = pool.rate_usd_per_gpu_hour
             # the simulator rents each replica whole instances (sim/phase_runs._book_replicas)
-            billed = rate * pool.instances_for(tp) * pool.gpus_per_instance
+            billed = rate * pool.gpus_paid_for(tp)
         names.append(canonical)
         sizes.append(tp)
         gpu_prices.append(rate)

@@ -188,7 +188,7 @@ class RunContext:
         rule = pool.billing
         billed_s = np.ceil(np.maximum(run_s, rule.minimum_s) / rule.increment_s - 1e-9) * (
             rule.increment_s)
-        paid_gpus = pool.instances_for(gpus) * pool.gpus_per_instance
+        paid_gpus = pool.gpus_paid_for(gpus)
         hours = np.where(starts_s < self.horizon_s, billed_s / SECONDS_PER_HOUR * paid_gpus, 0.0)
         self.record_demand(pool.gpu, 0, intervals_gpus(self.hours, starts_s, starts_s + run_s,
                                                        float(gpus)))
@@ -219,7 +219,7 @@ class RunContext:
         if gpus <= 0 or t1_s <= t0_s:
             return
         self.record_demand(pool.gpu, *interval_gpus(self.hours, t0_s, t1_s, float(gpus)))
-        paid_gpus = pool.instances_for(gpus) * pool.gpus_per_instance
+        paid_gpus = pool.gpus_paid_for(gpus)
         billed_s = pool.billing.billed_hours(t1_s - t0_s) * SECONDS_PER_HOUR
         h0, profile = interval_gpus(self.hours, t0_s, t0_s + billed_s, float(paid_gpus))
         self.book_rental_hourly(phase, pool, h0, profile, category)

@@ -268,7 +268,7 @@ def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus:
                    gpus_per_replica: int) -> None:
     """Rented replicas sit on whole instances: each replica's GPUs round up to instances."""
     ctx.record_demand(pool.gpu, h0, gpus)
-    per_replica = pool.instances_for(gpus_per_replica) * pool.gpus_per_instance
+    per_replica = pool.gpus_paid_for(gpus_per_replica)
     paid = gpus / gpus_per_replica * per_replica
     ctx.book_rental_hourly(phase, pool, h0, paid)
 

@@ -64,6 +64,10 @@ class RentalPool:
         """Whole instances needed for ``gpus`` GPUs (the rounding the ledger reports)."""
         return math.ceil(gpus / self.gpus_per_instance)
 
+    def gpus_paid_for(self, gpus: int) -> int:
+        """GPUs billed to run ``gpus`` GPUs of work: all the GPUs of the whole instances."""
+        return self.instances_for(gpus) * self.gpus_per_instance
+
 
 def rental_pool(book: PriceBook, gpu: str, job_gpus: int, option: PurchaseOption, *,
                 cloud: str | None, region: str | None, price_factor: float = 1.0,

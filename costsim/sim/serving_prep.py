@@ -170,6 +170,6 @@ def _replica_usd_per_hour(pool: RentalPool | CommitmentPool | None, gpus_per_rep
     if pool is None:
         return 0.0
     if isinstance(pool, RentalPool):
-        held = pool.instances_for(gpus_per_replica) * pool.gpus_per_instance
+        held = pool.gpus_paid_for(gpus_per_replica)
         return pool.rate_usd_per_gpu_hour * held
     return pool.rate_usd_per_gpu_hour * gpus_per_replica
