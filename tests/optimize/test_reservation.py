@@ -46,12 +46,18 @@ def _check_against_brute_force(demand: np.ndarray, sizing: ReservationSizing,
     brute = _brute_force(demand, levels, sizing.on_demand_usd_per_gpu_hour,
                          sizing.committed_usd_per_gpu_hour, owed_h)
     scale = max(1.0, max(brute))
-    assert [p.cost_usd for p in sizing.curve] == pytest.approx(brute, abs=1e-9 * scale)
+    # demand under 1e-9 GPU in an hour is float noise by design (costsim/sim/demand.py) and
+    # counts as none: allow that much on-demand time per hour on top of the float tolerance
+    noise_usd = NOISE_GPUS * demand.size * sizing.on_demand_usd_per_gpu_hour
+    assert [p.cost_usd for p in sizing.curve] == pytest.approx(
+        brute, abs=1e-9 * scale + noise_usd)
     assert brute[sizing.aggressive.instances] <= min(brute) + 1e-9 * scale
     # the scan reaches the peak demand: a level beyond it only adds idle commitment
     assert levels[-1] >= float(demand.max()) - 1e-9
     return brute
 
+
+NOISE_GPUS = 1e-9
 
 demand_arrays = arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(2, 60)),
                        elements=st.floats(0, 24, allow_nan=False))
