@@ -73,6 +73,9 @@ class OptimizeResult:
     exhaustive_candidates: int  # how many an exhaustive search would simulate
     exhaustive: bool  # True when every candidate was simulated (--exhaustive)
     explanation: str  # why the best plan, in one or two sentences for a finance reader
+    # simulated candidates within the limits that no other beats on both the objective cost and
+    # the P90 finish time (the plan-level time–cost front; training fronts are per phase)
+    pareto: tuple[RankedPlan, ...] = ()
     training_fronts: tuple[TrainingFront, ...] = ()  # per training phase: time–cost options
     reservations: tuple[ReservationSizing, ...] = ()  # per GPU type and term, on simulated demand
     serving_mixes: tuple[ServingMix, ...] = ()  # per serving phase
