@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from costsim.domain.architecture import Architecture
 from costsim.scenario import KnownNames, LoadedScenario, load_scenario
+from costsim.scenario.overrides import Variant, load_variant
 from costsim.scenario.resolved import resolved_scenario
 
 
@@ -49,15 +51,25 @@ def load_scenario_file(path: Path) -> LoadedScenario:
     """Load ``path`` with the catalog's names and merge its price file's rows and quotes
     into the scenario's price overrides (the file's rows replace shipped rows of the same key);
     clouds and regions are checked against the book and the file together."""
+    return _with_price_file(lambda names: load_scenario(path, names))
+
+
+def load_variant_file(path: Path, variant: Variant) -> LoadedScenario:
+    """:func:`load_scenario_file` for the scenario ``path`` with a sweep variant applied
+    (validated exactly like the file; a variant may change the price file too)."""
+    return _with_price_file(lambda names: load_variant(path, variant, names))
+
+
+def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScenario:
     from costsim.catalog.price_file import load_price_file_entries
 
     names = known_names()
-    loaded = load_scenario(path, names)
+    loaded = load(names)
     if loaded.price_file is None:
         return loaded
     offerings, quotes = load_price_file_entries(loaded.price_file)
     # again, now that the file's clouds and regions are known names too
-    loaded = load_scenario(path, replace(
+    loaded = load(replace(
         names, clouds=names.clouds | {o.cloud for o in offerings},
         regions=names.regions | {(o.cloud, o.region) for o in offerings},
         with_price_file=True))

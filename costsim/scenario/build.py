@@ -132,6 +132,8 @@ class Builder:
         self.custom_clouds: set[str] = set()
         self.custom_regions: frozenset[tuple[str, str]] = frozenset()
         self.price_file: Path | None = None
+        # every file the scenario reads besides itself (arch configs, the price file)
+        self.referenced: set[Path] = set()
 
     def gpu(self, path: KeyPath, name: str) -> str:
         try:
@@ -204,6 +206,8 @@ class Builder:
             raise BuildError(key, catalog_problem(exc)) from None
         except CostsimError as exc:
             raise BuildError(key, str(exc)) from None
+        if arch_path is not None:
+            self.referenced.add(arch_path)
         return ScenarioModel(name=name, architecture=architecture, reference=reference)
 
     def prices(self, path: KeyPath, spec: PricesSpec) -> ScenarioPrices:
@@ -212,6 +216,7 @@ class Builder:
             if not price_file.is_file():
                 raise BuildError((*path, "price_file"), f"no such file: {price_file}")
             self.price_file = price_file
+            self.referenced.add(price_file)
         offerings = tuple(self.offering((*path, "offerings", i), o)
                           for i, o in enumerate(spec.offerings))
         self.custom_clouds |= {o.cloud for o in offerings}

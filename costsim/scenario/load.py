@@ -8,7 +8,9 @@ line, key path, rule and value.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from costsim.scenario.build import Builder, BuildError, KnownNames
 from costsim.scenario.resolved import resolved_scenario
 from costsim.scenario.spec import ScenarioSpec
 from costsim.scenario.spec_common import NUMBER_PATTERN
+from costsim.scenario.variant import Variant
 from costsim.scenario.yaml_io import (
     KeyPath,
     YamlDocument,
@@ -48,6 +51,11 @@ class LoadedScenario:
     sha256: str
     resolved: dict[str, Any]
     price_file: Path | None
+    # (path, SHA-256 of its bytes) of every file the scenario reads besides itself (arch
+    # configs, the price file), sorted: a sweep's cache keys on them
+    referenced_sha256: tuple[tuple[str, str], ...] = ()
+    # the sweep variant applied to the file (none: the file as written)
+    variant: Variant | None = None
 
 
 def display_path(path: KeyPath) -> str:
@@ -112,18 +120,14 @@ def _problem(error: Any) -> tuple[KeyPath, str]:
     return (), message + _value(value)
 
 
-def _located(doc: YamlDocument, name: str, path: KeyPath, problem: str) -> ScenarioError:
-    return ScenarioError(f"{name}:{doc.line_of(path)}", display_path(path), problem)
-
-
-def _from_validation(doc: YamlDocument, name: str, exc: ValidationError) -> ScenarioError:
+def from_validation(doc: YamlDocument, where: Locate, exc: ValidationError) -> ScenarioError:
     found = []
     for error in exc.errors(include_url=False):
         extra, problem = _problem(error)
         path = (*_file_path(doc, tuple(error["loc"])), *extra)
         found.append((doc.line_of(path), path, problem))
     _, path, problem = min(found, key=lambda item: item[0])
-    return _located(doc, name, path, problem)
+    return ScenarioError(where(path), display_path(path), problem)
 
 
 def _domain_path(doc: YamlDocument, base: KeyPath, key: str) -> KeyPath:
@@ -155,24 +159,62 @@ def _domain_path(doc: YamlDocument, base: KeyPath, key: str) -> KeyPath:
     return tuple(path)
 
 
+# Where an error at a key path of the mapping is reported: ``FILE:LINE`` for a file as written.
+Locate = Callable[[KeyPath], str]
+
+
+def read_document(path: Path) -> tuple[bytes, YamlDocument]:
+    """The scenario file's bytes and its parsed YAML, which must be a mapping.
+
+    Raises:
+        ScenarioError: unreadable, too big, not UTF-8 text, not YAML, or not a mapping.
+    """
+    name = str(path)
+    data = read_scenario_bytes(path)
+    doc = parse_yaml(decode_scenario_text(data, name), name)
+    if not isinstance(doc.data, dict):
+        raise ScenarioError(f"{name}:1", "", "expected a mapping of keys (name, start, "
+                            f"horizon_months, models, phases, plans), got "
+                            f"{type(doc.data).__name__}")
+    return data, doc
+
+
 def load_scenario(path: Path, names: KnownNames) -> LoadedScenario:
     """Read, validate and build the scenario in ``path``.
 
     Raises:
         ScenarioError: the first problem, as ``FILE:LINE: key.path: rule, got value``.
     """
+    data, doc = read_document(path)
+    return load_document(doc, path, names, sha256=hashlib.sha256(data).hexdigest())
+
+
+def load_mapping(data: Mapping[str, Any], path: Path, names: KnownNames) -> LoadedScenario:
+    """Validate and build a scenario held as a mapping (YAML's types) exactly as if it were
+    the file ``path``: relative paths resolve from ``path``'s folder and errors name
+    ``path``; ``sha256`` is that of the mapping's canonical JSON (there are no bytes)."""
+    canonical = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+    return load_document(YamlDocument(data=dict(data), lines={}), path, names,
+                         sha256=hashlib.sha256(canonical.encode()).hexdigest())
+
+
+def load_document(doc: YamlDocument, path: Path, names: KnownNames, *, sha256: str,
+                  locate: Locate | None = None, variant: Variant | None = None
+                  ) -> LoadedScenario:
+    """Validate and build the parsed document of scenario file ``path`` (the one pipeline
+    of files, mappings and sweep variants).
+
+    ``locate`` names the source of an error at a key path (default ``FILE:LINE``).
+
+    Raises:
+        ScenarioError: the first problem: ``SOURCE: key.path: rule, got value``.
+    """
     name = str(path)
-    data = read_scenario_bytes(path)
-    text = decode_scenario_text(data, name)
-    doc = parse_yaml(text, name)
-    if not isinstance(doc.data, dict):
-        raise ScenarioError(f"{name}:1", "", "expected a mapping of keys (name, start, "
-                            f"horizon_months, models, phases, plans), got "
-                            f"{type(doc.data).__name__}")
+    where = locate or (lambda key: f"{name}:{doc.line_of(key)}" if doc.lines else name)
     try:
         spec = ScenarioSpec.model_validate(doc.data)
     except ValidationError as exc:
-        raise _from_validation(doc, name, exc) from None
+        raise from_validation(doc, where, exc) from None
     builder = Builder(names, path.parent,
                       lambda key: f"{path.name}:{doc.line_of(key)} {display_path(key)}")
     try:
@@ -180,11 +222,22 @@ def load_scenario(path: Path, names: KnownNames) -> LoadedScenario:
     except BuildError as exc:
         # a domain key names the whole path (prices.gpu_price_change_pct.H100) or only the
         # key inside the object being built (count): take whichever reaches deeper
-        where = max(_domain_path(doc, (), exc.domain_key),
-                    _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]), key=len)
-        raise _located(doc, name, where, exc.problem) from None
-    return LoadedScenario(scenario=scenario, path=path, sha256=hashlib.sha256(data).hexdigest(),
-                          resolved=resolved_scenario(scenario), price_file=builder.price_file)
+        key = max(_domain_path(doc, (), exc.domain_key),
+                  _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]), key=len)
+        raise ScenarioError(where(key), display_path(key), exc.problem) from None
+    referenced = tuple((str(file), _file_sha256(file, name))
+                       for file in sorted(builder.referenced))
+    return LoadedScenario(scenario=scenario, path=path, sha256=sha256,
+                          resolved=resolved_scenario(scenario), price_file=builder.price_file,
+                          referenced_sha256=referenced, variant=variant)
+
+
+def _file_sha256(file: Path, name: str) -> str:
+    try:
+        with file.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as exc:
+        raise ScenarioError(name, "", f"cannot read {file}: {exc.strerror or exc}") from None
 
 
 _BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}

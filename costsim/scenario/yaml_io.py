@@ -95,6 +95,20 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_ti
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
+def plain_scalar(text: str) -> Any:
+    """``text`` read as an unquoted scalar in a scenario file is (``20`` → 20, ``true`` →
+    True, ``2027-03-01`` → a date, ``null`` → None, anything else the text itself), with the
+    same loader and the same leniency (an impossible date stays text)."""
+    loader = _Loader("")
+    try:
+        tag = loader.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+        return loader.construct_object(yaml.ScalarNode(tag, text), deep=True)
+    except (ValueError, OverflowError, TypeError, yaml.YAMLError):
+        return text
+    finally:
+        loader.dispose()
+
+
 def parse_yaml(text: str, name: str) -> YamlDocument:
     """Parse one YAML document with the safe loader; errors name the file and line."""
     loader = _Loader(text)
@@ -117,6 +131,8 @@ def parse_yaml(text: str, name: str) -> YamlDocument:
         raise ScenarioError(name, "", f"not valid YAML: {printable(str(exc))}") from None
     except RecursionError:
         raise ScenarioError(name, "", "not valid YAML: nested too deeply") from None
+    except ScenarioError:  # a duplicate key or too many nodes, already located
+        raise
     except (ValueError, OverflowError, TypeError) as exc:  # a scalar PyYAML cannot build
         raise ScenarioError(name, "", f"not valid YAML: {printable(str(exc))}") from None
     finally:
