@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from costsim.domain.architecture import Architecture
 from costsim.scenario import KnownNames, LoadedScenario, load_scenario
-from costsim.scenario.overrides import Variant, load_variant
+from costsim.scenario.overrides import ScenarioVariants, Variant, load_variant
 from costsim.scenario.resolved import resolved_scenario
 
 
@@ -58,6 +59,14 @@ def load_variant_file(path: Path, variant: Variant) -> LoadedScenario:
     """:func:`load_scenario_file` for the scenario ``path`` with a sweep variant applied
     (validated exactly like the file; a variant may change the price file too)."""
     return _with_price_file(lambda names: load_variant(path, variant, names))
+
+
+def iter_variant_files(path: Path, variants: Iterable[Variant]) -> Iterator[LoadedScenario]:
+    """:func:`load_variant_file` for each variant in order, reading and parsing ``path``
+    once; lazily, so a caller keeps only what it needs of each."""
+    scenario = ScenarioVariants(path)
+    for variant in variants:
+        yield _with_price_file(partial(scenario.load, variant))
 
 
 def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScenario:

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from costsim.cli.scenario_names import known_names, load_scenario_file, load_variant_file
+from costsim.cli.scenario_names import (
+    iter_variant_files,
+    known_names,
+    load_scenario_file,
+    load_variant_file,
+)
 from costsim.domain.phases import ServingPhase, TrainingPhase
 from costsim.errors import ScenarioError
-from costsim.scenario import load_scenario
+from costsim.scenario import LoadedScenario, load_scenario
 from costsim.scenario.overrides import (
+    ScenarioVariants,
+    Value,
     Variant,
     apply_overrides,
     cartesian,
+    format_value,
     load_variant,
     parse_set,
 )
@@ -226,3 +237,47 @@ def test_the_training_phase_takes_a_swept_token_count() -> None:
     train = loaded.scenario.phase("train")
     assert isinstance(train, TrainingPhase)
     assert train.tokens == 4e10
+
+
+_SCALARS = st.one_of(
+    st.integers(min_value=-10, max_value=10**13), st.floats(allow_nan=False, width=32),
+    st.booleans(), st.none(), st.dates(),
+    st.text(alphabet="abcdefxyz0123456789.e-_ ", min_size=1, max_size=8).map(str.strip)
+    .filter(bool))
+
+
+@settings(max_examples=40, deadline=None)
+@given(key=st.sampled_from(["horizon_months", "budget_usd"]), value=_SCALARS)
+def test_any_value_set_is_accepted_or_refused_exactly_as_in_the_file(key: str,
+                                                                      value: Value) -> None:
+    text = format_value(value)
+    original = {"horizon_months": "horizon_months: 18", "budget_usd": "budget_usd: 1.5e6"}[key]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "edited.yaml"
+        path.write_text(LIFECYCLE.read_text(encoding="utf-8").replace(
+            original, f"{key}: {text}"), encoding="utf-8")
+        try:
+            in_file: LoadedScenario | ScenarioError = load_scenario(path, known_names())
+        except ScenarioError as exc:
+            in_file = exc
+    try:
+        by_set: LoadedScenario | ScenarioError = load_variant(
+            LIFECYCLE, _variant(f"{key}={text}"), known_names())
+    except ScenarioError as exc:
+        by_set = exc
+    if isinstance(in_file, ScenarioError):
+        assert isinstance(by_set, ScenarioError)
+        assert (by_set.key_path, by_set.problem) == (in_file.key_path, in_file.problem)
+    else:
+        assert isinstance(by_set, LoadedScenario)
+        assert by_set.scenario == in_file.scenario
+
+
+def test_many_variants_of_one_file_load_as_each_alone() -> None:
+    variants = cartesian([parse_set("phases.serve.load.peak_requests_per_s=20,80"),
+                          parse_set("plans.0.use.train.count=8,32")])
+    together = list(iter_variant_files(LIFECYCLE, variants))
+    alone = [load_variant_file(LIFECYCLE, variant) for variant in variants]
+    assert [item.scenario for item in together] == [item.scenario for item in alone]
+    reader = ScenarioVariants(LIFECYCLE)
+    assert reader.load(variants[3], known_names()).scenario == alone[3].scenario
