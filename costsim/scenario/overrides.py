@@ -25,6 +25,7 @@ from costsim.scenario.variant import (
     Value,
     Variant,
     cartesian,
+    crossed,
     format_key,
     format_value,
     parse_set,
@@ -33,7 +34,8 @@ from costsim.scenario.variant import (
 from costsim.scenario.yaml_io import KeyPath, YamlDocument
 
 __all__ = ["MAX_VALUES", "MAX_VARIANTS", "Applied", "Override", "ScenarioVariants", "SweepFile",
-           "Value", "Variant", "apply_overrides", "apply_settings", "cartesian", "format_key",
+           "Value", "Variant", "apply_overrides", "apply_settings", "cartesian", "crossed",
+           "format_key",
            "format_value", "load_sweep", "load_sweep_file", "load_variant", "parse_set",
            "parse_value"]
 

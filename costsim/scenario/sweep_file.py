@@ -39,7 +39,7 @@ from costsim.scenario.variant import (
     Override,
     Value,
     Variant,
-    cartesian,
+    crossed,
     format_key,
     format_value,
     parse_key,
@@ -122,16 +122,10 @@ def load_sweep(path: Path) -> SweepFile:
     if count > MAX_VARIANTS:
         raise ScenarioError(f"{name}:1", "", f"{count:,} variants; at most {MAX_VARIANTS:,} "
                             "per sweep")
-    for variant in listed:
-        for axis, text in zip(axes, spec.grid, strict=True):
-            if any(axis.key == key for key, _ in variant.settings):
-                raise ScenarioError(f"{name}:{doc.line_of(('grid', text))}",
-                                    display_path(("grid", text)), f"also set by variant "
-                                    f"'{variant.name}'; a key is either listed or in the grid")
-    grid = cartesian(axes)
-    variants = [Variant(settings=variant.settings + point.settings, name=variant.name,
-                        origins=variant.origins + point.origins, named=variant.named)
-                for variant in listed for point in grid]
+    try:
+        variants = crossed(listed, axes)
+    except InputError as exc:  # a key both listed and in the grid: the grid's line
+        raise ScenarioError(exc.source, exc.key_path, exc.problem) from None
     scenario = None if spec.scenario is None else path.parent / spec.scenario
     return SweepFile(path=path, scenario=scenario, description=spec.description or "",
                      variants=tuple(variants))
@@ -193,8 +187,8 @@ def _grid(doc: YamlDocument, name: str, spec: SweepSpec) -> list[Override]:
                                     "twice")
         if any(axis.parts == parts for axis in axes):
             raise ScenarioError(where, key, f"sets {format_key(parts)} twice")
-        axes.append(Override(parts=parts, values=tuple(values), text=format_key(parts),
-                             source=f"{where} (grid)"))
+        axes.append(Override(parts=parts, values=tuple(values), text=f"grid.{text}",
+                             source=where))
     return axes
 
 

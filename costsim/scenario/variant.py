@@ -287,3 +287,30 @@ def cartesian(overrides: Sequence[Override]) -> tuple[Variant, ...]:
     origins = tuple(override.origin() for override in overrides)
     return tuple(Variant(settings=tuple(zip(keys, combo, strict=True)), origins=origins)
                  for combo in itertools.product(*(o.values for o in overrides)))
+
+
+def crossed(listed: Sequence[Variant], overrides: Sequence[Override]) -> tuple[Variant, ...]:
+    """Every listed variant combined with every point of the overrides' product, listed
+    variants outer (a sweep file's variants and its grid, or its variants and ``--set``
+    flags); each keeps its name, the overrides' settings follow its own.
+
+    Raises:
+        InputError: a key both in a listed variant and in an override, a key path in two
+            overrides, or more than :data:`MAX_VARIANTS` variants.
+    """
+    count = len(listed) * math.prod(len(override.values) for override in overrides)
+    if count > MAX_VARIANTS:
+        raise InputError(overrides[0].origin() if overrides else "", "",
+                         f"{len(listed):,} listed variants × {count // max(len(listed), 1):,} "
+                         f"combinations = {count:,} variants; at most {MAX_VARIANTS:,} per sweep")
+    for variant in listed:
+        for override in overrides:
+            for index, (key, _) in enumerate(variant.settings):
+                if key == override.key:
+                    raise InputError(override.origin(), "", f"{key} is also set by "
+                                     f"{variant.origin_of(index)}; a key is either in a listed "
+                                     "variant or swept")
+    grid = cartesian(overrides)
+    return tuple(Variant(settings=variant.settings + point.settings, name=variant.name,
+                         origins=variant.origins + point.origins, named=variant.named)
+                 for variant in listed for point in grid)

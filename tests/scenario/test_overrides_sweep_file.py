@@ -8,11 +8,12 @@ import pytest
 
 from costsim.cli.scenario_names import load_variant_file
 from costsim.domain.phases import ServingPhase
-from costsim.errors import ScenarioError
+from costsim.errors import InputError, ScenarioError
 from costsim.scenario.overrides import (
     MAX_VARIANTS,
     Variant,
     cartesian,
+    crossed,
     load_sweep,
     load_sweep_file,
     parse_set,
@@ -49,7 +50,7 @@ grid:
                                      "prices.gpu_price_change_pct.H100": -10}
     assert variants[6].label == "big, peak_requests_per_s=20, H100=-10"
     assert variants[6].origin_of(0) == f"{path}:4 (variant 'big')"
-    assert variants[6].origin_of(3) == f"{path}:7 (grid) prices.gpu_price_change_pct.H100"
+    assert variants[6].origin_of(3) == f"{path}:7 grid.prices.gpu_price_change_pct.H100"
 
 
 def test_a_grid_alone_is_the_same_product_as_set_flags(tmp_path: Path) -> None:
@@ -81,8 +82,8 @@ def test_the_scenario_it_names_is_relative_to_the_sweep_file(tmp_path: Path) -> 
     ("grid:\n  a: []\n", ":2: grid.a", "needs at least one value"),
     ("grid:\n  a: [1, 1]\n", ":2: grid.a", "the value 1 is given twice"),
     ("grid:\n  a: 1\n", ":2: grid.a", "must be a valid list"),
-    ("variants:\n  - {name: a, set: {x: 1}}\ngrid:\n  x: [1, 2]\n", ":4: grid.x",
-     "also set by variant 'a'"),
+    ("variants:\n  - {name: a, set: {x: 1}}\ngrid:\n  x: [1, 2]\n", ":4 grid.x: x is also "
+     "set by", "sweep.yaml:2 (variant 'a'); a key is either in a listed variant or swept"),
     ("description: nothing\n", ":1", "needs variants, a grid, or both"),
     ("- a\n", ":1", "expected a mapping with variants and/or grid, got list"),
     ("grid:\n  a: [1]\n  a: [2]\n", ":3: grid.a", "duplicate key (first given on line 2)"),
@@ -118,3 +119,17 @@ def test_the_example_sweep_validates_every_variant_against_the_flagship() -> Non
         presets.add(loaded.scenario.model("assistant").reference)
     assert peaks == {20, 40, 80}
     assert presets == {"preset:llama-3-8b", "preset:llama-2-13b"}
+
+
+def test_listed_variants_cross_with_set_flags_too(tmp_path: Path) -> None:
+    path = _write(tmp_path, "variants:\n  - {name: a, set: {x: 1}}\n  - {name: b, set: {x: 2}}\n")
+    variants = crossed(load_sweep_file(path), [parse_set("y=10,20")])
+    assert [(v.name, v.as_dict()) for v in variants] == [
+        ("a", {"x": 1, "y": 10}), ("a", {"x": 1, "y": 20}),
+        ("b", {"x": 2, "y": 10}), ("b", {"x": 2, "y": 20})]
+    assert variants[1].label == "a, y=20"
+    with pytest.raises(InputError, match=r"^--set x=5: x is also set by .*sweep\.yaml:2 "):
+        crossed(load_sweep_file(path), [parse_set("x=5")])
+    with pytest.raises(InputError, match="2 listed variants × 10,000 combinations = 20,000"):
+        crossed(load_sweep_file(path), [parse_set("y=" + ",".join(map(str, range(100)))),
+                                        parse_set("z=" + ",".join(map(str, range(100))))])
