@@ -21,6 +21,7 @@ from costsim.cli.scenario_names import (
 from costsim.domain.phases import ServingPhase, TrainingPhase
 from costsim.errors import ScenarioError
 from costsim.scenario import LoadedScenario, load_scenario
+from costsim.scenario.load import load_mapping
 from costsim.scenario.overrides import (
     ScenarioVariants,
     Value,
@@ -281,3 +282,14 @@ def test_many_variants_of_one_file_load_as_each_alone() -> None:
     assert [item.scenario for item in together] == [item.scenario for item in alone]
     reader = ScenarioVariants(LIFECYCLE)
     assert reader.load(variants[3], known_names()).scenario == alone[3].scenario
+
+
+def test_a_mapping_goes_through_the_files_pipeline(tmp_path: Path) -> None:
+    raw = _raw()
+    assert load_mapping(raw, LIFECYCLE, known_names()).scenario == \
+        load_scenario(LIFECYCLE, known_names()).scenario
+    raw["horizon_months"] = 0
+    with pytest.raises(ScenarioError) as caught:
+        load_mapping(raw, tmp_path / "generated.yaml", known_names())
+    assert str(caught.value).startswith(f"{tmp_path / 'generated.yaml'}: horizon_months: "
+                                        "must be greater than or equal to 1")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from costsim.cli.scenario_names import load_variant_file
+from costsim.cli.scenario_names import iter_variant_files, load_variant_file
 from costsim.domain.phases import ServingPhase
 from costsim.errors import InputError, ScenarioError
 from costsim.scenario.overrides import (
@@ -105,20 +106,33 @@ def test_a_sweep_over_the_variant_limit_is_refused(tmp_path: Path) -> None:
         load_sweep_file(path)
 
 
-def test_the_example_sweep_validates_every_variant_against_the_flagship() -> None:
+@pytest.mark.parametrize("path", sorted((ROOT / "sweeps").glob("*.yaml")),
+                         ids=lambda path: path.name)
+def test_every_shipped_sweep_file_names_its_scenario_and_every_variant_validates(
+        path: Path) -> None:
+    sweep = load_sweep(path)
+    assert sweep.scenario is not None, "a shipped sweep file names its scenario"
+    assert sweep.description, "a shipped sweep file says what it asks"
+    loaded = list(iter_variant_files(sweep.scenario, sweep.variants))
+    assert len(loaded) == len(sweep.variants)
+    assert len({json.dumps(item.resolved, sort_keys=True) for item in loaded}) == len(loaded)
+
+
+def test_the_example_sweep_crosses_model_size_peak_load_and_h100_price() -> None:
     sweep = load_sweep(EXAMPLE)
     assert sweep.scenario is not None
     assert sweep.scenario.resolve() == (ROOT / "scenarios" / "lifecycle-assistant.yaml")
     assert len(sweep.variants) == 2 * 3 * 3
-    peaks, presets = set(), set()
-    for variant in sweep.variants:
-        loaded = load_variant_file(sweep.scenario, variant)
+    peaks, presets, h100 = set(), set(), set()
+    for loaded in iter_variant_files(sweep.scenario, sweep.variants):
         serve = loaded.scenario.phase("serve")
         assert isinstance(serve, ServingPhase)
         peaks.add(serve.load.peak_requests_per_s)
         presets.add(loaded.scenario.model("assistant").reference)
+        h100.add(round(loaded.scenario.prices.price_factor("H100"), 6))
     assert peaks == {20, 40, 80}
     assert presets == {"preset:llama-3-8b", "preset:llama-2-13b"}
+    assert h100 == {0.9, 0.75, 0.6}
 
 
 def test_listed_variants_cross_with_set_flags_too(tmp_path: Path) -> None:
@@ -133,3 +147,17 @@ def test_listed_variants_cross_with_set_flags_too(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="2 listed variants × 10,000 combinations = 20,000"):
         crossed(load_sweep_file(path), [parse_set("y=" + ",".join(map(str, range(100)))),
                                         parse_set("z=" + ",".join(map(str, range(100))))])
+
+
+def test_a_sweep_file_variant_breaking_a_rule_names_the_scenario_and_its_line(
+        tmp_path: Path) -> None:
+    path = _write(tmp_path, "variants:\n  - name: tiny\n    set:\n"
+                            "      phases.serve.quant: int9\n")
+    (variant,) = load_sweep_file(path)
+    scenario = ROOT / "scenarios" / "lifecycle-assistant.yaml"
+    with pytest.raises(ScenarioError) as caught:
+        load_variant_file(scenario, variant)
+    error = caught.value
+    assert error.source == f"{scenario} with {path}:4 (variant 'tiny')"
+    assert error.key_path == "phases[2].quant"
+    assert error.problem.startswith("must be one of none, int8, int4, nf4, fp8, got 'int9'")
