@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from costsim.errors import ScenarioError, printable, suggest
+from costsim.errors import ScenarioError, name_key, printable, suggest
 from costsim.scenario.load import json_schema
 from costsim.scenario.variant import Value, Variant, format_key, parse_key
 from costsim.scenario.yaml_io import KeyPath
@@ -109,11 +109,17 @@ def _hint(part: str, known: list[str]) -> str:
     return f" (there: {shown})" if known else ""
 
 
-def _existing_key(node: dict[Any, Any], part: str) -> Any:
+def _existing_key(node: dict[Any, Any], part: str, entry: bool) -> Any:
+    """The key of ``node`` that ``part`` names; an ``entry`` of a name → value map is also
+    found the way the catalog finds names (case, spaces, '-' and '_' ignored), so that
+    ``gpu_price_change_pct.h100`` changes the file's ``H100`` instead of adding a second."""
     if part in node:
         return part
     # YAML may have read a key as a number or bool (1y:, on:): match its text
-    return next((key for key in node if str(key) == part), None)
+    found = next((key for key in node if str(key) == part), None)
+    if found is None and entry:
+        found = next((key for key in node if name_key(str(key)) == name_key(part)), None)
+    return found
 
 
 def _item_index(node: list[Any], part: str) -> int | None:
@@ -136,7 +142,7 @@ def _place(data: dict[str, Any], parts: tuple[str, ...], value: Value, walk: _Wa
         if isinstance(node, dict):
             objects = _matching(schema, node)
             declared, values = _declared(objects), _map_values(schema)
-            key = _existing_key(node, part)
+            key = _existing_key(node, part, entry=values is not None)
             if key is None and part not in declared and not (
                     values is not None and tuple(schema_path) in GROWING_MAPS):
                 if values is None:

@@ -245,12 +245,19 @@ class Builder:
                  instance_type=q.instance_type, effective_date=q.effective_date.isoformat(),
                  source=f"quote in {self.where((*path, 'quotes', i))}")
             for i, q in enumerate(spec.quotes))
-        changes = tuple((self.gpu((*path, "gpu_price_change_pct", g), g), pct)
-                        for g, pct in spec.gpu_price_change_pct.items())
+        changes: dict[str, float] = {}
+        written: dict[str, str] = {}
+        for g, pct in spec.gpu_price_change_pct.items():
+            gpu = self.gpu((*path, "gpu_price_change_pct", g), g)
+            if gpu in changes:  # else one of the two would be ignored without a word
+                raise BuildError((*path, "gpu_price_change_pct", g), f"names the same GPU "
+                                 f"({gpu}) as '{written[gpu]}'; give each GPU once")
+            changes[gpu], written[gpu] = pct, g
         overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat or 0.0,
                          cloud_discount_pct=tuple(per_cloud.items()),
                          custom_offerings=offerings, quoted_reservations=quotes)
-        return make(path, ScenarioPrices, overrides=overrides, gpu_price_change_pct=changes)
+        return make(path, ScenarioPrices, overrides=overrides,
+                    gpu_price_change_pct=tuple(changes.items()))
 
     def offering(self, path: KeyPath, o: Any) -> Offering:
         cloud = o.cloud.lower()

@@ -293,3 +293,17 @@ def test_a_mapping_goes_through_the_files_pipeline(tmp_path: Path) -> None:
         load_mapping(raw, tmp_path / "generated.yaml", known_names())
     assert str(caught.value).startswith(f"{tmp_path / 'generated.yaml'}: horizon_months: "
                                         "must be greater than or equal to 1")
+
+
+def test_a_price_change_for_a_gpu_the_file_already_changes_replaces_it() -> None:
+    everything = GOOD / "everything.yaml"  # gpu_price_change_pct: {H100: -20, L4: 5}
+    loaded = load_variant_file(everything, _variant("prices.gpu_price_change_pct.h100=-40"))
+    assert loaded.scenario.prices.gpu_price_change_pct == (("H100", -40), ("L4", 5))
+
+
+def test_two_names_of_one_gpu_in_the_price_changes_are_refused() -> None:
+    # an alias the catalog knows: in a file, one of the two would otherwise be ignored
+    error = _variant_error("prices.gpu_price_change_pct.H100=-10",
+                           "prices.gpu_price_change_pct.H100-SXM=-20")
+    assert error.key_path == "prices.gpu_price_change_pct.H100-SXM"
+    assert error.problem == "names the same GPU (H100) as 'H100'; give each GPU once"
