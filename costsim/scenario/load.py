@@ -2,7 +2,9 @@
 
 Every error is a :class:`~costsim.errors.ScenarioError` whose source is ``FILE:LINE`` and whose
 key path is the file's (``plans[1].use.serve.gpu``), so the CLI prints one line naming the file,
-line, key path, rule and value.
+line, key path, rule and value. One pipeline, :func:`load_document`, validates a file as
+written, a mapping (:func:`load_mapping`) and a sweep variant (``overrides.load_variant``, whose
+errors name the ``--set`` that made the edit instead of a line).
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ def _problem(error: Any) -> tuple[KeyPath, str]:
 
 
 def from_validation(doc: YamlDocument, where: Locate, exc: ValidationError) -> ScenarioError:
+    """The first (by line) of pydantic's errors about ``doc``, in the file's words."""
     found = []
     for error in exc.errors(include_url=False):
         extra, problem = _problem(error)

@@ -247,19 +247,17 @@ def parse_set(text: str, source: str = "--set") -> Override:
 
 def _split_once(text: str, source: str) -> tuple[str, str, str]:
     """``text`` at its first '=' outside a quoted key part."""
-    quote, part_start = "", True
-    for index, char in enumerate(text):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "\"'" and part_start:
-            quote = char
+    index, part_start = 0, True
+    while index < len(text):
+        char = text[index]
+        if char in "\"'" and part_start:
+            index, _ = _quoted(text, index, source, text)  # to its closing quote
+            part_start = False
         elif char == "=":
             return text[:index], "=", text[index + 1:]
-        if not quote:
+        else:
             part_start = char == "." or (part_start and char in " \t")
-    if quote:
-        raise _refuse(source, text, f"a quote ({quote}) is not closed")
+        index += 1
     return text, "", ""
 
 

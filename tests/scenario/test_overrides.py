@@ -162,3 +162,9 @@ def test_variants_are_frozen_and_their_origins_are_not_their_identity() -> None:
     with pytest.raises(AttributeError):
         one.name = "x"  # type: ignore[misc]
     assert Override(parts=("a",), values=(1,)).key == "a"
+
+
+def test_a_quoted_key_part_may_hold_quotes_and_equals_signs() -> None:
+    assert parse_set("a.'x''=y'.b=1").parts == ("a", "x'=y", "b")
+    assert parse_set('a."x\\"=y".b=1').parts == ("a", 'x"=y', "b")
+    assert parse_set(format_key(["x'=", "b"]) + "=1").parts == ("x'=", "b")
