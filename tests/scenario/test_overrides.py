@@ -168,3 +168,18 @@ def test_a_quoted_key_part_may_hold_quotes_and_equals_signs() -> None:
     assert parse_set("a.'x''=y'.b=1").parts == ("a", "x'=y", "b")
     assert parse_set('a."x\\"=y".b=1').parts == ("a", 'x"=y', "b")
     assert parse_set(format_key(["x'=", "b"]) + "=1").parts == ("x'=", "b")
+
+
+@given(st.text(max_size=60))
+def test_any_text_parses_or_is_one_input_error(text: str) -> None:
+    try:
+        override: Override | None = parse_set(text)
+    except InputError as exc:
+        override, message = None, str(exc)
+    if override is None:
+        assert message.startswith("--set ")
+        assert "\n" not in message
+    else:
+        assert override.parts
+        assert all(override.parts)
+        assert override.values

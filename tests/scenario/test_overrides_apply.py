@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import tempfile
@@ -23,10 +24,12 @@ from costsim.errors import ScenarioError
 from costsim.scenario import LoadedScenario, load_scenario
 from costsim.scenario.load import load_mapping
 from costsim.scenario.overrides import (
+    Applied,
     ScenarioVariants,
     Value,
     Variant,
     apply_overrides,
+    apply_settings,
     cartesian,
     format_value,
     load_variant,
@@ -307,3 +310,31 @@ def test_two_names_of_one_gpu_in_the_price_changes_are_refused() -> None:
                            "prices.gpu_price_change_pct.H100-SXM=-20")
     assert error.key_path == "prices.gpu_price_change_pct.H100-SXM"
     assert error.problem == "names the same GPU (H100) as 'H100'; give each GPU once"
+
+
+_PARTS = st.sampled_from(["phases", "plans", "serve", "train", "load", "use", "0", "2", "9",
+                          "count", "tokens", "peak_requests_per_s", "prices",
+                          "gpu_price_change_pct", "H100", "models", "assistant", "preset",
+                          "nothing", "autoscale", "max", "budget_usd", "risk"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_PARTS, min_size=1, max_size=6), _SCALARS)
+def test_any_path_applies_or_is_one_scenario_error(parts: list[str], value: Value) -> None:
+    raw = _raw()
+    variant = Variant(settings=((".".join(parts), value),), origins=("--set x",))
+    try:
+        applied: Applied | None = apply_settings(raw, variant, source="s.yaml")
+    except ScenarioError as exc:
+        applied, message = None, str(exc)
+    if applied is None:
+        assert message.startswith(f"s.yaml with --set x: {'.'.join(parts)}: ")
+        return
+    (landed,) = applied.paths
+    node: Any = applied.data
+    for part in landed:
+        node = node[part]
+    assert node is value or (type(node) is type(value) and node == value)
+    # whatever was set, loading it gives a scenario or one ScenarioError, never a crash
+    with contextlib.suppress(ScenarioError):
+        load_variant(LIFECYCLE, variant, known_names())
