@@ -37,12 +37,12 @@ from costsim.scenario.variant import (
     MAX_VALUES,
     MAX_VARIANTS,
     Override,
-    Value,
     Variant,
     crossed,
     format_key,
     format_value,
     parse_key,
+    same_value,
 )
 from costsim.scenario.yaml_io import (
     YamlDocument,
@@ -95,10 +95,6 @@ class SweepFile:
     variants: tuple[Variant, ...]
 
 
-def _same(a: Value, b: Value) -> bool:
-    return type(a) is type(b) and a == b
-
-
 def load_sweep(path: Path) -> SweepFile:
     """Read and check a sweep file.
 
@@ -118,13 +114,9 @@ def load_sweep(path: Path) -> SweepFile:
         raise ScenarioError(f"{name}:1", "", "needs variants, a grid, or both")
     listed = _listed(doc, name, spec)
     axes = _grid(doc, name, spec)
-    count = len(listed) * _grid_size(axes)
-    if count > MAX_VARIANTS:
-        raise ScenarioError(f"{name}:1", "", f"{count:,} variants; at most {MAX_VARIANTS:,} "
-                            "per sweep")
     try:
         variants = crossed(listed, axes)
-    except InputError as exc:  # a key both listed and in the grid: the grid's line
+    except InputError as exc:  # too many, or a key both listed and in the grid (its line)
         raise ScenarioError(exc.source, exc.key_path, exc.problem) from None
     scenario = None if spec.scenario is None else path.parent / spec.scenario
     return SweepFile(path=path, scenario=scenario, description=spec.description or "",
@@ -182,7 +174,7 @@ def _grid(doc: YamlDocument, name: str, spec: SweepSpec) -> list[Override]:
         if len(values) > MAX_VALUES:
             raise ScenarioError(where, key, f"{len(values)} values; at most {MAX_VALUES}")
         for index, value in enumerate(values):
-            if any(_same(value, seen) for seen in values[:index]):
+            if any(same_value(value, seen) for seen in values[:index]):
                 raise ScenarioError(where, key, f"the value {format_value(value)} is given "
                                     "twice")
         if any(axis.parts == parts for axis in axes):
@@ -190,10 +182,3 @@ def _grid(doc: YamlDocument, name: str, spec: SweepSpec) -> list[Override]:
         axes.append(Override(parts=parts, values=tuple(values), text=f"grid.{text}",
                              source=where))
     return axes
-
-
-def _grid_size(axes: list[Override]) -> int:
-    size = 1
-    for axis in axes:
-        size *= len(axis.values)
-    return size

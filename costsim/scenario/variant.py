@@ -209,7 +209,7 @@ def format_value(value: Value) -> str:
     return value if plain else "'" + value.replace("'", "''") + "'"
 
 
-def _same(a: Value, b: Value) -> bool:
+def same_value(a: Value, b: Value) -> bool:
     """Equal and of the same type (1, 1.0 and true are three different values here)."""
     return type(a) is type(b) and a == b
 
@@ -239,7 +239,7 @@ def parse_set(text: str, source: str = "--set") -> Override:
             raise _refuse(source, text, f"value {number} is empty (two commas in a row, or a "
                           "comma at an end); a value holding a comma is quoted: '…' or \"…\"")
         value = parse_value(piece, quoted)
-        if any(_same(value, seen) for seen in values):
+        if any(same_value(value, seen) for seen in values):
             raise _refuse(source, text, f"the value {format_value(value)} is given twice")
         values.append(value)
     return Override(parts=parts, values=tuple(values), text=text, source=source)
@@ -261,6 +261,15 @@ def _split_once(text: str, source: str) -> tuple[str, str, str]:
     return text, "", ""
 
 
+def _check_size(sizes: list[int], overrides: Sequence[Override]) -> None:
+    """Refuse a product over :data:`MAX_VARIANTS` before building it."""
+    count = math.prod(sizes)
+    if count > MAX_VARIANTS:
+        shown = " × ".join(f"{size:,}" for size in sizes)
+        raise InputError(" ".join(override.origin() for override in overrides), "",
+                         f"{shown} = {count:,} variants; at most {MAX_VARIANTS:,} per sweep")
+
+
 def cartesian(overrides: Sequence[Override]) -> tuple[Variant, ...]:
     """Every combination of the overrides' values, the first override varying slowest.
 
@@ -276,11 +285,7 @@ def cartesian(overrides: Sequence[Override]) -> tuple[Variant, ...]:
                              f"{seen[override.parts].origin()}; give each key once with all "
                              "its values (KEY=V1,V2)")
         seen[override.parts] = override
-    count = math.prod(len(override.values) for override in overrides)
-    if count > MAX_VARIANTS:
-        sizes = " × ".join(str(len(override.values)) for override in overrides)
-        raise InputError(" ".join(override.origin() for override in overrides), "",
-                         f"{sizes} = {count:,} variants; at most {MAX_VARIANTS:,} per sweep")
+    _check_size([len(override.values) for override in overrides], overrides)
     keys = [override.key for override in overrides]
     origins = tuple(override.origin() for override in overrides)
     return tuple(Variant(settings=tuple(zip(keys, combo, strict=True)), origins=origins)
@@ -296,11 +301,7 @@ def crossed(listed: Sequence[Variant], overrides: Sequence[Override]) -> tuple[V
         InputError: a key both in a listed variant and in an override, a key path in two
             overrides, or more than :data:`MAX_VARIANTS` variants.
     """
-    count = len(listed) * math.prod(len(override.values) for override in overrides)
-    if count > MAX_VARIANTS:
-        raise InputError(overrides[0].origin() if overrides else "", "",
-                         f"{len(listed):,} listed variants × {count // max(len(listed), 1):,} "
-                         f"combinations = {count:,} variants; at most {MAX_VARIANTS:,} per sweep")
+    _check_size([len(listed), *(len(override.values) for override in overrides)], overrides)
     for variant in listed:
         for override in overrides:
             for index, (key, _) in enumerate(variant.settings):
