@@ -153,7 +153,8 @@ def _listed(doc: YamlDocument, name: str, spec: SweepSpec) -> list[Variant]:
         for text in item.set:
             parts = _key(doc, name, ("variants", index, "set", text), text)
             if parts in keys:
-                raise ScenarioError(where, display_path(("variants", index, "set", text)),
+                at = ("variants", index, "set", text)
+                raise ScenarioError(f"{name}:{doc.line_of(at)}", display_path(at),
                                     f"sets {format_key(parts)} twice")
             keys.append(parts)
         origins = tuple(f"{name}:{doc.line_of(('variants', index, 'set', text))} (variant "
