@@ -29,12 +29,18 @@ from costsim.domain.plans import Plan
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import Distribution, Fixed, LogNormal
+from costsim.domain.workload import TrainingSetup
 from costsim.errors import CostsimError
 from costsim.memory.estimate import estimate_training
 from costsim.memory.host import host_ram
 from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.goodput import Goodput
 from costsim.perf.setups import training_setup
-from costsim.perf.train_estimate import LayoutConstraints, estimate_training_run
+from costsim.perf.train_estimate import (
+    LayoutConstraints,
+    TrainingEstimate,
+    estimate_training_run,
+)
 from costsim.sim.capacity import EntrySource, entry_source, plan_commitments
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
@@ -202,50 +208,72 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
               reasons: list[str]) -> TrainingPrep | None:
     entry = plan.use_of(phase.name).entries[0]
     where = f"plan '{plan.name}', phase '{phase.name}'"
-    model = scenario.model(phase.model)
     try:
         gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
-        base = training_setup(model.architecture, gpu, task=phase.task,
-                              precision=phase.precision, seq_len=phase.seq_len,
-                              lora_rank=phase.lora_rank, quant=phase.quant,
-                              source=f"phases.{phase.name}.precision",
-                              framework=phase.framework)
         gpus = entry.count or (phase.layout.gpus if phase.layout else None)
         if gpus is None:
             reasons.append(f"{where}: a training phase needs a GPU count (use.count)")
             return None
-        lay = phase.layout
-        fixed = LayoutConstraints(
-            tp=lay.tp if lay else None, pp=lay.pp if lay else None,
-            dp=lay.dp if lay else None, zero=lay.zero if lay else None,
-            global_batch_seqs=(None if phase.global_batch_tokens is None
-                               else max(1, round(phase.global_batch_tokens / base.seq_len))))
-        est = estimate_training_run(model.architecture, gpu, gpus, phase.tokens, base, fixed,
-                                    defaults=defaults, price_usd_per_gpu_hour=0.0)
+        est = training_estimate(scenario, phase, gpu, gpus, defaults)
     except CostsimError as error:
         reasons.append(f"{where}: {error}")
         return None
     source = entry_source(scenario, plan, phase.name, entry, gpus, book, reasons)
     if source is None:
         return None
-    setup = est.step.setup
-    lay_used = setup.layout
     goodput = est.goodput
     return TrainingPrep(
         phase=phase, source=source, gpus=gpus, steady_s=goodput.steady_wall_time_s,
-        tokens_per_s=est.step.tokens_per_s,
-        layout=(f"tp={lay_used.tp} pp={lay_used.pp} dp={lay_used.dp} zero={lay_used.zero} "
-                f"micro_batch={setup.micro_batch} grad_accum={setup.grad_accum} "
-                f"recompute={setup.recompute.value}"),
+        tokens_per_s=est.step.tokens_per_s, layout=layout_label(est.setup),
         mfu=est.step.mfu, checkpoint_s=goodput.checkpoint_s,
-        interval_s=max(goodput.checkpoint_interval_s, 1.0) if math.isfinite(
-            goodput.checkpoint_interval_s) else goodput.steady_wall_time_s + 1.0,
+        interval_s=checkpoint_interval_s(goodput),
         restart_s=goodput.restart_s,
         faults_per_gpu_hour=defaults.goodput.interruptions_per_gpu_hour,
         evaluation_fraction=goodput.evaluation_fraction,
         checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param,
         extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
                                                        median=allin.extra_loss_median))
+
+
+def training_estimate(scenario: Scenario, phase: TrainingPhase, gpu: GpuSpec, gpus: int,
+                      defaults: PerfDefaults) -> TrainingEstimate:
+    """The performance model's run of ``phase`` on ``gpus`` GPUs of ``gpu``: the phase's
+    precision, sequence length, framework and fixed layout degrees, the fastest fitting layout
+    for the rest (shared with the optimizer's training front).
+
+    Raises:
+        CostsimError: the setup is invalid or no layout fits.
+    """
+    model = scenario.model(phase.model)
+    base = training_setup(model.architecture, gpu, task=phase.task,
+                          precision=phase.precision, seq_len=phase.seq_len,
+                          lora_rank=phase.lora_rank, quant=phase.quant,
+                          source=f"phases.{phase.name}.precision",
+                          framework=phase.framework)
+    lay = phase.layout
+    fixed = LayoutConstraints(
+        tp=lay.tp if lay else None, pp=lay.pp if lay else None,
+        dp=lay.dp if lay else None, zero=lay.zero if lay else None,
+        global_batch_seqs=(None if phase.global_batch_tokens is None
+                           else max(1, round(phase.global_batch_tokens / base.seq_len))))
+    return estimate_training_run(model.architecture, gpu, gpus, phase.tokens, base, fixed,
+                                 defaults=defaults, price_usd_per_gpu_hour=0.0)
+
+
+def layout_label(setup: TrainingSetup) -> str:
+    """A training layout as the simulator reports it."""
+    lay = setup.layout
+    return (f"tp={lay.tp} pp={lay.pp} dp={lay.dp} zero={lay.zero} "
+            f"micro_batch={setup.micro_batch} grad_accum={setup.grad_accum} "
+            f"recompute={setup.recompute.value}")
+
+
+def checkpoint_interval_s(goodput: Goodput) -> float:
+    """The simulator's checkpoint interval τ: Young/Daly's, at least a second; without faults
+    (infinite interval) one longer than the run, so it never checkpoints."""
+    if math.isfinite(goodput.checkpoint_interval_s):
+        return max(goodput.checkpoint_interval_s, 1.0)
+    return goodput.steady_wall_time_s + 1.0
 
 
 def _experiments(scenario: Scenario, plan: Plan, phase: ExperimentsPhase, book: PriceBook,

@@ -1,0 +1,225 @@
+"""Expected wall time, billed time and P(deadline missed) of one training run, analytically.
+
+The simulator runs a training phase through :func:`costsim.sim.training_run.simulate_run`:
+``work`` seconds of compute (steady time × tokens scale ÷ throughput error ÷ (1 − evaluation
+share)) in cycles of τ work plus a C-second checkpoint, Poisson hardware faults at φ·λ_f,
+spot preemptions at η·λ_p, each interruption costing the restart R, a lossy one also the work
+since the last checkpoint, a preemption without an on-demand fallback also the reacquire wait
+A; then the extra loss x beyond faults stretches the non-waiting wall time by (1 + x). This
+module computes the same quantities in expectation (docs/optimizer.md "Training: time–cost
+front"):
+
+* Lossy interruptions (faults, and preemptions whose notice is shorter than C) at rate λ_l:
+  a segment of s = τ + C seconds takes (1/λ_l + R)(e^{λ_l s} − 1) in expectation with
+  e^{λ_l s} − 1 interruptions (the renewal result the simulator's tests check), so
+  n = work/τ segments, less the final checkpoint, give the exposed running time
+  U = n (e^{λ_l s} − 1)/λ_l − C and K_l = n (e^{λ_l s} − 1) restarts.
+* Preemptions with notice ≥ C lose no work: K_k = λ_p · U more restarts (and waits).
+* With an on-demand fallback each preemption is followed by A seconds on on-demand, where no
+  preemption strikes: the spot share of running time is 1/(1 + λ_p A).
+
+The scenario's uncertainty factors (tokens scale, throughput error, failure and hazard scales,
+the extra loss and its scale, the price drift) enter through quadrature over their
+distributions (:class:`Quadrature`), never by sampling. P(wall > D) takes the hardware wall
+H as lognormal (its log mean and variance over the factor grid, plus the Poisson noise of the
+interruption counts), and integrates the heavy-tailed extra loss exactly over its nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import ndtr
+
+from costsim.domain.uncertainty import (
+    Distribution,
+    Fixed,
+    LogNormal,
+    Normal,
+    Triangular,
+    Uniform,
+)
+
+FloatArray = NDArray[np.float64]
+
+# Quadrature nodes per random factor: Gauss–Hermite for (log)normal factors integrates their
+# moments exactly to far below the model's own error; 12 per factor keeps a four-factor grid
+# at ~20,000 points per option.
+NODES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Quadrature:
+    """Nodes and weights (summing to 1) standing for a distribution in expectations."""
+
+    values: FloatArray
+    weights: FloatArray
+
+    def mean(self) -> float:
+        """The distribution's mean (exact for the families used here)."""
+        return float(self.weights @ self.values)
+
+    def map(self, values: FloatArray) -> Quadrature:
+        """The same weights on transformed values."""
+        return Quadrature(np.asarray(values, dtype=np.float64), self.weights)
+
+
+def quadrature(dist: Distribution, nodes: int = NODES) -> Quadrature:
+    """A quadrature rule for ``dist``: Gauss–Hermite for normal and lognormal, Gauss–Legendre
+    for uniform, quantile midpoints for triangular, one node for a fixed value. A normal's
+    clip to [low, high] is applied to the nodes, as the simulator clips its draws."""
+    if isinstance(dist, Fixed):
+        return Quadrature(np.array([dist.value]), np.array([1.0]))
+    if isinstance(dist, LogNormal | Normal):
+        t, w = np.polynomial.hermite.hermgauss(nodes)
+        z = math.sqrt(2.0) * t
+        weights = w / math.sqrt(math.pi)
+        if isinstance(dist, LogNormal):
+            return Quadrature(dist.median * np.exp(dist.sigma * z), weights)
+        low = -np.inf if dist.low is None else dist.low
+        high = np.inf if dist.high is None else dist.high
+        return Quadrature(np.clip(dist.mean + dist.sd * z, low, high), weights)
+    if isinstance(dist, Uniform):
+        t, w = np.polynomial.legendre.leggauss(nodes)
+        return Quadrature(dist.low + (t + 1) / 2 * (dist.high - dist.low), w / 2)
+    if isinstance(dist, Triangular):
+        q = (np.arange(nodes) + 0.5) / nodes
+        low, mode, high = dist.low, dist.mode, dist.high
+        split = (mode - low) / (high - low) if high > low else 0.5
+        values = np.where(q < split, low + np.sqrt(q * (high - low) * (mode - low)),
+                          high - np.sqrt((1 - q) * (high - low) * (high - mode)))
+        return Quadrature(values, np.full(nodes, 1.0 / nodes))
+    raise TypeError(f"unknown distribution {dist!r}")
+
+
+def product(*rules: Quadrature) -> tuple[tuple[FloatArray, ...], FloatArray]:
+    """The tensor-product grid of independent factors: one flat value array per factor and
+    the joint weights."""
+    grids = np.meshgrid(*(r.values for r in rules), indexing="ij")
+    weight_grids = np.meshgrid(*(r.weights for r in rules), indexing="ij")
+    weights = np.prod(np.stack([g.ravel() for g in weight_grids]), axis=0)
+    return tuple(g.ravel() for g in grids), weights
+
+
+@dataclass(frozen=True, slots=True)
+class RunFactors:
+    """The scenario's random factors on one training run, as quadrature rules."""
+
+    work: Quadrature  # tokens scale ÷ throughput error
+    failure: Quadrature  # × the fault rate
+    hazard: Quadrature  # × the spot hazard
+    extra: Quadrature  # x' = max(0, x × allin scale)
+
+
+def run_factors(*, tokens_scale: Distribution, throughput_error: Distribution,
+                failure_scale: Distribution, hazard_scale: Distribution,
+                extra_loss: Distribution, allin_scale: Distribution) -> RunFactors:
+    """Quadrature rules of the factors the simulator draws for a training run."""
+    (tokens, error), w_work = product(quadrature(tokens_scale), quadrature(throughput_error))
+    (x, scale), w_extra = product(quadrature(extra_loss), quadrature(allin_scale))
+    return RunFactors(work=Quadrature(tokens / error, w_work),
+                      failure=quadrature(failure_scale), hazard=quadrature(hazard_scale),
+                      extra=Quadrature(np.maximum(0.0, x * scale), w_extra))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInputs:
+    """One run's deterministic inputs, as the simulator's prepared training phase holds them."""
+
+    steady_s: float
+    checkpoint_s: float
+    interval_s: float
+    restart_s: float
+    evaluation_fraction: float
+    fault_rate_per_s: float  # whole job, at failure scale 1
+    preemption_rate_per_s: float = 0.0  # whole job, at hazard scale 1; 0 off spot
+    spot_notice_s: float = 0.0
+    reacquire_s: float = 0.0
+    fallback: bool = False
+    startup_s: float = 0.0  # rented instances boot first (billed, in the wall time)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunExpectation:
+    """Expected times of one run (seconds) and the lognormal parameters of its hardware wall."""
+
+    wall_s: float  # start-up + hardware wall + extra loss
+    own_billed_s: float  # held on the run's own pool (start-up, work, extra loss)
+    fallback_s: float  # on the on-demand fallback
+    waiting_s: float  # unbilled reacquire waits
+    lost_s: float  # redone work, restarts and waits: what interruptions cost in wall time
+    faults: float
+    preemptions: float
+    log_mean: float  # of the hardware wall H
+    log_sd: float
+    waiting_share: float  # E[waits] / E[H]
+    startup_s: float
+    extra: Quadrature
+
+    def p_longer_than(self, deadline_s: float) -> float:
+        """P(wall > ``deadline_s``): H lognormal, the extra loss integrated over its nodes;
+        wall = start-up + H · (1 + x'(1 − waiting share))."""
+        room = deadline_s - self.startup_s
+        if room <= 0:
+            return 1.0
+        stretch = np.log1p(self.extra.values * (1.0 - self.waiting_share))
+        gap = math.log(room) - stretch - self.log_mean
+        above = (gap < 0).astype(np.float64) if self.log_sd <= 1e-12 else ndtr(-gap / self.log_sd)
+        return float(np.clip(self.extra.weights @ above, 0.0, 1.0))
+
+
+def expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
+    """Expected times of ``run`` under ``factors`` (module docstring)."""
+    hazard = factors.hazard if run.preemption_rate_per_s > 0 else Quadrature(
+        np.array([1.0]), np.array([1.0]))
+    (m, phi, eta), weight = product(factors.work, factors.failure, hazard)
+    work = run.steady_s * m / (1.0 - run.evaluation_fraction)
+    tau, ckpt = run.interval_s, run.checkpoint_s
+    segments = work / tau
+    s = tau + ckpt
+    preempt = eta * run.preemption_rate_per_s
+    spot_share = 1.0 / (1.0 + preempt * run.reacquire_s) if run.fallback else np.ones_like(m)
+    lossy_preemptions = run.spot_notice_s < ckpt
+    lossy_rate = phi * run.fault_rate_per_s + (preempt * spot_share if lossy_preemptions
+                                               else 0.0)
+    growth = np.expm1(lossy_rate * s)
+    safe_rate = np.where(lossy_rate > 0, lossy_rate, 1.0)
+    per_segment = np.where(lossy_rate > 0, growth / safe_rate, s)
+    no_last_checkpoint = np.where(segments > 1, ckpt, 0.0)
+    useful = work + np.maximum(segments - 1.0, 0.0) * ckpt
+    exposed = np.maximum(segments * per_segment - no_last_checkpoint, useful)
+    lossy = segments * growth
+    keep = 0.0 if lossy_preemptions else preempt * spot_share * exposed
+    preemptions = keep + (lossy * preempt * spot_share / safe_rate if lossy_preemptions
+                          else 0.0)
+    waits = 0.0 if run.fallback else preemptions * run.reacquire_s
+    hardware = exposed + (lossy + keep) * run.restart_s + waits
+    fallback = (exposed * (1.0 - spot_share) + preemptions * run.restart_s if run.fallback
+                else np.zeros_like(m))
+    # Poisson noise of the interruption counts given the factors: each adds its own cost
+    lossy_cost = (exposed - useful) / np.where(lossy > 0, lossy, 1.0) + run.restart_s
+    keep_cost = run.restart_s + (0.0 if run.fallback else run.reacquire_s)
+    count_var = lossy * lossy_cost**2 + keep * keep_cost**2
+    log_h = np.log(np.maximum(hardware, 1e-9))
+    log_mean = float(weight @ log_h)
+    log_var = float(weight @ (log_h - log_mean) ** 2
+                    + weight @ (count_var / np.maximum(hardware, 1e-9) ** 2))
+    mean_h = float(weight @ hardware)
+    mean_waits = float(weight @ np.broadcast_to(waits, m.shape))
+    mean_fallback = float(weight @ fallback)
+    x_mean = factors.extra.mean()
+    extra = (mean_h - mean_waits) * x_mean
+    return RunExpectation(
+        wall_s=run.startup_s + mean_h + extra,
+        own_billed_s=run.startup_s + mean_h - mean_waits - mean_fallback + extra,
+        fallback_s=mean_fallback, waiting_s=mean_waits,
+        lost_s=float(weight @ (hardware - useful)),
+        faults=float(weight @ (lossy + keep)) - float(weight @ np.broadcast_to(preemptions,
+                                                                              m.shape)),
+        preemptions=float(weight @ np.broadcast_to(preemptions, m.shape)),
+        log_mean=log_mean, log_sd=math.sqrt(max(log_var, 0.0)),
+        waiting_share=mean_waits / mean_h if mean_h > 0 else 0.0,
+        startup_s=run.startup_s, extra=factors.extra)
