@@ -1,0 +1,79 @@
+"""The analytic run model against the simulator's own run function, and its quadrature."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from costsim.domain.uncertainty import Fixed, LogNormal, Normal, Triangular, Uniform
+from costsim.optimize.training_time import RunInputs, expect_run, quadrature, run_factors
+from costsim.sim.training_run import RunSpec, simulate_run
+
+
+@pytest.mark.parametrize(("dist", "mean"), [
+    (Fixed(value=2.0), 2.0),
+    (LogNormal(sigma=1.55, median=0.11), 0.11 * math.exp(1.55**2 / 2)),
+    (Normal(mean=-10, sd=8), -10.0),
+    (Uniform(low=0.5, high=1.5), 1.0),
+    (Triangular(low=0.7, mode=1.0, high=1.5), (0.7 + 1.0 + 1.5) / 3),
+])
+def test_quadrature_keeps_the_mean(dist: object, mean: float) -> None:
+    rule = quadrature(dist)  # type: ignore[arg-type]
+    assert rule.weights.sum() == pytest.approx(1.0)
+    assert rule.mean() == pytest.approx(mean, rel=2e-3, abs=1e-9)
+
+
+def fixed_factors(extra: float = 0.0):  # type: ignore[no-untyped-def]
+    one = Fixed(value=1.0)
+    return run_factors(tokens_scale=one, throughput_error=one, failure_scale=one,
+                       hazard_scale=one, extra_loss=Fixed(value=extra), allin_scale=one)
+
+
+@pytest.mark.parametrize(("preempt_per_h", "notice_s", "fallback"), [
+    (0.0, 0.0, False),  # faults only
+    (0.1, 0.0, True),  # lossy preemptions, on-demand fallback
+    (0.1, 600.0, False),  # preemptions checkpointed within the notice, waiting to reacquire
+    (0.1, 600.0, True),
+])
+def test_expected_times_match_the_simulators_run_function(preempt_per_h: float,
+                                                           notice_s: float,
+                                                           fallback: bool) -> None:
+    run = RunInputs(steady_s=40 * 3600.0, checkpoint_s=300.0, interval_s=3600.0,
+                    restart_s=600.0, evaluation_fraction=0.02, fault_rate_per_s=0.2 / 3600,
+                    preemption_rate_per_s=preempt_per_h / 3600, spot_notice_s=notice_s,
+                    reacquire_s=1800.0, fallback=fallback, startup_s=300.0)
+    expected = expect_run(run, fixed_factors(extra=0.1))
+    spec = RunSpec(work_s=run.steady_s, checkpoint_s=run.checkpoint_s, interval_s=run.interval_s,
+                   restart_s=run.restart_s, mtbf_s=1 / run.fault_rate_per_s,
+                   evaluation_fraction=run.evaluation_fraction, extra_loss=0.1,
+                   spot_hazard_per_s=run.preemption_rate_per_s, spot_notice_s=notice_s,
+                   reacquire_s=run.reacquire_s, fallback=fallback)
+    rng = np.random.default_rng(5)
+    outs = [simulate_run(spec, rng) for _ in range(1500)]
+    wall = np.mean([o.wall_s for o in outs]) + run.startup_s
+    assert expected.wall_s == pytest.approx(wall, rel=0.02)
+    assert expected.fallback_s == pytest.approx(np.mean([o.fallback_s for o in outs]),
+                                                 rel=0.1, abs=60.0)
+    assert expected.preemptions == pytest.approx(np.mean([o.preemptions for o in outs]),
+                                                 rel=0.1, abs=0.05)
+    assert expected.faults == pytest.approx(np.mean([o.faults for o in outs]), rel=0.1)
+    billed = np.mean([o.billed_s for o in outs]) + run.startup_s
+    assert expected.own_billed_s == pytest.approx(billed, rel=0.02)
+
+
+def test_probability_of_a_late_run_falls_with_the_deadline() -> None:
+    run = RunInputs(steady_s=40 * 3600.0, checkpoint_s=0.0, interval_s=3600.0,
+                    restart_s=600.0, evaluation_fraction=0.0, fault_rate_per_s=0.0)
+    one = Fixed(value=1.0)
+    factors = run_factors(tokens_scale=one, throughput_error=LogNormal(sigma=0.1),
+                          failure_scale=one, hazard_scale=one, extra_loss=Fixed(value=0.0),
+                          allin_scale=one)
+    expected = expect_run(run, factors)
+    assert expected.log_sd == pytest.approx(0.1, rel=0.01)  # the throughput error alone
+    # wall = 40 h / ε: P(wall > 40 h) = 1/2, P(wall > 40 h · e^0.1) = P(Z > 1)
+    assert expected.p_longer_than(40 * 3600.0) == pytest.approx(0.5, abs=1e-3)
+    assert expected.p_longer_than(40 * 3600.0 * math.exp(0.1)) == pytest.approx(0.1587,
+                                                                                abs=1e-3)
+    assert expected.p_longer_than(0.0) == 1.0
