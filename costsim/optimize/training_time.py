@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import ndtr
+from scipy.special import ndtr, ndtri
 
 from costsim.domain.uncertainty import (
     Distribution,
@@ -49,6 +49,9 @@ FloatArray = NDArray[np.float64]
 # moments exactly to far below the model's own error; 12 per factor keeps a four-factor grid
 # at ~20,000 points per option.
 NODES = 12
+# Quantile nodes of the extra loss for P(deadline missed): its tail decides the probability
+# when the hardware wall hardly varies, and 400 nodes resolve it to 0.0025.
+TAIL_NODES = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,25 @@ def quadrature(dist: Distribution, nodes: int = NODES) -> Quadrature:
     raise TypeError(f"unknown distribution {dist!r}")
 
 
+def quantile_rule(dist: Distribution, nodes: int) -> Quadrature:
+    """``nodes`` equally weighted quantile midpoints of ``dist``: a rule for probabilities
+    of near-step functions, where Gauss nodes are too sparse in the tails."""
+    if isinstance(dist, Fixed):
+        return Quadrature(np.array([dist.value]), np.array([1.0]))
+    q = (np.arange(nodes) + 0.5) / nodes
+    if isinstance(dist, LogNormal):
+        values = dist.median * np.exp(dist.sigma * ndtri(q))
+    elif isinstance(dist, Normal):
+        low = -np.inf if dist.low is None else dist.low
+        high = np.inf if dist.high is None else dist.high
+        values = np.clip(dist.mean + dist.sd * ndtri(q), low, high)
+    elif isinstance(dist, Uniform):
+        values = dist.low + q * (dist.high - dist.low)
+    else:
+        return quadrature(dist, nodes)  # triangular: quantile midpoints already
+    return Quadrature(np.asarray(values, dtype=np.float64), np.full(nodes, 1.0 / nodes))
+
+
 def product(*rules: Quadrature) -> tuple[tuple[FloatArray, ...], FloatArray]:
     """The tensor-product grid of independent factors: one flat value array per factor and
     the joint weights."""
@@ -112,6 +134,7 @@ class RunFactors:
     failure: Quadrature  # × the fault rate
     hazard: Quadrature  # × the spot hazard
     extra: Quadrature  # x' = max(0, x × allin scale)
+    extra_tail: Quadrature  # the same on quantile nodes, for probabilities
 
 
 def run_factors(*, tokens_scale: Distribution, throughput_error: Distribution,
@@ -120,9 +143,12 @@ def run_factors(*, tokens_scale: Distribution, throughput_error: Distribution,
     """Quadrature rules of the factors the simulator draws for a training run."""
     (tokens, error), w_work = product(quadrature(tokens_scale), quadrature(throughput_error))
     (x, scale), w_extra = product(quadrature(extra_loss), quadrature(allin_scale))
+    (x_q, scale_q), w_tail = product(quantile_rule(extra_loss, TAIL_NODES),
+                                     quadrature(allin_scale))
     return RunFactors(work=Quadrature(tokens / error, w_work),
                       failure=quadrature(failure_scale), hazard=quadrature(hazard_scale),
-                      extra=Quadrature(np.maximum(0.0, x * scale), w_extra))
+                      extra=Quadrature(np.maximum(0.0, x * scale), w_extra),
+                      extra_tail=Quadrature(np.maximum(0.0, x_q * scale_q), w_tail))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +197,24 @@ class RunExpectation:
         return float(np.clip(self.extra.weights @ above, 0.0, 1.0))
 
 
+def _attempt_terms(mu: FloatArray, tau: float, s: float) -> tuple[FloatArray, FloatArray,
+                                                                  FloatArray]:
+    """For one attempt from a save point under events at rate ``mu``: P(no event before the
+    checkpoint completes at s = τ + C), E[time ∧ s] and ∫₀ˢ e^{−μt} min(t, τ) dt (the
+    progress a free save at t keeps, weighted by its density ÷ its rate)."""
+    a_s, a_t = mu * s, mu * tau
+    survive = np.exp(-a_s)
+    small = a_s < 1e-4
+    safe = np.where(small, 1.0, mu)
+    time = np.where(small, s - mu * s * s / 2, -np.expm1(-a_s) / safe)
+    # ∫₀^τ t e^{−μt} dt = (1 − e^{−a}(1 + a)) / μ², a = μτ (series where it cancels)
+    head = np.where(small, tau * tau / 2 - mu * tau**3 / 3,
+                    (-np.expm1(-a_t) - a_t * np.exp(-a_t)) / safe**2)
+    tail = np.where(small, tau * (s - tau) * (1 - mu * (s + tau) / 2),
+                    tau * (np.exp(-a_t) - survive) / safe)
+    return survive, time, head + tail
+
+
 def expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
     """Expected times of ``run`` under ``factors`` (module docstring)."""
     hazard = factors.hazard if run.preemption_rate_per_s > 0 else Quadrature(
@@ -178,48 +222,51 @@ def expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
     (m, phi, eta), weight = product(factors.work, factors.failure, hazard)
     work = run.steady_s * m / (1.0 - run.evaluation_fraction)
     tau, ckpt = run.interval_s, run.checkpoint_s
-    segments = work / tau
     s = tau + ckpt
     preempt = eta * run.preemption_rate_per_s
     spot_share = 1.0 / (1.0 + preempt * run.reacquire_s) if run.fallback else np.ones_like(m)
-    lossy_preemptions = run.spot_notice_s < ckpt
-    lossy_rate = phi * run.fault_rate_per_s + (preempt * spot_share if lossy_preemptions
-                                               else 0.0)
-    growth = np.expm1(lossy_rate * s)
-    safe_rate = np.where(lossy_rate > 0, lossy_rate, 1.0)
-    per_segment = np.where(lossy_rate > 0, growth / safe_rate, s)
-    no_last_checkpoint = np.where(segments > 1, ckpt, 0.0)
-    useful = work + np.maximum(segments - 1.0, 0.0) * ckpt
-    exposed = np.maximum(segments * per_segment - no_last_checkpoint, useful)
-    lossy = segments * growth
-    keep = 0.0 if lossy_preemptions else preempt * spot_share * exposed
-    preemptions = keep + (lossy * preempt * spot_share / safe_rate if lossy_preemptions
-                          else 0.0)
-    waits = 0.0 if run.fallback else preemptions * run.reacquire_s
+    on_spot = preempt * spot_share  # preemptions per second of running, averaged
+    noticed = run.spot_notice_s >= ckpt
+    lossy_rate = phi * run.fault_rate_per_s + (0.0 if noticed else on_spot)
+    # free saves: preemptions checkpointed within the notice, and returns from the fallback
+    save_rate = on_spot * (float(noticed) + float(run.fallback))
+    mu = lossy_rate + save_rate
+    survive, attempt_time, save_progress = _attempt_terms(mu, tau, s)
+    progress = tau * survive + save_rate * save_progress  # expected work kept per attempt
+    attempts = work / progress
+    events = attempts * (1.0 - survive)
+    safe_mu = np.where(mu > 0, mu, 1.0)
+    lossy = events * lossy_rate / safe_mu
+    preemptions = events * on_spot / safe_mu
+    keep = preemptions if noticed else np.zeros_like(m)
+    checkpoints = np.maximum(attempts * survive - 1.0, 0.0)
+    exposed = np.maximum(attempts * attempt_time - np.where(attempts * survive > 1, ckpt, 0.0),
+                         work)
+    useful = work + checkpoints * ckpt
+    waits = np.zeros_like(m) if run.fallback else preemptions * run.reacquire_s
     hardware = exposed + (lossy + keep) * run.restart_s + waits
     fallback = (exposed * (1.0 - spot_share) + preemptions * run.restart_s if run.fallback
                 else np.zeros_like(m))
     # Poisson noise of the interruption counts given the factors: each adds its own cost
-    lossy_cost = (exposed - useful) / np.where(lossy > 0, lossy, 1.0) + run.restart_s
+    lost_per_lossy = np.where(mu > 0, attempt_time - s * survive, 0.0) / np.maximum(
+        1.0 - survive, 1e-300)
     keep_cost = run.restart_s + (0.0 if run.fallback else run.reacquire_s)
-    count_var = lossy * lossy_cost**2 + keep * keep_cost**2
+    count_var = lossy * (run.restart_s + lost_per_lossy) ** 2 + keep * keep_cost**2
     log_h = np.log(np.maximum(hardware, 1e-9))
     log_mean = float(weight @ log_h)
     log_var = float(weight @ (log_h - log_mean) ** 2
                     + weight @ (count_var / np.maximum(hardware, 1e-9) ** 2))
     mean_h = float(weight @ hardware)
-    mean_waits = float(weight @ np.broadcast_to(waits, m.shape))
+    mean_waits = float(weight @ waits)
     mean_fallback = float(weight @ fallback)
-    x_mean = factors.extra.mean()
-    extra = (mean_h - mean_waits) * x_mean
+    extra = (mean_h - mean_waits) * factors.extra.mean()
     return RunExpectation(
         wall_s=run.startup_s + mean_h + extra,
         own_billed_s=run.startup_s + mean_h - mean_waits - mean_fallback + extra,
         fallback_s=mean_fallback, waiting_s=mean_waits,
         lost_s=float(weight @ (hardware - useful)),
-        faults=float(weight @ (lossy + keep)) - float(weight @ np.broadcast_to(preemptions,
-                                                                              m.shape)),
-        preemptions=float(weight @ np.broadcast_to(preemptions, m.shape)),
+        faults=float(weight @ (lossy + keep - preemptions)),
+        preemptions=float(weight @ preemptions),
         log_mean=log_mean, log_sd=math.sqrt(max(log_var, 0.0)),
         waiting_share=mean_waits / mean_h if mean_h > 0 else 0.0,
-        startup_s=run.startup_s, extra=factors.extra)
+        startup_s=run.startup_s, extra=factors.extra_tail)

@@ -36,6 +36,7 @@ def fixed_factors(extra: float = 0.0):  # type: ignore[no-untyped-def]
     (0.1, 0.0, True),  # lossy preemptions, on-demand fallback
     (0.1, 600.0, False),  # preemptions checkpointed within the notice, waiting to reacquire
     (0.1, 600.0, True),
+    (0.5, 600.0, True),  # a preemption every two hours: free saves shorten the cycles
 ])
 def test_expected_times_match_the_simulators_run_function(preempt_per_h: float,
                                                            notice_s: float,
@@ -53,14 +54,14 @@ def test_expected_times_match_the_simulators_run_function(preempt_per_h: float,
     rng = np.random.default_rng(5)
     outs = [simulate_run(spec, rng) for _ in range(1500)]
     wall = np.mean([o.wall_s for o in outs]) + run.startup_s
-    assert expected.wall_s == pytest.approx(wall, rel=0.02)
+    assert expected.wall_s == pytest.approx(wall, rel=0.01)
     assert expected.fallback_s == pytest.approx(np.mean([o.fallback_s for o in outs]),
                                                  rel=0.1, abs=60.0)
     assert expected.preemptions == pytest.approx(np.mean([o.preemptions for o in outs]),
                                                  rel=0.1, abs=0.05)
     assert expected.faults == pytest.approx(np.mean([o.faults for o in outs]), rel=0.1)
     billed = np.mean([o.billed_s for o in outs]) + run.startup_s
-    assert expected.own_billed_s == pytest.approx(billed, rel=0.02)
+    assert expected.own_billed_s == pytest.approx(billed, rel=0.01)
 
 
 def test_probability_of_a_late_run_falls_with_the_deadline() -> None:
@@ -77,3 +78,29 @@ def test_probability_of_a_late_run_falls_with_the_deadline() -> None:
     assert expected.p_longer_than(40 * 3600.0 * math.exp(0.1)) == pytest.approx(0.1587,
                                                                                 abs=1e-3)
     assert expected.p_longer_than(0.0) == 1.0
+
+
+def test_probability_matches_the_run_function_under_the_heavy_tailed_extra_loss() -> None:
+    """P(wall > the simulated P80 and P95) within 0.02 with the calibrated extra loss."""
+    run = RunInputs(steady_s=40 * 3600.0, checkpoint_s=300.0, interval_s=3600.0,
+                    restart_s=600.0, evaluation_fraction=0.02, fault_rate_per_s=0.2 / 3600,
+                    preemption_rate_per_s=0.1 / 3600, spot_notice_s=600.0, reacquire_s=1800.0,
+                    fallback=True)
+    one = Fixed(value=1.0)
+    loss = LogNormal(sigma=1.55, median=0.11)
+    factors = run_factors(tokens_scale=one, throughput_error=LogNormal(sigma=0.1),
+                          failure_scale=one, hazard_scale=one, extra_loss=loss, allin_scale=one)
+    expected = expect_run(run, factors)
+    rng = np.random.default_rng(9)
+    walls = []
+    for _ in range(3000):
+        error = math.exp(0.1 * rng.standard_normal())
+        x = 0.11 * math.exp(1.55 * rng.standard_normal())
+        spec = RunSpec(work_s=run.steady_s / error, checkpoint_s=300.0, interval_s=3600.0,
+                       restart_s=600.0, mtbf_s=3600 / 0.2, evaluation_fraction=0.02,
+                       extra_loss=x, spot_hazard_per_s=0.1 / 3600, spot_notice_s=600.0,
+                       reacquire_s=1800.0, fallback=True)
+        walls.append(simulate_run(spec, rng).wall_s)
+    for share in (0.2, 0.05):
+        deadline = float(np.quantile(walls, 1 - share))
+        assert expected.p_longer_than(deadline) == pytest.approx(share, abs=0.02)
