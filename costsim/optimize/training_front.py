@@ -326,6 +326,12 @@ def _drift_factor(ctx: _Context, run: RunExpectation) -> float:
     return float(ctx.drift.weights @ values)
 
 
+def _finishes(ctx: _Context, run: RunExpectation) -> bool:
+    """The run is expected to end within the horizon (a run whose failures outpace its
+    progress never does)."""
+    return ctx.start_s + run.wall_s <= ctx.scenario.calendar.horizon_s
+
+
 def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
           framework: TrainingFramework, option: PurchaseOption) -> TrainingOption | None:
     """One priced option, or None when nothing sells it (or the run outlasts the horizon)."""
@@ -354,6 +360,8 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
             run = expect_run(_run_inputs(ctx, est, hazard, fallback is not None,
                                          ctx.startup_s, rent.billing.spot_notice_s),
                              ctx.factors)
+            if not _finishes(ctx, run):
+                return None
             drift = _drift_factor(ctx, run)
             own_h = rent.billing.billed_hours(run.own_billed_s) * rent.gpus_paid_for(count)
             cost = own_h * rent.rate_usd_per_gpu_hour * drift
@@ -366,7 +374,7 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
             offering, cloud = rent.offering, rent.offering.cloud
     except CostsimError:
         return None
-    if ctx.start_s + run.wall_s > ctx.scenario.calendar.horizon_s:
+    if not _finishes(ctx, run):
         return None
     p_miss = None if ctx.deadline_s is None else run.p_longer_than(ctx.deadline_s)
     if p_miss is None or ctx.deadline_s is None:

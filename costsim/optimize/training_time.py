@@ -7,16 +7,13 @@ spot preemptions at η·λ_p, each interruption costing the restart R, a lossy o
 since the last checkpoint, a preemption without an on-demand fallback also the reacquire wait
 A; then the extra loss x beyond faults stretches the non-waiting wall time by (1 + x). This
 module computes the same quantities in expectation (docs/optimizer.md "Training: time–cost
-front"):
-
-* Lossy interruptions (faults, and preemptions whose notice is shorter than C) at rate λ_l:
-  a segment of s = τ + C seconds takes (1/λ_l + R)(e^{λ_l s} − 1) in expectation with
-  e^{λ_l s} − 1 interruptions (the renewal result the simulator's tests check), so
-  n = work/τ segments, less the final checkpoint, give the exposed running time
-  U = n (e^{λ_l s} − 1)/λ_l − C and K_l = n (e^{λ_l s} − 1) restarts.
-* Preemptions with notice ≥ C lose no work: K_k = λ_p · U more restarts (and waits).
-* With an on-demand fallback each preemption is followed by A seconds on on-demand, where no
-  preemption strikes: the spot share of running time is 1/(1 + λ_p A).
+front"), by renewal–reward over *attempts*: from a save point the run works until its
+checkpoint completes (s = τ + C, keeping τ), a free save strikes at t (a preemption
+checkpointed within its notice, or the return from the on-demand fallback: keeping min(t, τ)),
+or a lossy event strikes (a fault, or a preemption whose notice is shorter than C: keeping
+nothing, costing R). Without free saves this is Daly's (1/λ + R)(e^{λs} − 1) per segment.
+With an on-demand fallback each preemption is followed by A seconds on on-demand, where no
+preemption strikes: the spot share of running time is 1/(1 + λ_p A).
 
 The scenario's uncertainty factors (tokens scale, throughput error, failure and hazard scales,
 the extra loss and its scale, the price drift) enter through quadrature over their
@@ -189,7 +186,7 @@ class RunExpectation:
         """P(wall > ``deadline_s``): H lognormal, the extra loss integrated over its nodes;
         wall = start-up + H · (1 + x'(1 − waiting share))."""
         room = deadline_s - self.startup_s
-        if room <= 0:
+        if room <= 0 or not math.isfinite(self.log_mean):
             return 1.0
         stretch = np.log1p(self.extra.values * (1.0 - self.waiting_share))
         gap = math.log(room) - stretch - self.log_mean
@@ -216,7 +213,19 @@ def _attempt_terms(mu: FloatArray, tau: float, s: float) -> tuple[FloatArray, Fl
 
 
 def expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
-    """Expected times of ``run`` under ``factors`` (module docstring)."""
+    """Expected times of ``run`` under ``factors`` (module docstring); a run whose
+    interruptions outpace its progress comes back with an infinite wall time."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        expected = _expect_run(run, factors)
+    if math.isfinite(expected.wall_s) and math.isfinite(expected.log_sd):
+        return expected
+    inf = math.inf
+    return RunExpectation(wall_s=inf, own_billed_s=inf, fallback_s=inf, waiting_s=inf,
+                          lost_s=inf, faults=inf, preemptions=inf, log_mean=inf, log_sd=0.0,
+                          waiting_share=0.0, startup_s=run.startup_s, extra=factors.extra_tail)
+
+
+def _expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
     hazard = factors.hazard if run.preemption_rate_per_s > 0 else Quadrature(
         np.array([1.0]), np.array([1.0]))
     (m, phi, eta), weight = product(factors.work, factors.failure, hazard)

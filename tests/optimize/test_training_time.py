@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from costsim.domain.uncertainty import Fixed, LogNormal, Normal, Triangular, Uniform
 from costsim.optimize.training_time import RunInputs, expect_run, quadrature, run_factors
@@ -104,3 +106,29 @@ def test_probability_matches_the_run_function_under_the_heavy_tailed_extra_loss(
     for share in (0.2, 0.05):
         deadline = float(np.quantile(walls, 1 - share))
         assert expected.p_longer_than(deadline) == pytest.approx(share, abs=0.02)
+
+
+@given(steady_h=st.floats(0.01, 5000), ckpt_s=st.floats(0, 3600), interval_h=st.floats(0.01, 50),
+       fault_per_h=st.floats(0, 2), preempt_per_h=st.floats(0, 2), notice_s=st.floats(0, 600),
+       fallback=st.booleans())
+def test_expected_run_is_sane_for_any_inputs(steady_h: float, ckpt_s: float, interval_h: float,
+                                             fault_per_h: float, preempt_per_h: float,
+                                             notice_s: float, fallback: bool) -> None:
+    run = RunInputs(steady_s=steady_h * 3600, checkpoint_s=ckpt_s, interval_s=interval_h * 3600,
+                    restart_s=600.0, evaluation_fraction=0.02,
+                    fault_rate_per_s=fault_per_h / 3600, preemption_rate_per_s=preempt_per_h / 3600,
+                    spot_notice_s=notice_s, reacquire_s=1800.0, fallback=fallback,
+                    startup_s=300.0)
+    one = Fixed(value=1.0)
+    factors = run_factors(tokens_scale=one, throughput_error=LogNormal(sigma=0.1),
+                          failure_scale=LogNormal(sigma=0.4), hazard_scale=LogNormal(sigma=0.5),
+                          extra_loss=LogNormal(sigma=1.55, median=0.11), allin_scale=one)
+    e = expect_run(run, factors)
+    assert math.isfinite(e.wall_s) or e.wall_s == math.inf
+    if math.isfinite(e.wall_s):
+        assert e.wall_s >= run.startup_s + run.steady_s * 0.9
+        assert 0 <= e.fallback_s <= e.wall_s
+        assert e.own_billed_s >= run.startup_s
+        p = [e.p_longer_than(d * e.wall_s) for d in (0.5, 1.0, 2.0, 4.0)]
+        assert all(0 <= v <= 1 for v in p)
+        assert p == sorted(p, reverse=True)
