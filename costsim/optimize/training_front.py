@@ -19,7 +19,7 @@ doubling gains under 10 % (the global batch caps data parallelism: more GPUs onl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,7 +49,7 @@ from costsim.optimize.training_time import (
 )
 from costsim.perf.train_estimate import TrainingEstimate
 from costsim.sim.capacity import price_factor
-from costsim.sim.pools import commitment_pool, rental_pool
+from costsim.sim.pools import RentalPool, commitment_pool, rental_pool
 from costsim.sim.prepare import checkpoint_interval_s, layout_label, training_estimate
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -150,6 +150,7 @@ class _Context:
     region: str | None
     startup_s: float
     reacquire_s: float
+    pools: dict[tuple[str, int, PurchaseOption], RentalPool] = field(default_factory=dict)
 
 
 def training_front(scenario: Scenario, phase: TrainingPhase, *, book: PriceBook | None = None,
@@ -326,6 +327,17 @@ def _drift_factor(ctx: _Context, run: RunExpectation) -> float:
     return float(ctx.drift.weights @ values)
 
 
+def _rental(ctx: _Context, gpu: str, count: int, option: PurchaseOption) -> RentalPool:
+    """The simulator's rental pool for a run of ``count`` GPUs (cached: every framework and
+    spot's fallback ask for the same pools)."""
+    key = (gpu, count, option)
+    if key not in ctx.pools:
+        ctx.pools[key] = rental_pool(ctx.book, gpu, count, option, cloud=ctx.cloud,
+                                     region=ctx.region,
+                                     price_factor=price_factor(ctx.scenario, gpu))
+    return ctx.pools[key]
+
+
 def _finishes(ctx: _Context, run: RunExpectation) -> bool:
     """The run is expected to end within the horizon (a run whose failures outpace its
     progress never does)."""
@@ -349,12 +361,13 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
             gpu_hours = pool.gpus * pool.terms.term_hours
             offering, cloud = pool.offering, pool.offering.cloud
         else:
-            rent = rental_pool(ctx.book, gpu.name, count, option, cloud=ctx.cloud,
-                               region=ctx.region, price_factor=factor)
+            rent = _rental(ctx, gpu.name, count, option)
             hazard = 0.0
             if option is SPOT:
-                fallback = rental_pool(ctx.book, gpu.name, count, ON_DEMAND, cloud=ctx.cloud,
-                                       region=ctx.region, price_factor=factor)
+                try:  # spot runs with an on-demand fallback where one is sold
+                    fallback = _rental(ctx, gpu.name, count, ON_DEMAND)
+                except CostsimError:
+                    fallback = None
                 hazard = (rent.instances_for(count) * rent.spot_hazard_per_instance_hour
                           / SECONDS_PER_HOUR)
             run = expect_run(_run_inputs(ctx, est, hazard, fallback is not None,
