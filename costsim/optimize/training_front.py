@@ -13,7 +13,8 @@ within the horizon at peak FLOPs, until one of: the expected wall time is under 
 the deadline (four doublings past meeting it: faster options only add cost), the steady time is
 under an hour (instance start-up and billing minimums then weigh more than the saving), a
 doubling gains under 10 % (the global batch caps data parallelism: more GPUs only add cost), or
-16,384 GPUs (the largest published training run, Llama 3 405B).
+16,384 GPUs (the largest published training run, Llama 3 405B). A phase with a fixed layout
+is rated at its tp · pp · dp GPUs only.
 """
 
 from __future__ import annotations
@@ -257,6 +258,8 @@ def _scan_counts(ctx: _Context, phase: TrainingPhase, gpu: GpuSpec,
                  counts: Sequence[int] | None) -> list[tuple[int, TrainingEstimate | None]]:
     """The counts rated for one GPU and framework, each with its estimate (None: memory or
     the batch ruled it out)."""
+    if counts is None and phase.layout is not None:
+        counts = (phase.layout.gpus,)  # the phase fixes tp, pp and dp: one count
     if counts is not None:
         return [(n, _estimate(ctx, phase, gpu, n)) for n in sorted(set(counts))]
     left_s = ctx.scenario.calendar.horizon_s - ctx.start_s

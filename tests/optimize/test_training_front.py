@@ -17,7 +17,7 @@ from costsim.domain.plans import PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario, ScenarioModel
 from costsim.domain.uncertainty import LogNormal, Uncertainty
-from costsim.domain.workload import Task, TrainingFramework
+from costsim.domain.workload import ParallelLayout, Task, TrainingFramework
 from costsim.errors import InputError
 from costsim.optimize.training_front import (
     TrainingFront,
@@ -159,6 +159,20 @@ def test_default_counts_are_doubling_nodes_that_stop_past_the_deadline() -> None
     fastest = max(counts)
     assert min(o.wall_time_s for o in front.options) <= 30 * DAY_S / 16
     assert fastest < 1024  # tens of points, not thousands
+
+
+def test_a_fixed_layout_fixes_the_count() -> None:
+    scenario = one_phase()
+    phase = scenario.phase("train")
+    assert isinstance(phase, TrainingPhase)
+    fixed = replace(phase, layout=ParallelLayout(tp=2, pp=1, dp=6, zero=1))
+    plan = Plan(name="seed", uses=(PhaseUse(phase="train",
+                                            entries=(UseEntry(gpu="H100", count=12),)),))
+    front = training_front(replace(scenario, phases=(fixed,), plans=(plan,)), fixed,
+                           gpus=["H100"],
+                           frameworks=(phase.framework,), options=(PurchaseOption.ON_DEMAND,))
+    assert [(o.gpus, o.layout.split(" micro")[0]) for o in front.options] == [
+        (12, "tp=2 pp=1 dp=6 zero=1")]
 
 
 def test_owned_is_refused_and_reserved_owes_the_whole_term() -> None:
