@@ -31,7 +31,7 @@ from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import PerfDefaults
-from costsim.domain.phases import TrainingPhase
+from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Commitment, UseEntry
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
@@ -239,8 +239,8 @@ def earliest_start_s(scenario: Scenario, name: str) -> float:
     start = 0.0
     for before in phase.after:
         previous = scenario.phase(before)
-        months = getattr(previous, "duration_months", None)
-        length = 0.0 if months is None else scenario.calendar.months_s(months)
+        length = (scenario.calendar.months_s(previous.duration_months)
+                  if isinstance(previous, ExperimentsPhase | ServingPhase) else 0.0)
         start = max(start, earliest_start_s(scenario, before) + length)
     return start
 
