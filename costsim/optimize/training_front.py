@@ -22,9 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-from numpy.typing import NDArray
-
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook, price_book
@@ -39,6 +36,7 @@ from costsim.domain.uncertainty import LogNormal
 from costsim.domain.workload import TrainingFramework
 from costsim.errors import CostsimError, InputError
 from costsim.memory.estimate import shape_of
+from costsim.optimize.pareto import pareto_mask
 from costsim.optimize.training_time import (
     Quadrature,
     RunExpectation,
@@ -122,18 +120,6 @@ class TrainingFront:
     def cheapest_meeting_deadline(self) -> TrainingOption | None:
         """The cheapest option that meets the deadline (None: none does)."""
         return next((o for o in self.options if o.meets_deadline), None)
-
-
-def pareto_mask(times: Sequence[float], costs: Sequence[float]) -> NDArray[np.bool_]:
-    """True where no other point is at least as fast and as cheap and better in one."""
-    t = np.asarray(times, dtype=np.float64)
-    c = np.asarray(costs, dtype=np.float64)
-    if t.size == 0:
-        return np.zeros(0, dtype=bool)
-    no_worse = (t[:, None] <= t[None, :]) & (c[:, None] <= c[None, :])
-    better = (t[:, None] < t[None, :]) | (c[:, None] < c[None, :])
-    dominated = (no_worse & better).any(axis=0)  # [i, j]: i dominates j
-    return np.asarray(~dominated)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

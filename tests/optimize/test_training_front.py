@@ -7,8 +7,6 @@ from dataclasses import replace
 from datetime import date
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from costsim.catalog.models import load_preset
 from costsim.domain.calendar import Calendar
@@ -22,7 +20,6 @@ from costsim.errors import InputError
 from costsim.optimize.training_front import (
     TrainingFront,
     earliest_start_s,
-    pareto_mask,
     training_front,
 )
 from costsim.sim.run_result import simulate_scenario
@@ -53,25 +50,7 @@ def front_of(scenario: Scenario, **kwargs: object) -> TrainingFront:
     return training_front(scenario, phase, **kwargs)  # type: ignore[arg-type]
 
 
-# -- Pareto ---------------------------------------------------------------------------------
-points = st.lists(st.tuples(st.integers(1, 20), st.integers(1, 20)), min_size=0, max_size=40)
-
-
-@given(points)
-def test_no_front_point_is_dominated_and_every_other_point_is(pts: list[tuple[int, int]]) -> None:
-    mask = pareto_mask([p[0] for p in pts], [p[1] for p in pts])
-
-    def dominates(a: tuple[int, int], b: tuple[int, int]) -> bool:
-        return a[0] <= b[0] and a[1] <= b[1] and a != b
-
-    for i, p in enumerate(pts):
-        if mask[i]:
-            assert not any(dominates(q, p) for q in pts)
-        else:
-            assert any(dominates(q, p) for j, q in enumerate(pts) if mask[j])
-    assert len(pts) == 0 or mask.any()
-
-
+# -- the front ----------------------------------------------------------------------------
 def test_front_is_the_non_dominated_options_fastest_first() -> None:
     front = front_of(one_phase(), gpus=["H100", "A100-80GB"], counts=[4, 8, 16, 32])
     assert front.options
