@@ -6,10 +6,12 @@ into servers, ``owned_defaults.csv`` holds power, PUE, colocation, maintenance a
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from functools import cache
 
 from costsim.catalog.resources import csv_bool, read_data_csv
+from costsim.domain.host_parts import NodeParts
 from costsim.domain.owned import BomLine, OwnedServer
 from costsim.domain.pricing import Offering, PriceFlag
 from costsim.errors import CatalogError, InputError
@@ -26,6 +28,52 @@ def _components() -> dict[str, dict[str, str]]:
 @cache
 def _servers() -> dict[str, dict[str, str]]:
     return {row["server"]: row for row in read_data_csv("servers.csv")}
+
+
+def _default_nics(row: dict[str, str], gpus: int) -> tuple[int, int]:
+    """(NICs carrying GPU traffic, other NICs) of a server row at ``gpus`` GPUs."""
+    per_gpu, fixed = int(row["nics_per_gpu"]), int(row["nics_fixed"])
+    if per_gpu:
+        return per_gpu * gpus, fixed
+    return fixed, 0
+
+
+def default_nic_gbps(name: str, gpu_count: int | None = None) -> float:
+    """The compute network of one server as shipped: its GPU-traffic NICs × their Gb/s."""
+    row = _servers()[name]
+    gpus = int(row["gpu_count"]) if gpu_count is None else gpu_count
+    capacity = float(_components()[row["nic_component"]]["capacity"])
+    return _default_nics(row, gpus)[0] * capacity
+
+
+def default_parts(name: str, gpu_count: int | None = None) -> NodeParts:
+    """The non-GPU parts of server ``name`` as shipped (its BOM's RAM, NVMe, cores, NICs)."""
+    row = _servers()[name]
+    cores = int(row["cpu_count"]) * int(_components()[row["cpu_component"]]["capacity"])
+    return NodeParts(cpu_cores=cores, ram_gib=int(row["ram_gib"]),
+                     nvme_tb=float(row["nvme_tb"]), nic_gbps=default_nic_gbps(name, gpu_count))
+
+
+def parts_of(server: OwnedServer) -> NodeParts:
+    """The non-GPU parts a priced server holds, read back from its BOM lines."""
+    row = _servers()[server.name]
+    components = _components()
+    by_kind = {line.kind: line for line in server.bom}
+    cores = round(by_kind["cpu"].quantity * int(components[row["cpu_component"]]["capacity"]))
+    _, other = _default_nics(row, server.gpu_count)
+    nic = (by_kind["nic"].quantity - other) * float(components[row["nic_component"]]["capacity"])
+    return NodeParts(cpu_cores=cores, ram_gib=server.ram_gib, nvme_tb=by_kind["nvme"].quantity,
+                     nic_gbps=nic)
+
+
+def server_row(name: str) -> dict[str, str]:
+    """The servers.csv row of ``name`` (a copy)."""
+    return dict(_servers()[name])
+
+
+def component_row(component: str) -> dict[str, str]:
+    """The server_components.csv row of ``component`` (a copy)."""
+    return dict(_components()[component])
 
 
 @cache
@@ -47,14 +95,27 @@ def _line(component: str, quantity: float) -> BomLine:
 
 
 def server_bom(name: str, gpu_count: int | None = None, ram_gib: int | None = None,
-               source: str = "--server") -> OwnedServer:
-    """The server ``name`` with its BOM, optionally with another GPU count or RAM size.
+               source: str = "--server", *, nvme_tb: float | None = None,
+               cpu_cores: int | None = None, nic_gbps: float | None = None) -> OwnedServer:
+    """The server ``name`` with its BOM, optionally with another GPU count or other parts.
 
-    GPU, NIC (per GPU) and fabric lines and the GPU power scale with ``gpu_count``.
+    GPU, NIC (per GPU) and fabric lines and the GPU power scale with ``gpu_count``. The parts
+    of a scenario's ``owned`` entry (DESIGN §8) replace the BOM's:
+
+    * ``ram_gib``: GiB of DDR5 (priced per GiB);
+    * ``nvme_tb``: TB of NVMe (priced per TB);
+    * ``cpu_cores``: cores of the server's CPU model, priced per core at the component's
+      list price ÷ its ``capacity`` cores (a linear stand-in for the SKU ladder of one CPU
+      family, whose list prices run ~$100–200 per core); at most the board's sockets × cores;
+    * ``nic_gbps``: the compute network of one node. Its NICs are the per-GPU NICs (HGX) or,
+      on servers without them, all NICs; ``nic_gbps`` buys ⌈nic_gbps ÷ capacity⌉ of them
+      (HGX keeps its storage/management NICs), and the fabric's per-GPU share scales with the
+      compute NICs bought (switch ports and optics go with NIC ports).
 
     Raises:
         CatalogError: unknown server (with "did you mean").
-        InputError: a GPU count the platform does not take, or RAM <= 0.
+        InputError: a GPU count the platform does not take, a part <= 0, or more cores than
+            the board's sockets hold.
     """
     row = _servers().get(name)
     if row is None:
@@ -65,20 +126,36 @@ def server_bom(name: str, gpu_count: int | None = None, ram_gib: int | None = No
         raise InputError(source, f"{name}.gpu_count",
                          f"must be one of {', '.join(map(str, allowed))}, got {gpus}")
     ram = int(row["ram_gib"]) if ram_gib is None else ram_gib
-    if ram <= 0:
-        raise InputError(source, f"{name}.ram_gib", f"must be > 0, got {ram}")
+    for key, value in (("ram_gib", ram), ("nvme_tb", nvme_tb), ("cpu_cores", cpu_cores),
+                       ("nic_gbps", nic_gbps)):
+        if value is not None and value <= 0:
+            raise InputError(source, f"{name}.{key}", f"must be > 0, got {value}")
     components = _components()
-    cpu_count = int(row["cpu_count"])
-    nics = int(row["nics_fixed"]) + int(row["nics_per_gpu"]) * gpus
+    sockets = int(row["cpu_count"])
+    cores_per_cpu = int(components[row["cpu_component"]]["capacity"])
+    if cpu_cores is not None and cpu_cores > sockets * cores_per_cpu:
+        raise InputError(source, f"{name}.cpu_cores", f"must be at most {sockets} sockets × "
+                         f"{cores_per_cpu} cores = {sockets * cores_per_cpu}, got {cpu_cores}")
+    cpus = sockets if cpu_cores is None else cpu_cores / cores_per_cpu
+    compute_nics, other_nics = _default_nics(row, gpus)
+    if nic_gbps is not None:
+        default_compute = compute_nics
+        compute_nics = math.ceil(nic_gbps / float(components[row["nic_component"]]["capacity"])
+                                 - 1e-9)
+        fabric = gpus * compute_nics / default_compute if default_compute else float(gpus)
+    else:
+        fabric = float(gpus)
+    nics = compute_nics + other_nics
     bom = (
         _line(row["gpu_component"], gpus),
-        _line(row["cpu_component"], cpu_count),
+        _line(row["cpu_component"], cpus),
         _line("ddr5-rdimm", ram),
-        _line("nvme-u2", float(row["nvme_tb"])),
+        _line("nvme-u2", float(row["nvme_tb"]) if nvme_tb is None else nvme_tb),
         _line(row["nic_component"], nics),
         _line(row["chassis_component"], 1),
-        _line(row["fabric_component"], gpus),
+        _line(row["fabric_component"], fabric),
     )
+    cpu_count = cpus
     power_w = (gpus * float(components[row["gpu_component"]]["power_w"])
                + cpu_count * float(components[row["cpu_component"]]["power_w"])
                + nics * float(components[row["nic_component"]]["power_w"])

@@ -251,9 +251,11 @@ def owned_pool(purchase: OwnedPurchase, calendar: Calendar) -> OwnedPool:
     """The servers of an ``owned`` entry: BOM with the entry's parts, usable after lead time.
 
     Raises:
-        CatalogError: unknown server. InputError: a GPU count or RAM the platform does not take.
+        CatalogError: unknown server. InputError: a GPU count or part the platform does not take.
     """
-    server = server_bom(purchase.server, ram_gib=purchase.ram_gib, source="owned")
+    server = server_bom(purchase.server, ram_gib=purchase.ram_gib, source="owned",
+                        nvme_tb=purchase.nvme_tb, cpu_cores=purchase.cpu_cores,
+                        nic_gbps=purchase.nic_gbps)
     if purchase.life_years is not None:
         server = with_operating_costs(server, useful_life_years=purchase.life_years)
     purchase_s = calendar.seconds_at(purchase.purchase)
