@@ -154,7 +154,7 @@ def checkpoint_bytes(params_total: int, goodput: GoodputAssumptions) -> float:
 
 
 def part_needs(*, estimate: TrainingEstimate, gpu: GpuSpec, nodes: int, gpus_per_node: int,
-               params_total: int, tokens: float, checkpoints_retained: int,
+               params_total: int, dataset_bytes: float, checkpoints_retained: int,
                defaults: PerfDefaults, assumptions: HostPartAssumptions) -> PartNeeds:
     """What one node needs of its CPU, RAM and NVMe for the run ``estimate`` describes."""
     setup = estimate.step.setup
@@ -168,7 +168,7 @@ def part_needs(*, estimate: TrainingEstimate, gpu: GpuSpec, nodes: int, gpus_per
         cpu_cores=on_node * assumptions.cpu_cores_per_gpu,
         host_ram=ram,
         staging_bytes=round(assumptions.staging_copies * state / nodes),
-        nvme_dataset_bytes=round(tokens * assumptions.dataset_bytes_per_token / nodes),
+        nvme_dataset_bytes=round(dataset_bytes / nodes),
         nvme_checkpoint_bytes=round(checkpoints_retained * state / nodes),
         vram_bytes=gpu.capacity_bytes * on_node,
     )
@@ -211,15 +211,23 @@ def steady_on_nic(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: float,
                                  network=node_network(nic_gbps, gpus_per_node, efficiency))
 
 
+def dataset_bytes_of(tokens: float, assumptions: HostPartAssumptions) -> float:
+    """Bytes of a pre-tokenized dataset of ``tokens`` tokens (when the scenario gives none)."""
+    return tokens * assumptions.dataset_bytes_per_token
+
+
 def delivered_on_parts(estimate: TrainingEstimate, gpu: GpuSpec, parts: NodeParts, *,
                        gpus_per_node: int, params_total: int, checkpoints_retained: int,
-                       defaults: PerfDefaults,
-                       assumptions: HostPartAssumptions) -> PartsThroughput:
+                       defaults: PerfDefaults, assumptions: HostPartAssumptions,
+                       dataset_bytes: float | None = None) -> PartsThroughput:
     """Delivered throughput of the run ``estimate`` (made on ``parts.nic_gbps``) on nodes with
-    ``parts``: the CPU and read factors, the NVMe goodput and the RAM/NVMe thresholds."""
+    ``parts``: the CPU and read factors, the NVMe goodput and the RAM/NVMe thresholds.
+    ``dataset_bytes`` None: the run's tokens, pre-tokenized."""
     nodes = max(1, math.ceil(estimate.gpus / gpus_per_node))
+    data = dataset_bytes_of(estimate.tokens, assumptions) if dataset_bytes is None else (
+        dataset_bytes)
     needs = part_needs(estimate=estimate, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node,
-                       params_total=params_total, tokens=estimate.tokens,
+                       params_total=params_total, dataset_bytes=data,
                        checkpoints_retained=checkpoints_retained, defaults=defaults,
                        assumptions=assumptions)
     steady = estimate.step.tokens_per_s
@@ -238,7 +246,8 @@ def delivered_on_parts(estimate: TrainingEstimate, gpu: GpuSpec, parts: NodePart
 def training_on_parts(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: float,
                       base: TrainingSetup, fixed: LayoutConstraints, parts: NodeParts, *,
                       gpus_per_node: int, checkpoints_retained: int, defaults: PerfDefaults,
-                      assumptions: HostPartAssumptions) -> PartsThroughput:
+                      assumptions: HostPartAssumptions,
+                      dataset_bytes: float | None = None) -> PartsThroughput:
     """Delivered training throughput of ``gpus`` GPUs on owned nodes with ``parts``.
 
     Raises:
@@ -249,4 +258,4 @@ def training_on_parts(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: float
     return delivered_on_parts(estimate, gpu, parts, gpus_per_node=gpus_per_node,
                               params_total=arch.params().total,
                               checkpoints_retained=checkpoints_retained, defaults=defaults,
-                              assumptions=assumptions)
+                              assumptions=assumptions, dataset_bytes=dataset_bytes)

@@ -26,6 +26,7 @@ from costsim.domain.phases import (
     TrainingPhase,
 )
 from costsim.domain.plans import Plan
+from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import Distribution, Fixed, LogNormal
@@ -42,7 +43,9 @@ from costsim.perf.train_estimate import (
     estimate_training_run,
 )
 from costsim.sim.capacity import EntrySource, entry_source, plan_commitments
+from costsim.sim.owned_parts import owned_training
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
+from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
 from costsim.sim.results import PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
@@ -162,7 +165,7 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
         prep: PhasePrep | None
         if isinstance(phase, TrainingPhase):
             prep = _training(scenario, plan, phase, book, defaults, allin_loss_defaults(),
-                             reasons)
+                             tuple(owned), reasons)
         elif isinstance(phase, ExperimentsPhase):
             prep = _experiments(scenario, plan, phase, book, defaults, sim_defaults,
                                 tuple(commitments), tuple(owned), reasons)
@@ -205,7 +208,7 @@ def _canonical(gpu: str) -> str:
 
 def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceBook,
               defaults: PerfDefaults, allin: AllinLossAssumptions,
-              reasons: list[str]) -> TrainingPrep | None:
+              owned: tuple[OwnedPool, ...], reasons: list[str]) -> TrainingPrep | None:
     entry = plan.use_of(phase.name).entries[0]
     where = f"plan '{plan.name}', phase '{phase.name}'"
     try:
@@ -221,11 +224,24 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
     source = entry_source(scenario, plan, phase.name, entry, gpus, book, reasons)
     if source is None:
         return None
+    slowdown = 1.0
+    pool = next((p for p in owned if p.gpu == gpu.name), None)
+    if entry.option is PurchaseOption.OWNED and pool is not None:
+        try:
+            on_parts = owned_training(scenario, pool, phase, gpu, gpus, defaults)
+        except CostsimError as error:
+            reasons.append(f"{where}: on owned {pool.server.name}: {error}")
+            return None
+        if on_parts.shortfalls:
+            reasons.extend(f"{where}: owned {pool.server.name}: {why}"
+                           for why in on_parts.shortfalls)
+            return None
+        est, slowdown = on_parts.estimate, on_parts.slowdown
     goodput = est.goodput
     return TrainingPrep(
-        phase=phase, source=source, gpus=gpus, steady_s=goodput.steady_wall_time_s,
-        tokens_per_s=est.step.tokens_per_s, layout=layout_label(est.setup),
-        mfu=est.step.mfu, checkpoint_s=goodput.checkpoint_s,
+        phase=phase, source=source, gpus=gpus, steady_s=goodput.steady_wall_time_s * slowdown,
+        tokens_per_s=est.step.tokens_per_s / slowdown, layout=layout_label(est.setup),
+        mfu=est.step.mfu / slowdown, checkpoint_s=goodput.checkpoint_s,
         interval_s=checkpoint_interval_s(goodput),
         restart_s=goodput.restart_s,
         faults_per_gpu_hour=defaults.goodput.interruptions_per_gpu_hour,
@@ -244,20 +260,11 @@ def training_estimate(scenario: Scenario, phase: TrainingPhase, gpu: GpuSpec, gp
     Raises:
         CostsimError: the setup is invalid or no layout fits.
     """
-    model = scenario.model(phase.model)
-    base = training_setup(model.architecture, gpu, task=phase.task,
-                          precision=phase.precision, seq_len=phase.seq_len,
-                          lora_rank=phase.lora_rank, quant=phase.quant,
-                          source=f"phases.{phase.name}.precision",
-                          framework=phase.framework)
-    lay = phase.layout
-    fixed = LayoutConstraints(
-        tp=lay.tp if lay else None, pp=lay.pp if lay else None,
-        dp=lay.dp if lay else None, zero=lay.zero if lay else None,
-        global_batch_seqs=(None if phase.global_batch_tokens is None
-                           else max(1, round(phase.global_batch_tokens / base.seq_len))))
-    return estimate_training_run(model.architecture, gpu, gpus, phase.tokens, base, fixed,
+    arch = scenario.model(phase.model).architecture
+    base, fixed = phase_setup(arch, phase, gpu)
+    return estimate_training_run(arch, gpu, gpus, phase.tokens, base, fixed,
                                  defaults=defaults, price_usd_per_gpu_hour=0.0)
+
 
 
 def layout_label(setup: TrainingSetup) -> str:
