@@ -1,8 +1,8 @@
 """Result types of the budget split (``optimize/budget_split.py``, ``optimize/spend_split.py``).
 
 Spend is grouped as the seed's budget rule groups it (DESIGN §2 rule 8): GPUs, memory +
-storage (system RAM, NVMe), CPU, and network + other (NICs, fabric, chassis, and for cloud
-plans power, staff and data transfer).
+storage (system RAM, NVMe), CPU, network + other (NICs, fabric, chassis, data transfer);
+a simulated plan's spend adds operations (power, facility, maintenance and staff).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class SpendGroup(StrEnum):
     MEMORY_STORAGE = "memory-storage"
     CPU = "cpu"
     NETWORK_OTHER = "network-other"
+    OPERATIONS = "operations"  # power, facility, staff: running costs, not parts (plans only)
 
 
 # A BOM line's kind (costsim/data/server_components.csv) → its group.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from costsim.domain.breakeven import BreakEven
+from costsim.report.budget_split import spend_split_chart
 from costsim.report.chart_style import Chart
 from costsim.report.charts_capacity import break_even, reserved_utilization, serving_fleet
 from costsim.report.charts_cost import (
@@ -30,6 +31,7 @@ CHART_SUBJECTS: tuple[tuple[str, str], ...] = (
     ("reserved_utilization", "reserved utilization (no plan reserves capacity)"),
     ("break_even", "break-even of reserving and of buying (none was computed for this run)"),
     ("serving_fleet", "serving fleet size (no plan serves)"),
+    ("spend_split", "spend by part group (no feasible plan)"),
 )
 
 
@@ -37,7 +39,7 @@ def build_charts(run: RunResult, breakevens: Sequence[BreakEven] = ()) -> list[C
     """The charts this run has data for."""
     built = (cost_by_plan(run), cost_per_training_run(run), cumulative_cost(run),
              monthly_cash_flow(run), cost_by_phase_category(run), reserved_utilization(run),
-             break_even(breakevens), serving_fleet(run))
+             break_even(breakevens), serving_fleet(run), spend_split_chart(run))
     return [chart for chart in built if chart is not None]
 
 
