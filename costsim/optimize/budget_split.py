@@ -202,6 +202,10 @@ def optimize_budget_split(scenario: Scenario, *, budget_usd: float | None = None
     if not works:
         raise InputError(scenario.name, "phases", "the budget split needs a training phase "
                          "(kind: training); this scenario has none")
+    if objective is None and budget is None and any(w.deadline_s is None for w in works):
+        raise InputError(scenario.name, "budget_usd", "the budget split needs a budget (the "
+                         "most throughput for it) or a deadline on every training phase (the "
+                         "least capex that meets them); the scenario has neither")
     goal = objective or (SplitObjective.THROUGHPUT if budget is not None
                          else SplitObjective.COST)
     if goal is SplitObjective.THROUGHPUT and budget is None:

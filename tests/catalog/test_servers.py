@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from costsim.catalog.servers import server_bom, server_names, with_operating_costs
+from costsim.catalog.servers import (
+    default_parts,
+    parts_of,
+    server_bom,
+    server_names,
+    with_operating_costs,
+)
 from costsim.catalog.storage import storage_price
+from costsim.domain.host_parts import NodeParts
 from costsim.errors import CatalogError, InputError
 
 REQUIRED = ("hgx-h100-8", "hgx-h200-8", "hgx-b200-8", "hgx-a100-80gb-8", "l40s-4",
@@ -90,3 +97,29 @@ def test_cash_view_pays_capex_up_front() -> None:
     sold = server.cash_usd_by_month(12, utilization=0.5, sell_at_end=True)
     assert sold[-1] == round(opex - server.book_value_usd(12), 2)
     assert sum(sold) < sum(cash)
+
+
+def test_owned_part_keys_price_their_bom_lines() -> None:
+    shipped = server_bom("hgx-h100-8")
+    assert parts_of(shipped) == default_parts("hgx-h100-8") == NodeParts(
+        cpu_cores=128, ram_gib=2048, nvme_tb=30.72, nic_gbps=3200.0)
+    trimmed = server_bom("hgx-h100-8", ram_gib=256, nvme_tb=61.44, cpu_cores=32, nic_gbps=400)
+    lines = {line.kind: line for line in trimmed.bom}
+    assert lines["cpu"].quantity == 0.5  # 32 of a 64-core part, priced per core
+    assert lines["cpu"].amount_usd == 5800.0
+    assert lines["nvme"].amount_usd == round(61.44 * 112.5, 2)
+    assert lines["nic"].quantity == 1 + 2  # one 400G compute NIC + storage/management
+    assert lines["fabric"].quantity == 1  # one fabric port instead of eight
+    assert parts_of(trimmed) == NodeParts(cpu_cores=32, ram_gib=256, nvme_tb=61.44,
+                                          nic_gbps=400.0)
+    assert trimmed.capex_usd == pytest.approx(
+        shipped.capex_usd - (2048 - 256) * 3.84 - 30.72 * 112.5 + 61.44 * 112.5
+        - 1.5 * 11600 - 7 * 2000 - 7 * 4000, abs=0.02)
+    assert trimmed.power_kw < shipped.power_kw  # fewer CPU and NIC watts
+
+
+def test_parts_a_board_cannot_take_are_refused() -> None:
+    with pytest.raises(InputError, match=r"cpu_cores.*at most 2 sockets × 64 cores = 128"):
+        server_bom("hgx-h100-8", cpu_cores=129)
+    with pytest.raises(InputError, match=r"nvme_tb.*must be > 0"):
+        server_bom("hgx-h100-8", nvme_tb=0)

@@ -151,7 +151,7 @@ def test_charts_without_data_are_left_out_and_named() -> None:
     charts = build_charts(run, ())
     assert {chart.slug for chart in charts} == {
         "cost_by_plan", "cost_per_training_run", "cumulative_cost", "monthly_cash_flow",
-        "cost_by_phase_category"}
+        "cost_by_phase_category", "spend_split"}
     assert "break_even" in {chart.slug for chart in build_charts(run, run.breakevens)}
     html = _html(run, missing=missing_charts(charts))
     assert "serving fleet size (no plan serves)" in html
