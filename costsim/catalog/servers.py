@@ -100,7 +100,7 @@ def server_bom(name: str, gpu_count: int | None = None, ram_gib: int | None = No
     """The server ``name`` with its BOM, optionally with another GPU count or other parts.
 
     GPU, NIC (per GPU) and fabric lines and the GPU power scale with ``gpu_count``. The parts
-    of a scenario's ``owned`` entry (DESIGN §8) replace the BOM's:
+    of a scenario's ``owned`` entry (scenarios/README.md) replace the BOM's:
 
     * ``ram_gib``: GiB of DDR5 (priced per GiB);
     * ``nvme_tb``: TB of NVMe (priced per TB);

@@ -1,7 +1,7 @@
 """The parts of an owned node besides its GPUs, and what a training rank needs of them.
 
 ``NodeParts`` is one server's CPU cores, system RAM, NVMe and network (the ``owned`` part
-keys of a scenario, DESIGN §8); ``HostPartAssumptions`` holds the sourced needs the
+keys of a scenario, scenarios/README.md); ``HostPartAssumptions`` holds the sourced needs the
 part-shortage model (``costsim/perf/host_parts.py``) compares them with
 (``costsim/data/host_parts.csv``).
 """

@@ -10,8 +10,9 @@ Counted per node (at most ``gpus_per_node`` GPUs of the job):
 * data loading: each process keeps ``prefetch_batches`` micro-batches of token ids (int64) and
   labels pinned — small next to the rest, kept for completeness.
 
-CPU offload (ZeRO-Offload) is not a ``memory`` flag; with it, DeepSpeed's estimators add
-16–18 B per parameter ÷ nodes × 1.5 (memory-estimators.md §3.2), which costsim does not model.
+CPU offload (ZeRO-Offload) is not a ``memory`` flag and no engine models its speed; for
+comparison, :func:`offload_optimizer_host_bytes` gives DeepSpeed's host-RAM estimate for it
+(the budget split reports it next to the 1.5–2× rule, docs/optimizer.md "Budget split").
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ PROCESS_BYTES = 2 * BYTES_PER_GIB
 PREFETCH_BATCHES = 2  # PyTorch DataLoader prefetch_factor default
 TOKEN_ID_BYTES = 8 * 2  # int64 input ids + int64 labels
 RULE_OF_THUMB_FACTORS = (1.5, 2.0)  # docs/memory.md "Host RAM": system RAM 1.5–2× total VRAM
+# DeepSpeed estimate_zero3_model_states_mem_needs with the optimizer offloaded and zero.Init:
+# host RAM = 16 B/param (fp32 master weights, Adam moments, fp32 gradients) × 1.5 ÷ nodes
+# (deepspeed/runtime/zero/stage3.py; its additional_buffer_factor default 1.5).
+OFFLOAD_OPTIMIZER_BYTES_PER_PARAM = 16
+OFFLOAD_BUFFER_FACTOR = 1.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,3 +81,9 @@ def host_ram(*, weights_storage_bytes: float, gpus: int, capacity_bytes: int,
         gpus_on_node=on_node,
         rule_of_thumb_bytes=(round(low * vram), round(high * vram)),
     )
+
+
+def offload_optimizer_host_bytes(params_total: int, nodes: int) -> int:
+    """Host RAM per node that ZeRO-3 needs with its optimizer offloaded to the CPU."""
+    return round(params_total * OFFLOAD_OPTIMIZER_BYTES_PER_PARAM * OFFLOAD_BUFFER_FACTOR
+                 / max(1, nodes))

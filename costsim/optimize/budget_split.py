@@ -60,6 +60,7 @@ from costsim.perf.host_parts import (
     nvme_goodput,
     part_needs,
     read_factor,
+    saved_params,
     steady_on_nic,
 )
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_DAY
@@ -162,8 +163,9 @@ def _phase_seconds(work: PhaseWork, gpu: GpuSpec, gpus: int, gpus_per_node: int,
     except CostsimError:
         return None
     nodes = max(1, math.ceil(gpus / gpus_per_node))
+    saved = saved_params(work.arch, base)
     needs = part_needs(estimate=est, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node,
-                       params_total=work.params_total, dataset_bytes=work.dataset_bytes,
+                       saved=saved, dataset_bytes=work.dataset_bytes,
                        checkpoints_retained=work.checkpoints_retained, defaults=defaults,
                        assumptions=assumptions)
     steady = est.step.tokens_per_s
@@ -171,7 +173,7 @@ def _phase_seconds(work: PhaseWork, gpu: GpuSpec, gpus: int, gpus_per_node: int,
     f_cpu = np.array([cpu_factor(c, on_node, assumptions.cpu_cores_per_gpu)
                       for c in ladder.cpu_cores])
     f_read = np.array([read_factor(t, steady / nodes, assumptions) for t in ladder.nvme_tb])
-    good = np.array([nvme_goodput(1.0, gpus, work.params_total, gpus_per_node=gpus_per_node,
+    good = np.array([nvme_goodput(1.0, gpus, saved, gpus_per_node=gpus_per_node,
                                   nvme_tb=t, defaults=defaults, assumptions=assumptions).goodput
                      for t in ladder.nvme_tb])
     nvme_ok = np.array([t * BYTES_PER_TB >= needs.nvme_bytes for t in ladder.nvme_tb])

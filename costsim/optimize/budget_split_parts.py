@@ -32,8 +32,8 @@ from costsim.perf.layouts import LayoutConstraints
 from costsim.perf.setups import training_setup
 from costsim.units import BYTES_PER_GB, BYTES_PER_GIB, SECONDS_PER_DAY
 
-# DESIGN §2: rule 8 (GPUs 60–70 %, memory + storage 20–30 % of the budget) and rule 4
-# (system RAM 1.5–2× total VRAM).
+# The seed articles' rules (docs/optimizer.md "Budget split"): GPUs 60–70 % and memory +
+# storage 20–30 % of the budget; system RAM 1.5–2× total VRAM.
 GPU_SHARE_RULE = (0.60, 0.70)
 MEMORY_STORAGE_SHARE_RULE = (0.20, 0.30)
 RAM_TO_VRAM_RULE = (1.5, 2.0)
@@ -45,7 +45,6 @@ class PhaseWork:
 
     phase: TrainingPhase
     arch: Architecture
-    params_total: int
     dataset_bytes: float
     checkpoints_retained: int
 
@@ -92,7 +91,7 @@ def phase_works(scenario: Scenario, assumptions: HostPartAssumptions) -> tuple[P
         arch = scenario.model(phase.model).architecture
         data = scenario.data.dataset_gb * BYTES_PER_GB
         works.append(PhaseWork(
-            phase=phase, arch=arch, params_total=arch.params().total,
+            phase=phase, arch=arch,
             dataset_bytes=data if data > 0 else dataset_bytes_of(phase.tokens, assumptions),
             checkpoints_retained=scenario.data.checkpoints_retained))
     return tuple(works)
@@ -126,6 +125,7 @@ def cluster_choice(server: str, gpus_per_server: int, servers: int, parts: NodeP
             read_factor=run.read_factor, goodput=run.goodput.goodput,
             ram_need_gib=run.needs.ram_bytes / BYTES_PER_GIB,
             ram_to_vram_needed=run.needs.ram_to_vram,
+            ram_to_vram_with_offload=run.needs.ram_to_vram_with_offload,
             nvme_need_tb=run.needs.nvme_bytes / 1e12,
             layout=f"tp={lay.tp} pp={lay.pp} dp={lay.dp} zero={lay.zero}"))
     capex = servers * server_bom(server, gpus_per_server, source="budget split",
@@ -169,6 +169,9 @@ def rule_checks(shares: tuple[GroupShare, ...], choice: ClusterChoice) -> tuple[
                   measured=choice.parts.ram_gib * BYTES_PER_GIB / vram),
         RuleCheck(rule="system RAM needed is 1.5–2× VRAM", low=RAM_TO_VRAM_RULE[0],
                   high=RAM_TO_VRAM_RULE[1], measured=needed),
+        RuleCheck(rule="system RAM needed with the optimizer offloaded is 1.5–2× VRAM",
+                  low=RAM_TO_VRAM_RULE[0], high=RAM_TO_VRAM_RULE[1],
+                  measured=max(p.ram_to_vram_with_offload for p in choice.phases)),
     )
 
 

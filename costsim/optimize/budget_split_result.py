@@ -1,8 +1,8 @@
 """Result types of the budget split (``optimize/budget_split.py``, ``optimize/spend_split.py``).
 
-Spend is grouped as the seed's budget rule groups it (DESIGN §2 rule 8): GPUs, memory +
-storage (system RAM, NVMe), CPU, network + other (NICs, fabric, chassis, data transfer);
-a simulated plan's spend adds operations (power, facility, maintenance and staff).
+Spend is grouped as the seed's budget rule groups it (docs/optimizer.md "Budget split"):
+GPUs, memory + storage (system RAM, NVMe), CPU, network + other (NICs, fabric, chassis, data
+transfer); a simulated plan's spend adds operations (power, facility, maintenance and staff).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ class PhaseOnCluster:
     goodput: float
     ram_need_gib: float
     ram_to_vram_needed: float
+    ram_to_vram_with_offload: float  # had the optimizer been offloaded (not modelled)
     nvme_need_tb: float
     layout: str
 

@@ -47,7 +47,8 @@ from costsim.domain.gpu import GpuSpec
 from costsim.domain.host_parts import HostPartAssumptions, NodeParts
 from costsim.domain.performance import GoodputAssumptions, Interconnect, PerfDefaults
 from costsim.domain.workload import TrainingSetup
-from costsim.memory.host import HostRam, host_ram
+from costsim.memory.estimate import adapter_counts_of
+from costsim.memory.host import HostRam, host_ram, offload_optimizer_host_bytes
 from costsim.perf.goodput import Goodput, estimate_goodput
 from costsim.perf.layouts import LayoutConstraints
 from costsim.perf.train_estimate import TrainingEstimate, estimate_training_run
@@ -63,6 +64,7 @@ class PartNeeds:
     cpu_cores: float
     host_ram: HostRam  # the memory engine's estimate (without staging)
     staging_bytes: int  # asynchronous checkpoint staging in host RAM
+    offload_bytes: int  # what ZeRO-3 with the optimizer on the CPU would add (not modelled)
     nvme_dataset_bytes: int
     nvme_checkpoint_bytes: int
     vram_bytes: int  # GPU memory of the node, for the RAM/VRAM ratio
@@ -71,6 +73,11 @@ class PartNeeds:
     def ram_bytes(self) -> int:
         """System RAM the node needs."""
         return self.host_ram.total_bytes + self.staging_bytes
+
+    @property
+    def ram_to_vram_with_offload(self) -> float:
+        """The RAM the node would need with the optimizer offloaded ÷ its GPU memory."""
+        return (self.host_ram.total_bytes + self.offload_bytes) / self.vram_bytes
 
     @property
     def nvme_bytes(self) -> int:
@@ -148,19 +155,26 @@ def node_network(nic_gbps: float, gpus_per_node: int, efficiency: float) -> Inte
                         source="owned server's nic_gbps at the default network's efficiency")
 
 
-def checkpoint_bytes(params_total: int, goodput: GoodputAssumptions) -> float:
-    """Bytes of one full training-state checkpoint (the goodput model's bytes per param)."""
-    return params_total * goodput.checkpoint_bytes_per_param
+def saved_params(arch: Architecture, setup: TrainingSetup) -> int:
+    """Parameters a checkpoint saves: a LoRA run saves its adapters (and their optimizer
+    states), not the frozen base (PEFT save_pretrained; the rule of ``train_estimate``)."""
+    return adapter_counts_of(arch, setup.lora).total if setup.lora else arch.params().total
+
+
+def checkpoint_bytes(params: int, goodput: GoodputAssumptions) -> float:
+    """Bytes of one training-state checkpoint of ``params`` saved parameters."""
+    return params * goodput.checkpoint_bytes_per_param
 
 
 def part_needs(*, estimate: TrainingEstimate, gpu: GpuSpec, nodes: int, gpus_per_node: int,
-               params_total: int, dataset_bytes: float, checkpoints_retained: int,
+               saved: int, dataset_bytes: float, checkpoints_retained: int,
                defaults: PerfDefaults, assumptions: HostPartAssumptions) -> PartNeeds:
-    """What one node needs of its CPU, RAM and NVMe for the run ``estimate`` describes."""
+    """What one node needs of its CPU, RAM and NVMe for the run ``estimate`` describes
+    (``saved``: the parameters its checkpoints hold, :func:`saved_params`)."""
     setup = estimate.step.setup
     on_node = min(estimate.gpus, gpus_per_node)
-    state = checkpoint_bytes(params_total, defaults.goodput)
-    ram = host_ram(weights_storage_bytes=params_total * setup.precision.bytes_per_element,
+    state = checkpoint_bytes(saved, defaults.goodput)
+    ram = host_ram(weights_storage_bytes=estimate.params_total * setup.precision.bytes_per_element,
                    gpus=estimate.gpus, capacity_bytes=gpu.capacity_bytes,
                    tokens_per_micro_batch=setup.micro_batch * setup.seq_len,
                    gpus_per_node=gpus_per_node)
@@ -168,6 +182,7 @@ def part_needs(*, estimate: TrainingEstimate, gpu: GpuSpec, nodes: int, gpus_per
         cpu_cores=on_node * assumptions.cpu_cores_per_gpu,
         host_ram=ram,
         staging_bytes=round(assumptions.staging_copies * state / nodes),
+        offload_bytes=offload_optimizer_host_bytes(saved, nodes),
         nvme_dataset_bytes=round(dataset_bytes / nodes),
         nvme_checkpoint_bytes=round(checkpoints_retained * state / nodes),
         vram_bytes=gpu.capacity_bytes * on_node,
@@ -187,13 +202,13 @@ def shortfalls(parts: NodeParts, needs: PartNeeds) -> tuple[str, ...]:
     return tuple(found)
 
 
-def nvme_goodput(steady_s: float, gpus: int, params_total: int, *, gpus_per_node: int,
+def nvme_goodput(steady_s: float, gpus: int, saved: int, *, gpus_per_node: int,
                  nvme_tb: float, defaults: PerfDefaults,
                  assumptions: HostPartAssumptions) -> Goodput:
     """The goodput model with checkpoints written to the node's local NVMe drives."""
     local = replace(defaults.goodput,
                     checkpoint_write_gb_per_s_per_node=nvme_write_gb_per_s(nvme_tb, assumptions))
-    return estimate_goodput(steady_s, gpus, params_total, gpus_per_node=gpus_per_node,
+    return estimate_goodput(steady_s, gpus, saved, gpus_per_node=gpus_per_node,
                             assumptions=local)
 
 
@@ -217,7 +232,7 @@ def dataset_bytes_of(tokens: float, assumptions: HostPartAssumptions) -> float:
 
 
 def delivered_on_parts(estimate: TrainingEstimate, gpu: GpuSpec, parts: NodeParts, *,
-                       gpus_per_node: int, params_total: int, checkpoints_retained: int,
+                       gpus_per_node: int, saved: int, checkpoints_retained: int,
                        defaults: PerfDefaults, assumptions: HostPartAssumptions,
                        dataset_bytes: float | None = None) -> PartsThroughput:
     """Delivered throughput of the run ``estimate`` (made on ``parts.nic_gbps``) on nodes with
@@ -227,7 +242,7 @@ def delivered_on_parts(estimate: TrainingEstimate, gpu: GpuSpec, parts: NodePart
     data = dataset_bytes_of(estimate.tokens, assumptions) if dataset_bytes is None else (
         dataset_bytes)
     needs = part_needs(estimate=estimate, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node,
-                       params_total=params_total, dataset_bytes=data,
+                       saved=saved, dataset_bytes=data,
                        checkpoints_retained=checkpoints_retained, defaults=defaults,
                        assumptions=assumptions)
     steady = estimate.step.tokens_per_s
@@ -235,7 +250,7 @@ def delivered_on_parts(estimate: TrainingEstimate, gpu: GpuSpec, parts: NodePart
                        assumptions.cpu_cores_per_gpu)
     f_read = read_factor(parts.nvme_tb, steady / nodes, assumptions)
     goodput = nvme_goodput(estimate.tokens / (steady * f_cpu * f_read), estimate.gpus,
-                           params_total, gpus_per_node=gpus_per_node, nvme_tb=parts.nvme_tb,
+                           saved, gpus_per_node=gpus_per_node, nvme_tb=parts.nvme_tb,
                            defaults=defaults, assumptions=assumptions)
     return PartsThroughput(parts=parts, nodes=nodes, gpus_per_node=gpus_per_node,
                            estimate=estimate, needs=needs, cpu_factor=f_cpu,
@@ -256,6 +271,6 @@ def training_on_parts(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: float
     estimate = steady_on_nic(arch, gpu, gpus, tokens, base, fixed, nic_gbps=parts.nic_gbps,
                              gpus_per_node=gpus_per_node, defaults=defaults)
     return delivered_on_parts(estimate, gpu, parts, gpus_per_node=gpus_per_node,
-                              params_total=arch.params().total,
+                              saved=saved_params(arch, base),
                               checkpoints_retained=checkpoints_retained, defaults=defaults,
                               assumptions=assumptions, dataset_bytes=dataset_bytes)

@@ -32,7 +32,8 @@ GROUP_COLORS = {
     SpendGroup.GPU: "#0072B2", SpendGroup.MEMORY_STORAGE: "#E69F00", SpendGroup.CPU: "#009E73",
     SpendGroup.NETWORK_OTHER: "#CC79A7", SpendGroup.OPERATIONS: "#999999",
 }
-# The seed rule's range per group (DESIGN §2 rule 8); CPU and the rest share the remainder.
+# The seed rule's range per group (docs/optimizer.md "Budget split"); CPU and the rest share
+# the remainder.
 RULE_RANGES = {SpendGroup.GPU: GPU_SHARE_RULE, SpendGroup.MEMORY_STORAGE:
                MEMORY_STORAGE_SHARE_RULE}
 PART_LABELS = {"servers": "servers", "ram_gib": "system RAM per server (GiB)",
@@ -66,6 +67,7 @@ def budget_split_json(result: BudgetSplitResult) -> dict[str, Any]:
                         "cpu_factor": p.cpu_factor, "read_factor": p.read_factor,
                         "goodput": p.goodput, "ram_need_gib": p.ram_need_gib,
                         "ram_to_vram_needed": p.ram_to_vram_needed,
+                        "ram_to_vram_with_offload": p.ram_to_vram_with_offload,
                         "nvme_need_tb": p.nvme_need_tb, "layout": p.layout}
                        for p in best.phases],
         },

@@ -17,7 +17,7 @@ from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.phases import TrainingPhase
 from costsim.domain.scenario import Scenario
-from costsim.perf.host_parts import delivered_on_parts, steady_on_nic
+from costsim.perf.host_parts import delivered_on_parts, saved_params, steady_on_nic
 from costsim.perf.train_estimate import TrainingEstimate
 from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import OwnedPool
@@ -48,7 +48,7 @@ def owned_training(scenario: Scenario, pool: OwnedPool, phase: TrainingPhase, gp
                              defaults=defaults)
     dataset = scenario.data.dataset_gb * BYTES_PER_GB
     run = delivered_on_parts(estimate, gpu, parts, gpus_per_node=pool.server.gpu_count,
-                             params_total=estimate.params_total,
+                             saved=saved_params(arch, base),
                              checkpoints_retained=scenario.data.checkpoints_retained,
                              defaults=defaults, assumptions=host_part_assumptions(),
                              dataset_bytes=dataset if dataset > 0 else None)

@@ -26,7 +26,7 @@ from costsim.optimize import budget_split as bs
 from costsim.optimize.budget_split import optimize_budget_split, part_ladder
 from costsim.optimize.budget_split_parts import phase_works
 from costsim.optimize.budget_split_result import SpendGroup, SplitObjective
-from costsim.perf.host_parts import delivered_on_parts, steady_on_nic
+from costsim.perf.host_parts import delivered_on_parts, saved_params, steady_on_nic
 from costsim.units import SECONDS_PER_DAY
 from tests.optimize.split_scenarios import SERVER, training_scenario
 
@@ -64,7 +64,7 @@ def _brute_force(scenario: Scenario, goal: SplitObjective,
                                                           ladder.ram_gib):
                     parts = NodeParts(cpu_cores=cores, ram_gib=ram, nvme_tb=nvme, nic_gbps=nic)
                     run = delivered_on_parts(est, gpu, parts, gpus_per_node=per_server,
-                                             params_total=work.params_total,
+                                             saved=saved_params(work.arch, base),
                                              checkpoints_retained=work.checkpoints_retained,
                                              defaults=defaults, assumptions=assumptions,
                                              dataset_bytes=work.dataset_bytes)
