@@ -9,7 +9,12 @@ from costsim.catalog.models import load_preset
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import ParallelLayout, Task, TrainingSetup
 from costsim.memory.estimate import estimate_training
-from costsim.memory.host import PROCESS_BYTES, checkpoint_weights_bytes, host_ram
+from costsim.memory.host import (
+    PROCESS_BYTES,
+    checkpoint_weights_bytes,
+    host_ram,
+    offload_optimizer_host_bytes,
+)
 
 GIB = 2**30
 
@@ -56,3 +61,10 @@ def test_checkpoint_of_a_zero3_shard_is_the_whole_model() -> None:
     sharded = ParallelLayout(dp=8, zero=3)
     assert abs(checkpoint_weights_bytes(weights(sharded), sharded, Task.TRAIN) - whole) < 8
     assert whole == pytest.approx(2 * 6.74e9, rel=0.01)  # bf16 × 6.74 B parameters
+
+
+def test_optimizer_offload_needs_deepspeeds_24_bytes_per_param_split_over_nodes() -> None:
+    # 16 B/param × the 1.5 buffer factor: an 8B model offloaded on one node needs 192 GB,
+    # the seed's start-up box (4 × RTX 4090, 96 GB of VRAM, 192 GB of RAM) is sized for it
+    assert offload_optimizer_host_bytes(8_000_000_000, 1) == 192_000_000_000
+    assert offload_optimizer_host_bytes(8_000_000_000, 4) == 48_000_000_000
