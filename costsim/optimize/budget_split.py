@@ -103,8 +103,12 @@ def part_ladder(server: str, gpus: int, assumptions: HostPartAssumptions) -> Par
     )
 
 
-def _line_usd(server: str, gpus: int, kinds: tuple[str, ...], **part: float) -> float:
-    bom = server_bom(server, gpus, source="budget split", **part)  # type: ignore[arg-type]
+def _line_usd(server: str, gpus: int, kinds: tuple[str, ...], *, ram_gib: int | None = None,
+              nvme_tb: float | None = None, cpu_cores: int | None = None,
+              nic_gbps: float | None = None) -> float:
+    """The BOM lines of ``kinds`` of one server with the given parts."""
+    bom = server_bom(server, gpus, ram_gib, "budget split", nvme_tb=nvme_tb,
+                     cpu_cores=cpu_cores, nic_gbps=nic_gbps)
     return sum(line.amount_usd for line in bom.bom if line.kind in kinds)
 
 

@@ -110,10 +110,14 @@ class OwnedSpec(Spec):
     purchase: Date = Field(description="purchase date (within the horizon)")
     life_years: Number | None = Field(None, ge=0.5, le=15, description="depreciation life "
                                       "(none: the server's)")
-    ram_gib: Whole | None = Field(None, ge=1, le=65_536, description="host RAM per server")
-    nvme_tb: Number | None = Field(None, gt=0, le=1_000, description="NVMe storage per server")
-    cpu_cores: Whole | None = Field(None, ge=1, le=1_024, description="CPU cores per server")
-    nic_gbps: Number | None = Field(None, gt=0, le=12_800, description="network per server")
+    ram_gib: Whole | None = Field(None, ge=1, le=65_536, description="host RAM per server (a "
+                                  "training node short of its need makes the plan infeasible)")
+    nvme_tb: Number | None = Field(None, gt=0, le=1_000, description="NVMe per server (3.84 TB "
+                                   "drives; holds the dataset share and checkpoints)")
+    cpu_cores: Whole | None = Field(None, ge=1, le=1_024, description="CPU cores per server "
+                                    "(priced per core; under 4 per GPU slows training)")
+    nic_gbps: Number | None = Field(None, gt=0, le=12_800, description="compute network per "
+                                    "server (whole NICs of the server's model)")
 
 
 class PlanSpec(Spec):
