@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,9 +46,11 @@ from costsim.optimize.budget_split_parts import (
     PhaseWork,
     cluster_choice,
     group_shares,
+    lead_time_s,
     phase_works,
     plan_of,
     rule_checks,
+    time_left_s,
 )
 from costsim.optimize.budget_split_result import (
     BudgetSplitResult,
@@ -63,7 +65,7 @@ from costsim.perf.host_parts import (
     saved_params,
     steady_on_nic,
 )
-from costsim.units import BYTES_PER_GIB, SECONDS_PER_DAY
+from costsim.units import BYTES_PER_GIB
 
 RAM_GIB_OPTIONS = (128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 NVME_DRIVE_COUNTS = (1, 2, 4, 8, 12, 16)
@@ -284,7 +286,7 @@ class _Search:
 
     def _cluster(self, name: str, gpu: GpuSpec, per_server: int, count: int,
                  ladder: PartLadder, prices: _Prices) -> None:
-        lead_s = float(server_row(name)["lead_time_weeks"]) * 7 * SECONDS_PER_DAY
+        lead_s = lead_time_s(name)
         node_usd = (prices.fixed_usd + prices.cpu_usd[:, None, None]
                     + prices.nvme_usd[None, :, None] + prices.ram_usd[None, None, :])
         for k, nic in enumerate(ladder.nic_gbps):
@@ -297,11 +299,8 @@ class _Search:
                         self.skipped.append(f"{name} x{per_server} x{count}: {work.name} does "
                                             f"not fit {count * per_server} {gpu.name}")
                     return
-                if work.deadline_s is not None and self.goal is SplitObjective.COST:
-                    # Servers bought on the first day arrive after their lead time: a phase
-                    # that starts with the scenario trains only in what is left of it.
-                    left_s = work.deadline_s - (lead_s if not work.phase.after else 0.0)
-                    phase_s = np.where(phase_s <= left_s, phase_s, np.inf)
+                if self.goal is SplitObjective.COST:
+                    phase_s = np.where(phase_s <= time_left_s(work, lead_s), phase_s, np.inf)
                 seconds.append(phase_s)
             total_s = np.sum(seconds, axis=0)
             capex = count * (node_usd + prices.nic_usd[k])
@@ -352,24 +351,29 @@ def _sensitivity(best: _Best, works: tuple[PhaseWork, ...], budget: float | None
     variants: list[tuple[str, float, int, NodeParts]] = [
         ("servers", float(n), n, chosen)
         for n in range(max(1, best.servers - 3), best.servers + 4)]
-    for part, values in (("ram_gib", ladder.ram_gib), ("nvme_tb", ladder.nvme_tb),
-                         ("cpu_cores", ladder.cpu_cores), ("nic_gbps", ladder.nic_gbps)):
-        for value in values:
-            parts = NodeParts(**{**{k: getattr(chosen, k) for k in
-                                    ("cpu_cores", "ram_gib", "nvme_tb", "nic_gbps")},
-                                 part: value})
-            variants.append((part, float(value), best.servers, parts))
-    for part, amount, count, parts in variants:
-        capex = count * server_bom(best.server, best.gpus_per_server, source="budget split",
-                                   ram_gib=parts.ram_gib, nvme_tb=parts.nvme_tb,
-                                   cpu_cores=parts.cpu_cores, nic_gbps=parts.nic_gbps).capex_usd
+    count = best.servers
+    variants += [("ram_gib", float(r), count, replace(chosen, ram_gib=r)) for r in ladder.ram_gib]
+    variants += [("nvme_tb", t, count, replace(chosen, nvme_tb=t)) for t in ladder.nvme_tb]
+    variants += [("cpu_cores", float(c), count, replace(chosen, cpu_cores=c))
+                 for c in ladder.cpu_cores]
+    variants += [("nic_gbps", g, count, replace(chosen, nic_gbps=g)) for g in ladder.nic_gbps]
+    lead_s = lead_time_s(best.server)
+    for part, amount, servers, parts in variants:
+        server = server_bom(best.server, best.gpus_per_server, source="budget split",
+                            ram_gib=parts.ram_gib, nvme_tb=parts.nvme_tb,
+                            cpu_cores=parts.cpu_cores, nic_gbps=parts.nic_gbps)
+        capex = servers * server.capex_usd
         try:
-            rate = cluster_choice(best.server, best.gpus_per_server, count, parts, works,
-                                  defaults, assumptions).tokens_per_s
+            cluster = cluster_choice(best.server, best.gpus_per_server, servers, parts, works,
+                                     defaults, assumptions)
         except CostsimError:
-            rate = 0.0
+            rate, on_time = 0.0, False
+        else:
+            rate = cluster.tokens_per_s
+            on_time = all(p.wall_time_s <= time_left_s(w, lead_s)
+                          for p, w in zip(cluster.phases, works, strict=True))
         points.append(SensitivityPoint(
             part=part, amount=amount, capex_usd=capex, tokens_per_s=rate,
-            chosen=(count == best.servers and parts == chosen),
-            within_budget=budget is None or capex <= budget + 1e-6))
+            chosen=(servers == best.servers and parts == chosen),
+            within_budget=budget is None or capex <= budget + 1e-6, meets_deadlines=on_time))
     return tuple(points)

@@ -81,6 +81,19 @@ class PhaseWork:
                                else max(1, round(p.global_batch_tokens / base.seq_len))))
 
 
+def lead_time_s(server: str) -> float:
+    """Weeks from order to delivery of ``server`` (servers.csv), in seconds."""
+    return float(server_row(server)["lead_time_weeks"]) * 7 * SECONDS_PER_DAY
+
+
+def time_left_s(work: PhaseWork, lead_s: float) -> float:
+    """Seconds a phase may train by its deadline on servers bought on the scenario's first day:
+    a phase that starts with the scenario waits for their delivery (inf: no deadline)."""
+    if work.deadline_s is None:
+        return math.inf
+    return work.deadline_s - (lead_s if not work.phase.after else 0.0)
+
+
 def phase_works(scenario: Scenario, assumptions: HostPartAssumptions) -> tuple[PhaseWork, ...]:
     """The scenario's training phases; the dataset is ``data.dataset_gb`` when given, else
     each phase's tokens pre-tokenized."""
@@ -189,5 +202,5 @@ def plan_of(scenario: Scenario, choice: ClusterChoice) -> Plan:
     return Plan(name="budget-split", uses=uses, owned=(purchase,))
 
 
-__all__ = ["PhaseWork", "cluster_choice", "group_shares", "phase_works",
-           "plan_of", "rule_checks", "shares_of"]
+__all__ = ["PhaseWork", "cluster_choice", "group_shares", "lead_time_s", "phase_works",
+           "plan_of", "rule_checks", "shares_of", "time_left_s"]

@@ -127,6 +127,7 @@ class SensitivityPoint:
     capex_usd: float
     tokens_per_s: float  # 0 when a part falls short (RAM, NVMe capacity)
     within_budget: bool
+    meets_deadlines: bool  # every training phase by its deadline (after the lead time)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -81,7 +81,8 @@ def budget_split_json(result: BudgetSplitResult) -> dict[str, Any]:
                    "holds": r.holds} for r in result.rules],
         "sensitivity": [{"part": p.part, "amount": p.amount, "chosen": p.chosen,
                          "capex_usd": p.capex_usd, "tokens_per_s": p.tokens_per_s,
-                         "within_budget": p.within_budget} for p in result.sensitivity],
+                         "within_budget": p.within_budget,
+                         "meets_deadlines": p.meets_deadlines} for p in result.sensitivity],
         "configurations": result.configurations,
         "skipped": list(result.skipped),
     }

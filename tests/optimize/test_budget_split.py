@@ -16,7 +16,7 @@ from costsim.catalog.host_parts import host_part_assumptions
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.catalog.servers import server_bom, server_row
 from costsim.domain.host_parts import NodeParts
-from costsim.domain.phases import ExperimentsPhase, GenericJob
+from costsim.domain.phases import ExperimentsPhase, GenericJob, TrainingPhase
 from costsim.domain.plans import PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import Scenario
@@ -185,3 +185,36 @@ def test_bad_requests_say_what_is_missing() -> None:
         optimize_budget_split(scenario, budget_usd=10_000, servers=[SERVER])
     with pytest.raises(CostsimError, match="did you mean"):
         optimize_budget_split(scenario, budget_usd=1e6, servers=["hgx-h100"])
+
+
+def test_training_phases_run_one_after_another_on_the_cluster(small_ladders: None) -> None:
+    single = training_scenario("llama-3-8b", 3e11, budget=900_000, deadline_days=None)
+    (pretrain,) = single.phases
+    assert isinstance(pretrain, TrainingPhase)
+    finetune = replace(pretrain, name="finetune", after=("pretrain",), tokens=1e11)
+    two = replace(single, phases=(pretrain, finetune), plans=(replace(
+        single.plans[0], uses=(*single.plans[0].uses, PhaseUse(
+            phase="finetune", entries=(UseEntry(gpu="H100", count=16),)))),))
+    best = optimize_budget_split(two, servers=[SERVER]).best
+    assert [p.phase for p in best.phases] == ["pretrain", "finetune"]
+    assert best.wall_time_s == pytest.approx(sum(p.wall_time_s for p in best.phases))
+    assert best.tokens_per_s == pytest.approx(4e11 / best.wall_time_s)
+
+
+def test_more_budget_never_buys_less_throughput(small_ladders: None) -> None:
+    rates = [optimize_budget_split(training_scenario("llama-3-8b", 3e11, budget=budget,
+                                                     deadline_days=None),
+                                   servers=[SERVER]).best.tokens_per_s
+             for budget in (400_000, 700_000, 1_000_000)]
+    assert rates[0] < rates[1] < rates[2]
+
+
+def test_in_the_least_cost_split_one_server_fewer_misses_the_deadline(
+        small_ladders: None) -> None:
+    result = optimize_budget_split(training_scenario("llama-3-8b", 2e11, budget=None,
+                                                     deadline_days=100), servers=[SERVER])
+    servers = {p.amount: p for p in result.sensitivity if p.part == "servers"}
+    best = result.best.servers
+    assert best > 1  # 16 days left after the 12 weeks' delivery: a cluster, not a box
+    assert servers[best].meets_deadlines
+    assert not servers[best - 1].meets_deadlines
