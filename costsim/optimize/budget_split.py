@@ -163,8 +163,8 @@ def _phase_seconds(work: PhaseWork, gpu: GpuSpec, gpus: int, gpus_per_node: int,
     """Wall seconds of one phase for every (cpu, nvme, ram) option (inf where a part is short);
     None when no layout fits the GPUs."""
     try:
-        base = work.base(gpu)
-        est = steady_on_nic(work.arch, gpu, gpus, work.tokens, base, work.fixed(base),
+        base, fixed = work.setup(gpu)
+        est = steady_on_nic(work.arch, gpu, gpus, work.tokens, base, fixed,
                             nic_gbps=nic_gbps, gpus_per_node=gpus_per_node, defaults=defaults)
     except CostsimError:
         return None

@@ -29,7 +29,7 @@ from costsim.optimize.budget_split_result import (
 )
 from costsim.perf.host_parts import dataset_bytes_of, training_on_parts
 from costsim.perf.layouts import LayoutConstraints
-from costsim.perf.setups import training_setup
+from costsim.sim.phase_setup import phase_setup
 from costsim.units import BYTES_PER_GB, BYTES_PER_GIB, SECONDS_PER_DAY
 
 # The seed articles' rules (docs/optimizer.md "Budget split"): GPUs 60–70 % and memory +
@@ -64,21 +64,10 @@ class PhaseWork:
         days = self.phase.deadline_days
         return None if days is None else days * SECONDS_PER_DAY
 
-    def base(self, gpu: GpuSpec) -> TrainingSetup:
-        """The phase's training setup on ``gpu`` (the layout search fills the layout)."""
-        p = self.phase
-        return training_setup(self.arch, gpu, task=p.task, precision=p.precision,
-                              seq_len=p.seq_len, lora_rank=p.lora_rank, quant=p.quant,
-                              source=f"phases.{p.name}.precision", framework=p.framework)
-
-    def fixed(self, base: TrainingSetup) -> LayoutConstraints:
-        """The phase's fixed layout and global batch, as the simulator reads them."""
-        lay, p = self.phase.layout, self.phase
-        return LayoutConstraints(
-            tp=lay.tp if lay else None, pp=lay.pp if lay else None,
-            dp=lay.dp if lay else None, zero=lay.zero if lay else None,
-            global_batch_seqs=(None if p.global_batch_tokens is None
-                               else max(1, round(p.global_batch_tokens / base.seq_len))))
+    def setup(self, gpu: GpuSpec) -> tuple[TrainingSetup, LayoutConstraints]:
+        """The phase's training setup on ``gpu`` and its fixed layout, as the simulator reads
+        them (the layout search fills in the rest)."""
+        return phase_setup(self.arch, self.phase, gpu)
 
 
 def lead_time_s(server: str) -> float:
@@ -122,8 +111,8 @@ def cluster_choice(server: str, gpus_per_server: int, servers: int, parts: NodeP
     gpus = servers * gpus_per_server
     phases = []
     for work in works:
-        base = work.base(gpu)
-        run = training_on_parts(work.arch, gpu, gpus, work.tokens, base, work.fixed(base),
+        base, fixed = work.setup(gpu)
+        run = training_on_parts(work.arch, gpu, gpus, work.tokens, base, fixed,
                                 parts, gpus_per_node=gpus_per_server,
                                 checkpoints_retained=work.checkpoints_retained,
                                 defaults=defaults, assumptions=assumptions,

@@ -53,10 +53,10 @@ def _brute_force(scenario: Scenario, goal: SplitObjective,
         ladder = part_ladder(SERVER, per_server, assumptions)
         for count in range(1, 9):
             for nic in ladder.nic_gbps:
-                base = work.base(gpu)
+                base, fixed = work.setup(gpu)
                 try:
                     est = steady_on_nic(work.arch, gpu, count * per_server, work.tokens, base,
-                                        work.fixed(base), nic_gbps=nic,
+                                        fixed, nic_gbps=nic,
                                         gpus_per_node=per_server, defaults=defaults)
                 except CostsimError:
                     continue
