@@ -1,22 +1,46 @@
-"""The plan optimizer's entry point: candidates, the analytic screen, the Monte Carlo of the
-finalists, and the choice (DESIGN §7 "optimize").
+"""The plan optimizer's entry point: the search space, the analytic screen, the Monte Carlo of
+the finalists, the reservation round, and the choice (DESIGN §7 "optimize"; docs/optimizer.md
+"Search", "Two stages", "Exhaustive check").
 
-BASELINE (to be replaced by the i11-core helper's two-stage search): simulates the scenario's
-hand-written plans at the same seed and replications as ``run`` and ranks them by the objective.
-The signature is the contract with the CLI.
+1. Space (:mod:`.space`): each phase's memory-feasible choices, prepared by the simulator.
+2. Stage 1, the screen (:mod:`.screen`): every choice priced analytically; the ``top_k``
+   cheapest whole plans by the summed estimates (``exhaustive``: every plan in the space).
+3. Stage 2: those plans and every hand-written plan (never screened out) simulated together in
+   one copy of the scenario, at the same seed and replications, so on the same futures.
+4. Reservation round (:mod:`.reservation_round`): the best finalist's simulated demand sizes
+   commitments per GPU type; the optimum and balanced variants are simulated the same way.
+5. The choice: the lowest ``objective`` cost among the feasible plans within the limits.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
-from costsim.catalog.prices import PriceBook
+from costsim.catalog.prices import PriceBook, price_book
+from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
+from costsim.optimize.explain import explain, pareto_front
+from costsim.optimize.reservation import ReservationSizing
+from costsim.optimize.reservation_round import reservation_round, variant_notes
 from costsim.optimize.result import Candidate, Objective, OptimizeResult, Origin, RankedPlan
+from costsim.optimize.screen import (
+    ChoiceEstimate,
+    Combination,
+    all_combinations,
+    best_combinations,
+    screen_space,
+)
+from costsim.optimize.space import search_space
+from costsim.optimize.training_front import TrainingFront, TrainingOption
 from costsim.sim.montecarlo import PlanResult, Progress
-from costsim.sim.run_result import limit_breaches, simulate_scenario
+from costsim.sim.prepare import TrainingPrep
+from costsim.sim.run_result import RunResult, limit_breaches, recommend, simulate_scenario
+from costsim.units import SECONDS_PER_HOUR
 
+# Finalists the Monte Carlo runs besides the hand-written plans: a plan at 200 replications
+# takes 1–3 s on one core (docs/simulator.md §7), so 8 finalists, the scenario's plans and two
+# reservation variants stay well within the 5-minute budget on every shipped scenario
 DEFAULT_TOP_K = 8
 
 
@@ -29,22 +53,53 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
                       price_book_date: str = "",
                       inputs: Mapping[str, object] | None = None) -> OptimizeResult:
     """The cheapest plan by ``objective`` among those feasible within ``limits`` (default: the
-    scenario's risk limits)."""
-    del top_k, exhaustive, book
+    scenario's risk limits), searched in two stages (or exhaustively)."""
+    if top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    start = clock() if clock else 0.0
+    book = book or price_book(scenario.prices.overrides)
     risk = limits if limits is not None else scenario.risk
-    candidates = {plan.name: Candidate(plan=plan, origin=Origin.HAND_WRITTEN,
-                                       screen_cost_usd=None) for plan in scenario.plans}
-    run = simulate_scenario(dataclasses.replace(scenario, risk=risk), seed=seed,
-                            replications=replications, progress=progress, workers=workers,
-                            clock=clock, scenario_sha256=scenario_sha256,
-                            costsim_version=costsim_version, price_book_date=price_book_date,
-                            inputs=inputs)
-    ranked = rank(run.plans, candidates, objective, risk)
+    space = search_space(scenario, book)
+    screened = screen_space(scenario, space, risk)
+    combos = (all_combinations([estimates for _, estimates in screened]) if exhaustive
+              else best_combinations(screened, top_k))
+    candidates = _hand_written(scenario) + _searched(combos, space.cloud, space.region)
+    counter = _Counter(progress, len(candidates) * replications)
+
+    def simulate(batch: Sequence[Candidate]) -> RunResult:
+        return simulate_scenario(
+            dataclasses.replace(scenario, plans=tuple(c.plan for c in batch), risk=risk),
+            seed=seed, replications=replications, progress=counter, workers=workers,
+            scenario_sha256=scenario_sha256, costsim_version=costsim_version,
+            price_book_date=price_book_date, inputs=inputs)
+
+    run = simulate(candidates)
+    by_name = {c.plan.name: c for c in candidates}
+    ranked = rank(run.plans, by_name, objective, risk)
+    sizings: tuple[ReservationSizing, ...] = ()
+    leader = next((r for r in ranked if r.within_limits), None)
+    if leader is not None:
+        sizings, variants = reservation_round(scenario, leader.candidate.plan, leader.result,
+                                              book)
+        extra = [Candidate(plan=v.plan, origin=Origin.RESERVATION, screen_cost_usd=None,
+                           notes=(*leader.candidate.notes, *variant_notes(v)))
+                 for v in variants if v.plan.name not in by_name]
+        if extra:
+            counter.grow(len(extra) * replications)
+            more = simulate(extra)
+            by_name.update({c.plan.name: c for c in extra})
+            run = _merged(run, more, risk)
+            ranked = rank(run.plans, by_name, objective, risk)
     best = ranked[0] if ranked and ranked[0].within_limits else None
-    return OptimizeResult(objective=objective, best=best, ranked=ranked,
-                          candidates_screened=0, candidates_simulated=len(ranked),
-                          exhaustive_candidates=len(ranked), exhaustive=True,
-                          explanation=explain(best, ranked, objective), run=run)
+    if clock:
+        run = dataclasses.replace(run, wall_s=clock() - start)
+    return OptimizeResult(
+        objective=objective, best=best, ranked=ranked,
+        candidates_screened=sum(len(estimates) for _, estimates in screened),
+        candidates_simulated=len(ranked), exhaustive_candidates=space.size,
+        exhaustive=exhaustive, explanation=explain(best, ranked, objective),
+        pareto=pareto_front(ranked), training_fronts=_training_fronts(screened),
+        reservations=tuple(sizings), serving_mixes=space.serving_mixes, run=run)
 
 
 def rank(results: tuple[PlanResult, ...], candidates: Mapping[str, Candidate],
@@ -62,15 +117,95 @@ def rank(results: tuple[PlanResult, ...], candidates: Mapping[str, Candidate],
                                                r.objective_usd or 0.0, r.result.name)))
 
 
-def explain(best: RankedPlan | None, ranked: tuple[RankedPlan, ...], objective: Objective) -> str:
-    """One or two sentences on the choice."""
-    if best is None:
-        return "No candidate plan is feasible within the limits; see each plan's reasons."
-    assert best.objective_usd is not None
-    text = (f"'{best.result.name}' has the lowest {objective.value} cost, "
-            f"${best.objective_usd:,.0f}, of the {len(ranked)} plans simulated")
-    others = [r for r in ranked if r is not best and r.within_limits]
-    if others and others[0].objective_usd is not None:
-        text += (f"; the next, '{others[0].result.name}', costs "
-                 f"${others[0].objective_usd - best.objective_usd:,.0f} more")
-    return text + "."
+def _hand_written(scenario: Scenario) -> list[Candidate]:
+    return [Candidate(plan=plan, origin=Origin.HAND_WRITTEN, screen_cost_usd=None)
+            for plan in scenario.plans]
+
+
+def _searched(combos: Sequence[Combination], cloud: str | None, region: str | None
+              ) -> list[Candidate]:
+    """The combinations as candidates named ``opt-<rank by screen>-<choices>`` (unique: the
+    choices differ; stable: the screen's order is deterministic)."""
+    return [Candidate(plan=combo.plan(f"opt-{i}-{combo.slug}", cloud, region),
+                      origin=Origin.SEARCH, screen_cost_usd=combo.cost_usd,
+                      notes=tuple(n for e in combo.estimates for n in _notes(e)))
+            for i, combo in enumerate(combos, start=1)]
+
+
+def _notes(estimate: ChoiceEstimate) -> tuple[str, ...]:
+    choice = estimate.choice
+    text = f"{choice.phase}: {choice.label}, screened at ${estimate.cost_usd:,.0f}"
+    if estimate.p_deadline_missed is not None:
+        text += f", P(deadline missed) {estimate.p_deadline_missed:.0%} by the screen"
+    return (text, *choice.notes)
+
+
+def _merged(first: RunResult, second: RunResult, risk: RiskLimits) -> RunResult:
+    """Two runs of the same scenario, seed and replications as one (the second's plans are
+    new candidates simulated on the same futures)."""
+    plans = first.plans + second.plans
+    scenario = dataclasses.replace(first.scenario,
+                                   plans=first.scenario.plans + second.scenario.plans)
+    return dataclasses.replace(first, scenario=scenario, plans=plans,
+                               recommendation=recommend(plans, risk),
+                               breakevens=first.breakevens + tuple(
+                                   b for b in second.breakevens if b not in first.breakevens),
+                               wall_s=first.wall_s + second.wall_s,
+                               events=first.events + second.events)
+
+
+def _training_fronts(screened: Sequence[tuple[str, Sequence[ChoiceEstimate]]]
+                     ) -> tuple[TrainingFront, ...]:
+    """Each training phase's screened options and their time–cost front."""
+    fronts = []
+    for phase, estimates in screened:
+        options = []
+        for e in estimates:
+            prep = e.choice.prep
+            if not isinstance(prep, TrainingPrep):
+                break
+            entry = e.choice.use.entries[0]
+            pool = prep.source.price_pool
+            rented = prep.source.rental
+            paid = rented.gpus_paid_for(prep.gpus) if rented is not None else prep.gpus
+            options.append(TrainingOption(
+                gpu=prep.source.gpu, gpus=prep.gpus, layout=prep.layout,
+                framework=prep.phase.framework.value, option=entry.option,
+                cloud=None if entry.option is PurchaseOption.OWNED or pool is None
+                else pool.offering.cloud,
+                wall_time_s=e.duration_s, gpu_hours=paid * e.duration_s / SECONDS_PER_HOUR,
+                cost_usd=e.cost_usd, p_deadline_missed=e.p_deadline_missed,
+                meets_deadline=e.meets_deadline, on_front=False))
+        if options:
+            fronts.append(TrainingFront(phase=phase, options=_mark_front(options),
+                                        rated=len(options)))
+    return tuple(fronts)
+
+
+def _mark_front(options: list[TrainingOption]) -> tuple[TrainingOption, ...]:
+    ordered = sorted(options, key=lambda o: (o.cost_usd, o.wall_time_s))
+    out = []
+    fastest = float("inf")
+    for option in ordered:  # cheapest first: on the front when faster than every cheaper one
+        on_front = option.wall_time_s < fastest
+        fastest = min(fastest, option.wall_time_s)
+        out.append(dataclasses.replace(option, on_front=on_front))
+    return tuple(out)
+
+
+class _Counter:
+    """Progress over every simulation of the search: replications done of all planned (the
+    total grows once, when the reservation round adds its variants)."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total, self.done = progress, total, 0
+
+    def grow(self, more: int) -> None:
+        self.total += more
+
+    def __call__(self, done: int, of: int) -> None:
+        if self.progress is not None:
+            self.progress(self.done + done, self.total)
+        if done >= of:
+            self.done += of
+

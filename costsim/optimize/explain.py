@@ -1,0 +1,112 @@
+"""What the optimizer tells a reader: the plan-level time–cost front and the choice in a sentence
+or two a finance reader follows (what the plan buys, what it costs, what it saves against the
+best hand-written plan and where the saving comes from)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from costsim.domain.plans import Plan, UseEntry
+from costsim.domain.pricing import PurchaseOption
+from costsim.optimize.result import Objective, Origin, RankedPlan
+
+# phases whose cost differs by less than this share of the saving are not named as its source
+_MINOR_SHARE = 0.05
+
+
+def pareto_front(ranked: Sequence[RankedPlan]) -> tuple[RankedPlan, ...]:
+    """Candidates within the limits that no other beats on both the objective cost and the P90
+    finish time, fastest first."""
+    fit = [r for r in ranked if r.within_limits and r.objective_usd is not None
+           and r.result.finish_s is not None]
+
+    def key(r: RankedPlan) -> tuple[float, float]:
+        assert r.objective_usd is not None and r.result.finish_s is not None
+        return r.result.finish_s.p90, r.objective_usd
+
+    front: list[RankedPlan] = []
+    for r in sorted(fit, key=lambda r: (*key(r), r.result.name)):
+        if not front or key(r)[1] < key(front[-1])[1]:
+            front.append(r)
+    return tuple(front)
+
+
+def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Objective) -> str:
+    """One or two sentences on the choice."""
+    if best is None:
+        return ("No candidate plan is feasible within the limits; each plan's reasons are "
+                "listed with it.")
+    assert best.objective_usd is not None
+    plan = best.candidate.plan
+    text = (f"'{plan.name}' {buys(plan)}; it costs ${best.objective_usd:,.0f} "
+            f"({objective.value} of {best.result.replications} simulated futures)")
+    hand = [r for r in ranked if r.candidate.origin is Origin.HAND_WRITTEN and r.within_limits]
+    if best.candidate.origin is Origin.HAND_WRITTEN:
+        others = [r for r in ranked if r is not best and r.within_limits]
+        if others and others[0].objective_usd is not None:
+            text += (f", ${others[0].objective_usd - best.objective_usd:,.0f} less than the "
+                     f"next plan simulated, '{others[0].result.name}'")
+        return text + ": no candidate the search found beats the scenario's own plan."
+    if not hand or hand[0].objective_usd is None:
+        return text + ", and none of the scenario's own plans is feasible within the limits."
+    rival = hand[0]
+    assert rival.objective_usd is not None
+    saving = rival.objective_usd - best.objective_usd
+    share = saving / rival.objective_usd if rival.objective_usd else 0.0
+    text += (f", ${saving:,.0f} ({share:.0%}) less than the best hand-written plan "
+             f"'{rival.result.name}' (${rival.objective_usd:,.0f})")
+    sources = _sources(best, rival, saving)
+    return text + (f": {sources}." if sources else ".")
+
+
+def buys(plan: Plan) -> str:
+    """What ``plan`` buys, phase by phase, and the capacity it commits to."""
+    parts = [f"runs {use.phase} on " + " + ".join(_entry(e) for e in use.entries)
+             for use in plan.uses]
+    for c in plan.commitments:
+        years = "a year" if c.term_years == 1 else f"{c.term_years} years"
+        parts.append(f"reserves {c.count} {c.gpu} for {years} ({c.payment.value}) from "
+                     f"{c.start.isoformat()}")
+    for o in plan.owned:
+        parts.append(f"buys {o.count} {o.server} server(s) on {o.purchase.isoformat()}")
+    return _join(parts)
+
+
+def _entry(entry: UseEntry) -> str:
+    count = f"{entry.count}×" if entry.count is not None and not entry.option.is_reserved else ""
+    option = {PurchaseOption.ON_DEMAND: "on demand", PurchaseOption.OWNED: "owned servers",
+              PurchaseOption.SPOT: "spot"}.get(entry.option, f"the {entry.option.value} "
+                                                             "reservation")
+    if entry.spill is not None:
+        option += f", the rest {entry.spill.value}"
+    return f"{count}{entry.gpu} {option}"
+
+
+def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> str:
+    """The phases where the saving comes from, by their ledger costs."""
+    if best.result.ledger is None or rival.result.ledger is None or saving <= 0:
+        return ""
+    mine, theirs = best.result.ledger.by_phase(), rival.result.ledger.by_phase()
+    diffs = sorted(((theirs.get(p, 0.0) - mine.get(p, 0.0), p) for p in {*mine, *theirs}),
+                   reverse=True)
+    parts = []
+    for diff, phase in diffs:
+        if diff <= _MINOR_SHARE * saving:
+            continue
+        where = f"'{phase}'" if phase else "plan-wide capacity"
+        use = _use_text(best.candidate.plan, phase)
+        parts.append(f"{where} costs ${diff:,.0f} less" + (f" ({use})" if use else ""))
+    return _join(parts[:3])
+
+
+def _use_text(plan: Plan, phase: str) -> str:
+    for use in plan.uses:
+        if use.phase == phase:
+            return " + ".join(_entry(e) for e in use.entries)
+    return ""
+
+
+def _join(parts: Sequence[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]

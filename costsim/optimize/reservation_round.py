@@ -1,0 +1,220 @@
+"""The reservation round: commitments sized on a finalist's simulated demand, as plan variants
+(issue 11 item 3, in the search).
+
+For each GPU type the plan rents on demand in an experiments or serving phase (long phases;
+a training run's GPUs come from a commitment only when it is free for the whole run, and runs
+are short), the finalist's pooled demand histogram (:class:`costsim.sim.demand.DemandHistogram`)
+is sized with :func:`costsim.optimize.reservation.size_reservation` for every term and payment
+the price book sells, on the offering the simulator would price the commitment on
+(:func:`costsim.sim.capacity.plan_commitments`). The option with the largest saving gives two
+variants, its cost minimum and its balanced point: the commitment plus the phase's use entries
+drawing on it, with the rest spilling on demand.
+
+**Commitment start and window.** A commitment starts on the day the first phase drawing on it
+starts in the finalist's first replication (a serving phase after a training run starts when
+the run ends, which varies a little between replications; the commitment is bought on that
+day's date, so it covers the phase's first hours from midnight), and its level is held until
+the last such phase ends (terms renewed back to back when the window is longer than a term:
+the sizing's T_owed). The demand sized is the pooled histogram with the hours outside that
+window taken off every replication when they held no demand of that type; where a
+replication's phase starts later than the first one's, its extra idle hours stay in and lower
+the level slightly (conservative). When another phase used the same type outside the window
+(a prototype on spot H100s before serving on H100s), the pooled histogram cannot tell its hours
+apart, and the first replication's demand in the window is sized instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+
+import numpy as np
+
+from costsim.catalog.prices import PriceBook
+from costsim.domain.phases import PhaseKind
+from costsim.domain.plans import Commitment, PhaseUse, Plan, UseEntry
+from costsim.domain.pricing import Payment, PurchaseOption
+from costsim.domain.scenario import Scenario
+from costsim.optimize.reservation import CommitmentLevel, ReservationSizing, size_reservation
+from costsim.sim.capacity import plan_commitments
+from costsim.sim.demand import DemandHistogram
+from costsim.sim.montecarlo import PlanResult
+from costsim.units import HOURS_PER_DAY, HOURS_PER_YEAR, SECONDS_PER_HOUR
+
+TERMS_YEARS = (1, 3)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReservationVariant:
+    """A finalist with commitments sized on its demand."""
+
+    plan: Plan
+    gpu: str
+    sizing: ReservationSizing
+    level: CommitmentLevel
+    point: str  # "optimum" or "balanced"
+    start_day: str  # ISO date the commitment starts
+
+
+def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: PriceBook
+                      ) -> tuple[tuple[ReservationSizing, ...], tuple[ReservationVariant, ...]]:
+    """Every sizing of the GPU types ``plan`` rents on demand in long phases, and the variants
+    of the best option per type (its optimum and balanced levels, where they save)."""
+    sizings: list[ReservationSizing] = []
+    variants: list[ReservationVariant] = []
+    demand = {h.gpu: h for h in result.gpu_demand}
+    hourly = dict(result.gpu_demand_by_hour)
+    timelines = {t.phase: t for t in result.timelines if t.start_s is not None}
+    horizon_s = scenario.calendar.horizon_s
+    for gpu, phases in _rented_long(scenario, plan).items():
+        mine = [timelines[p] for p in phases if p in timelines]
+        if gpu not in demand or gpu not in hourly or not mine:
+            continue
+        start_day = scenario.calendar.date_at(min(t.start_s or 0.0 for t in mine))
+        start_s = scenario.calendar.seconds_at(start_day)
+        end_s = max(horizon_s if t.end_s is None else t.end_s for t in mine)
+        start_h = round(start_s / SECONDS_PER_HOUR)
+        end_h = math.ceil(min(end_s, horizon_s) / SECONDS_PER_HOUR)
+        found = []
+        for term in TERMS_YEARS:
+            window = demand_in(demand[gpu], hourly[gpu], start_h,
+                               _window_end(start_h, end_h, term * HOURS_PER_YEAR))
+            for payment in Payment:
+                priced = _sizing(scenario, plan, gpu, term, payment, start_day, window, book)
+                if priced is not None:
+                    found.append(priced)
+        sizings.extend(s for s, _ in found)
+        if not found:
+            continue
+        best, commitment = max(found, key=lambda f: (f[0].aggressive.savings_usd,
+                                                     -f[0].term_hours))
+        if best.aggressive.savings_usd <= 0 or best.aggressive.gpus == 0:
+            continue
+        points = [("optimum", best.aggressive)]
+        if 0 < best.balanced.gpus < best.aggressive.gpus:
+            points.append(("balanced", best.balanced))
+        for point, level in points:
+            terms = _back_to_back(scenario, replace(commitment, count=level.gpus),
+                                  best.terms_owed, best.term_hours)
+            variants.append(ReservationVariant(
+                plan=_variant(plan, scenario, gpu, terms, point), gpu=gpu, sizing=best,
+                level=level, point=point, start_day=start_day.isoformat()))
+    return tuple(sizings), tuple(variants)
+
+
+def _window_end(start_h: int, end_h: int, term_h: float) -> int:
+    """The window's end, clipped to whole terms where it overruns them by less than a day
+    (the commitment starts at midnight before the phase does): a day more of on-demand
+    spill, not a second term."""
+    terms = max(1, math.ceil((end_h - start_h - HOURS_PER_DAY) / term_h))
+    return min(end_h, start_h + math.floor(terms * term_h))
+
+
+def _back_to_back(scenario: Scenario, first: Commitment, terms: int, term_hours: float
+                  ) -> tuple[Commitment, ...]:
+    """``first`` renewed as it ends, ``terms`` terms in all (the level the sizing priced is
+    held over its whole window), each starting within the horizon."""
+    start_s = scenario.calendar.seconds_at(first.start)
+    out = []
+    for k in range(terms):
+        t = start_s + k * term_hours * SECONDS_PER_HOUR
+        if t < scenario.calendar.horizon_s:
+            out.append(replace(first, start=scenario.calendar.date_at(t)))
+    return tuple(out)
+
+
+def _rented_long(scenario: Scenario, plan: Plan) -> dict[str, list[str]]:
+    """GPU types rented on demand by the plan's experiments and serving phases (elastic
+    entries), and those phases; a type the plan already commits to is left as it is."""
+    gpus: dict[str, list[str]] = {}
+    committed = {_canonical(c.gpu) for c in plan.commitments}
+    for use in plan.uses:
+        if scenario.phase(use.phase).kind is PhaseKind.TRAINING:
+            continue
+        for entry in use.entries:
+            canonical = _canonical(entry.gpu)
+            if (entry.option is PurchaseOption.ON_DEMAND and entry.count is None
+                    and canonical not in committed):
+                gpus.setdefault(canonical, []).append(use.phase)
+    return gpus
+
+
+def _sizing(scenario: Scenario, plan: Plan, gpu: str, term: int, payment: Payment,
+            start_day: date, demand: DemandHistogram, book: PriceBook
+            ) -> tuple[ReservationSizing, Commitment] | None:
+    """The sizing of one term and payment, on the offering the simulator prices the
+    commitment on (None where no offering sells it)."""
+    probe = Commitment(gpu=gpu, count=max(1, demand.max_gpus), term_years=term,
+                       payment=payment, start=start_day)
+    variant = _variant(plan, scenario, gpu, (probe,), "probe")
+    reasons: list[str] = []
+    pools = plan_commitments(scenario, variant, book, reasons)
+    if reasons or not pools:
+        return None
+    pool = pools[-1]
+    sizing = size_reservation(demand, pool.terms, pool.offering.gpus_per_instance)
+    placed = replace(probe, cloud=pool.offering.cloud, region=pool.offering.region)
+    return sizing, placed
+
+
+def _variant(plan: Plan, scenario: Scenario, gpu: str, commitments: tuple[Commitment, ...],
+             point: str) -> Plan:
+    """``plan`` with ``commitments`` (one level, back to back) and its long phases' on-demand
+    entries of ``gpu`` drawing on them (the rest spilling on demand)."""
+    first = commitments[0]
+    uses = []
+    for use in plan.uses:
+        entries = []
+        for entry in use.entries:
+            if (scenario.phase(use.phase).kind is not PhaseKind.TRAINING
+                    and entry.option is PurchaseOption.ON_DEMAND and entry.count is None
+                    and _canonical(entry.gpu) == gpu):
+                entry = replace(entry, option=first.option, count=first.count,
+                                spill=PurchaseOption.ON_DEMAND)
+            entries.append(entry)
+        uses.append(PhaseUse(phase=use.phase, entries=tuple(entries)))
+    tag = (f"+rsv-{first.count}{gpu.lower()}-{first.term_years}y-{first.payment.value}"
+           + ("-balanced" if point == "balanced" else ""))
+    return replace(plan, name=plan.name + tag, uses=tuple(uses),
+                   commitments=(*plan.commitments, *commitments))
+
+
+def demand_in(pooled: DemandHistogram, first: Sequence[float], start_h: int, end_h: int
+              ) -> DemandHistogram:
+    """The demand a commitment held from hour ``start_h`` to ``end_h`` sizes against: the
+    pooled histogram less the hours outside the window, when those held no demand in the first
+    replication (their zero-demand hours come off every replication); else, when another phase
+    used the type outside the window (its demand cannot be told apart in the pooled histogram),
+    the first replication's hours in the window."""
+    outside = start_h + max(0, len(first) - end_h)
+    if outside <= 0:
+        return pooled
+    if (any(u > 0 for u in first[:start_h]) or any(u > 0 for u in first[end_h:])
+            or pooled.levels[0] != 0):
+        return DemandHistogram.from_hourly(pooled.gpu, np.asarray(first[start_h:end_h]))
+    drop = min(pooled.hours[0], outside * pooled.replications)
+    levels, counts, gpu_hours = list(pooled.levels), list(pooled.hours), list(pooled.gpu_hours)
+    counts[0] -= drop
+    if counts[0] == 0:
+        levels, counts, gpu_hours = levels[1:], counts[1:], gpu_hours[1:]
+    return DemandHistogram(gpu=pooled.gpu, replications=pooled.replications,
+                           levels=tuple(levels), hours=tuple(counts),
+                           gpu_hours=tuple(gpu_hours))
+
+
+def _canonical(gpu: str) -> str:
+    from costsim.catalog.gpus import find_gpu
+
+    found = find_gpu(gpu)
+    return found.name if found is not None else gpu
+
+
+def variant_notes(variant: ReservationVariant) -> tuple[str, ...]:
+    """A reader's summary of a variant's commitment."""
+    s = variant.sizing
+    return (f"{variant.level.gpus} {variant.gpu} reserved ({s.option.value}) from "
+            f"{variant.start_day}, the {variant.point} level of the cost curve on simulated "
+            f"demand: saves ${variant.level.savings_usd:,.0f} a run against renting, "
+            f"{variant.level.idle_gpu_hours:,.0f} GPU-h idle",)
