@@ -21,7 +21,8 @@ def pareto_front(ranked: Sequence[RankedPlan]) -> tuple[RankedPlan, ...]:
            and r.result.finish_s is not None]
 
     def key(r: RankedPlan) -> tuple[float, float]:
-        assert r.objective_usd is not None and r.result.finish_s is not None
+        assert r.objective_usd is not None
+        assert r.result.finish_s is not None
         return r.result.finish_s.p90, r.objective_usd
 
     front: list[RankedPlan] = []
@@ -38,7 +39,7 @@ def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Ob
                 "listed with it.")
     assert best.objective_usd is not None
     plan = best.candidate.plan
-    text = (f"'{plan.name}' {buys(plan)}; it costs ${best.objective_usd:,.0f} "
+    text = (f"'{plan.name}' {buys(plan)}: ${best.objective_usd:,.0f} "
             f"({objective.value} of {best.result.replications} simulated futures)")
     hand = [r for r in ranked if r.candidate.origin is Origin.HAND_WRITTEN and r.within_limits]
     if best.candidate.origin is Origin.HAND_WRITTEN:
@@ -54,38 +55,63 @@ def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Ob
     saving = rival.objective_usd - best.objective_usd
     share = saving / rival.objective_usd if rival.objective_usd else 0.0
     text += (f", ${saving:,.0f} ({share:.0%}) less than the best hand-written plan "
-             f"'{rival.result.name}' (${rival.objective_usd:,.0f})")
+             f"'{rival.result.name}' (${rival.objective_usd:,.0f}).")
     sources = _sources(best, rival, saving)
-    return text + (f": {sources}." if sources else ".")
+    reserved = _reservation(best, ranked)
+    if sources or reserved:
+        text += " The saving comes from " + _join([*sources, *reserved]) + "."
+    return text
+
+
+def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan]) -> list[str]:
+    """What a reservation variant's commitment saves against its finalist renting the same
+    demand."""
+    if best.candidate.origin is not Origin.RESERVATION or best.objective_usd is None:
+        return []
+    parent_name = best.result.name.split("+rsv-")[0]
+    parent = next((r for r in ranked if r.result.name == parent_name), None)
+    if parent is None or parent.objective_usd is None:
+        return []
+    added = best.candidate.plan.commitments[len(parent.candidate.plan.commitments):]
+    if not added:
+        return []
+    c = added[0]
+    years = "a year" if c.term_years == 1 else f"{c.term_years} years"
+    return [f"reserving {c.count} {c.gpu} for {years} from {c.start.isoformat()}, the level "
+            "the simulated demand uses enough hours to pay for, which saves "
+            f"${parent.objective_usd - best.objective_usd:,.0f} against renting it"]
 
 
 def buys(plan: Plan) -> str:
     """What ``plan`` buys, phase by phase, and the capacity it commits to."""
-    parts = [f"runs {use.phase} on " + " + ".join(_entry(e) for e in use.entries)
+    parts = [f"{use.phase} on " + " + ".join(_entry(e) for e in use.entries)
              for use in plan.uses]
-    for c in plan.commitments:
-        years = "a year" if c.term_years == 1 else f"{c.term_years} years"
-        parts.append(f"reserves {c.count} {c.gpu} for {years} ({c.payment.value}) from "
-                     f"{c.start.isoformat()}")
+    grouped: dict[tuple[str, int, str], dict[str, int]] = {}
+    for c in plan.commitments:  # one line per GPU, term and payment: counts by start date
+        starts = grouped.setdefault((c.gpu, c.term_years, c.payment.value), {})
+        starts[c.start.isoformat()] = starts.get(c.start.isoformat(), 0) + c.count
+    for (gpu, term, payment), starts in grouped.items():
+        years = "a year" if term == 1 else f"{term} years"
+        dates = _join([f"{n} from {day}" for day, n in sorted(starts.items())])
+        parts.append(f"{gpu} reserved for {years} ({payment}): {dates}")
     for o in plan.owned:
-        parts.append(f"buys {o.count} {o.server} server(s) on {o.purchase.isoformat()}")
-    return _join(parts)
+        parts.append(f"{o.count} {o.server} server(s) bought on {o.purchase.isoformat()}")
+    return "runs " + "; ".join(parts)
 
 
 def _entry(entry: UseEntry) -> str:
     count = f"{entry.count}×" if entry.count is not None and not entry.option.is_reserved else ""
     option = {PurchaseOption.ON_DEMAND: "on demand", PurchaseOption.OWNED: "owned servers",
-              PurchaseOption.SPOT: "spot"}.get(entry.option, f"the {entry.option.value} "
-                                                             "reservation")
+              PurchaseOption.SPOT: "spot"}.get(entry.option, "reserved")
     if entry.spill is not None:
-        option += f", the rest {entry.spill.value}"
+        option += f" (the rest {entry.spill.value.replace('-', ' ')})"
     return f"{count}{entry.gpu} {option}"
 
 
-def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> str:
+def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> list[str]:
     """The phases where the saving comes from, by their ledger costs."""
     if best.result.ledger is None or rival.result.ledger is None or saving <= 0:
-        return ""
+        return []
     mine, theirs = best.result.ledger.by_phase(), rival.result.ledger.by_phase()
     diffs = sorted(((theirs.get(p, 0.0) - mine.get(p, 0.0), p) for p in {*mine, *theirs}),
                    reverse=True)
@@ -93,10 +119,13 @@ def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> str:
     for diff, phase in diffs:
         if diff <= _MINOR_SHARE * saving:
             continue
-        where = f"'{phase}'" if phase else "plan-wide capacity"
+        if not phase:
+            parts.append(f"${diff:,.0f} less for capacity, storage and transfer across phases")
+            continue
         use = _use_text(best.candidate.plan, phase)
-        parts.append(f"{where} costs ${diff:,.0f} less" + (f" ({use})" if use else ""))
-    return _join(parts[:3])
+        parts.append(f"{phase} on {use}, ${diff:,.0f} less" if use
+                     else f"{phase}, ${diff:,.0f} less")
+    return parts[:3]
 
 
 def _use_text(plan: Plan, phase: str) -> str:

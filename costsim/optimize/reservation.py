@@ -34,6 +34,7 @@ from costsim.sim.demand import DemandHistogram
 # from the safe level to the optimum (optimal_coverage.py, calculate_knee_point)
 KNEE_MARGINAL_SHARE = 0.40
 KNEE_FALLBACK_SHARE = 0.60
+TERM_SLACK_HOURS = 24.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,8 +97,10 @@ def size_reservation(demand: DemandHistogram, terms: ReservationTerms,
     r_c = terms.effective_usd_per_hour / gpus_per_instance
     if r_od <= 0:
         raise ValueError(f"on-demand rate of {demand.gpu} must be > 0, got {r_od}")
-    terms_owed = max(1, math.ceil(horizon_h / terms.term_hours - 1e-9))
-    owed_h = terms_owed * terms.term_hours
+    # a window up to a day longer than whole terms (24 calendar months are 17,544 h, two
+    # 8,766-hour years 17,532 h) is not one more term: those hours count as covered
+    terms_owed = max(1, math.ceil((horizon_h - TERM_SLACK_HOURS) / terms.term_hours - 1e-9))
+    owed_h = max(terms_owed * terms.term_hours, horizon_h)
     quantile_level = 1 - r_c / r_od * owed_h / horizon_h
     quantile_gpus = 0 if quantile_level <= 0 else _quantile(demand, quantile_level)
     gpus = [k * gpus_per_instance

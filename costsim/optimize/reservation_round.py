@@ -34,14 +34,14 @@ import numpy as np
 
 from costsim.catalog.prices import PriceBook
 from costsim.domain.phases import PhaseKind
-from costsim.domain.plans import Commitment, PhaseUse, Plan, UseEntry
+from costsim.domain.plans import Commitment, PhaseUse, Plan
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
 from costsim.optimize.reservation import CommitmentLevel, ReservationSizing, size_reservation
 from costsim.sim.capacity import plan_commitments
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.montecarlo import PlanResult
-from costsim.units import HOURS_PER_DAY, HOURS_PER_YEAR, SECONDS_PER_HOUR
+from costsim.units import SECONDS_PER_HOUR
 
 TERMS_YEARS = (1, 3)
 
@@ -78,9 +78,8 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
         start_h = round(start_s / SECONDS_PER_HOUR)
         end_h = math.ceil(min(end_s, horizon_s) / SECONDS_PER_HOUR)
         found = []
+        window = demand_in(demand[gpu], hourly[gpu], start_h, end_h)
         for term in TERMS_YEARS:
-            window = demand_in(demand[gpu], hourly[gpu], start_h,
-                               _window_end(start_h, end_h, term * HOURS_PER_YEAR))
             for payment in Payment:
                 priced = _sizing(scenario, plan, gpu, term, payment, start_day, window, book)
                 if priced is not None:
@@ -102,14 +101,6 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
                 plan=_variant(plan, scenario, gpu, terms, point), gpu=gpu, sizing=best,
                 level=level, point=point, start_day=start_day.isoformat()))
     return tuple(sizings), tuple(variants)
-
-
-def _window_end(start_h: int, end_h: int, term_h: float) -> int:
-    """The window's end, clipped to whole terms where it overruns them by less than a day
-    (the commitment starts at midnight before the phase does): a day more of on-demand
-    spill, not a second term."""
-    terms = max(1, math.ceil((end_h - start_h - HOURS_PER_DAY) / term_h))
-    return min(end_h, start_h + math.floor(terms * term_h))
 
 
 def _back_to_back(scenario: Scenario, first: Commitment, terms: int, term_hours: float

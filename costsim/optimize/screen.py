@@ -18,8 +18,10 @@ the simulator books by, in expectation over the scenario's uncertainty means
   simulator's autoscaling rule per fleet entry, vectorized over the hours:
   Σ_h replicas_h × GPUs paid per replica × rate.
 
-Not in the screen (the simulator prices them): storage and data transfer (the same for every
-candidate up to the storage cloud), price drift, a fixed experiment fleet's queue.
+Rentals are priced with the scenario's mean price drift in the month of use. Not in the screen
+(the simulator prices them): storage and data transfer (the same for every candidate up to the
+storage cloud), a fixed experiment fleet's queue, the spread of the uncertainty beyond its mean
+(except the training run's extra loss and throughput error, integrated for P(deadline missed)).
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ def estimate(scenario: Scenario, choice: PhaseChoice, start_s: float, sim: SimAs
     """The analytic estimate of ``choice`` for a phase starting at ``start_s``."""
     prep = choice.prep
     if isinstance(prep, ExperimentsPrep):
-        cost, duration = _experiments(scenario, prep, sim)
+        cost, duration = _experiments(scenario, prep, start_s, sim)
         return ChoiceEstimate(choice=choice, cost_usd=cost, duration_s=duration,
                               p_deadline_missed=None, meets_deadline=True)
     if isinstance(prep, ServingPrep):
@@ -171,17 +173,21 @@ def estimate(scenario: Scenario, choice: PhaseChoice, start_s: float, sim: SimAs
     return _training(scenario, choice, prep, start_s, sim, limits)
 
 
-def _experiments(scenario: Scenario, prep: ExperimentsPrep, sim: SimAssumptions
-                 ) -> tuple[float, float]:
+def _experiments(scenario: Scenario, prep: ExperimentsPrep, start_s: float,
+                 sim: SimAssumptions) -> tuple[float, float]:
     phase: ExperimentsPhase = prep.phase
     u = scenario.uncertainty
     duration = scenario.calendar.months_s(phase.duration_months)
     pool = prep.source.rental or prep.source.spill
     if pool is None:
         return math.nan, duration  # bounded fixed fleets are not screened
+    # jobs arrive evenly over the phase: the mean drift factor over its hours
+    drift = float(price_drift(scenario, start_s + np.arange(
+        0.5, duration / SECONDS_PER_HOUR) * SECONDS_PER_HOUR).mean())
     if prep.nodes is not None:  # a fixed rented fleet, held for the phase
         gpus = prep.nodes * prep.node.gpus
-        return gpus * pool.rate_usd_per_gpu_hour * duration / SECONDS_PER_HOUR, duration
+        return (gpus * pool.rate_usd_per_gpu_hour * drift * duration / SECONDS_PER_HOUR,
+                duration)
     jobs = phase.arrivals_per_day * u.job_arrivals_scale.mean * duration / SECONDS_PER_DAY
     throughput = _quadrature(u.throughput_error or LogNormal(sigma=0.0))
     sizes = np.maximum(_quadrature(prep.gpu_hours), 0.0)
@@ -190,7 +196,7 @@ def _experiments(scenario: Scenario, prep: ExperimentsPrep, sim: SimAssumptions
     billed_s = np.ceil(np.maximum(run_s + sim.instance_startup_s, rule.minimum_s)
                        / rule.increment_s - 1e-9) * rule.increment_s
     per_job = float(billed_s.mean()) / SECONDS_PER_HOUR * pool.gpus_paid_for(prep.need.gpus)
-    return jobs * per_job * pool.rate_usd_per_gpu_hour, duration
+    return jobs * per_job * pool.rate_usd_per_gpu_hour * drift, duration
 
 
 def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssumptions
@@ -203,6 +209,7 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
     growth = scenario.uncertainty.demand_growth_pct_per_month
     shape = resolve_shape(phase.load, sim, None if growth is None else growth.mean)
     rates = hourly_rates(shape, scenario.calendar.start, start_s, hours)
+    drift = price_drift(scenario, start_s + (np.arange(hours) + 0.5) * SECONDS_PER_HOUR)
     cost = 0.0
     for entry in prep.entries:
         replicas = replicas_for(rates * entry.request_share, entry.sizing_capacity_s,
@@ -210,10 +217,12 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
         pool = entry.source.price_pool
         if isinstance(pool, RentalPool):
             paid = pool.gpus_paid_for(entry.gpus_per_replica)
+            held = float(replicas @ drift)
         else:
             paid = entry.gpus_per_replica
+            held = float(replicas.sum())
         rate = 0.0 if pool is None else pool.rate_usd_per_gpu_hour
-        cost += float(replicas.sum()) * paid * rate
+        cost += held * paid * rate
     return cost, duration
 
 
@@ -263,7 +272,8 @@ def _training(scenario: Scenario, choice: PhaseChoice, prep: TrainingPrep, start
         cost += sum(_owned_cost(scenario, p, prep.gpus * float(run_s.mean()))
                     for p in servers)
     if rented and pool is not None:
-        held_h = float(run_s.mean()) / SECONDS_PER_HOUR
+        held_h = float(run_s.mean()) / SECONDS_PER_HOUR * float(
+            price_drift(scenario, np.array([start_s]))[0])
         paid = pool.gpus_paid_for(prep.gpus)
         cost += paid * held_h * (1 - fallback_share) * pool.rate_usd_per_gpu_hour
         if src.fallback is not None and fallback_share:
@@ -279,6 +289,16 @@ def _training(scenario: Scenario, choice: PhaseChoice, prep: TrainingPrep, start
         meets = p_miss <= allowed
     return ChoiceEstimate(choice=choice, cost_usd=cost, duration_s=float(total_s.mean()),
                           p_deadline_missed=p_miss, meets_deadline=meets)
+
+
+def price_drift(scenario: Scenario, t_s: np.ndarray) -> np.ndarray:
+    """The expected rental price factor at times ``t_s``: the scenario's mean drift per year,
+    compounded from the start by whole calendar months as the simulator books it."""
+    drift = scenario.uncertainty.price_drift_pct_per_year.mean
+    months = np.searchsorted(np.asarray(scenario.calendar.month_starts_s()), t_s,
+                             side="right") - 1
+    factors: np.ndarray = (1 + drift / 100) ** (np.maximum(months, 0) / 12)
+    return factors
 
 
 def _owned_cost(scenario: Scenario, pool: OwnedPool, used_gpu_s: float) -> float:

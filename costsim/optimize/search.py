@@ -42,6 +42,9 @@ from costsim.units import SECONDS_PER_HOUR
 # takes 1–3 s on one core (docs/simulator.md §7), so 8 finalists, the scenario's plans and two
 # reservation variants stay well within the 5-minute budget on every shipped scenario
 DEFAULT_TOP_K = 8
+# The reservation round sizes the best finalist that rents on demand in a long phase, among the
+# best few within the limits (the best may already commit, or rent nothing for long)
+ROUND_TRIES = 3
 
 
 def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
@@ -77,10 +80,11 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
     by_name = {c.plan.name: c for c in candidates}
     ranked = rank(run.plans, by_name, objective, risk)
     sizings: tuple[ReservationSizing, ...] = ()
-    leader = next((r for r in ranked if r.within_limits), None)
-    if leader is not None:
+    for leader in [r for r in ranked if r.within_limits][:ROUND_TRIES]:
         sizings, variants = reservation_round(scenario, leader.candidate.plan, leader.result,
                                               book)
+        if not sizings:
+            continue  # nothing rented on demand in a long phase: try the next finalist
         extra = [Candidate(plan=v.plan, origin=Origin.RESERVATION, screen_cost_usd=None,
                            notes=(*leader.candidate.notes, *variant_notes(v)))
                  for v in variants if v.plan.name not in by_name]
@@ -90,6 +94,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
             by_name.update({c.plan.name: c for c in extra})
             run = _merged(run, more, risk)
             ranked = rank(run.plans, by_name, objective, risk)
+        break
     best = ranked[0] if ranked and ranked[0].within_limits else None
     if clock:
         run = dataclasses.replace(run, wall_s=clock() - start)
@@ -113,8 +118,11 @@ def rank(results: tuple[PlanResult, ...], candidates: Mapping[str, Candidate],
         ranked.append(RankedPlan(candidate=candidates[result.name], result=result,
                                  objective_usd=value, within_limits=value is not None and not why,
                                  why_not=tuple(why)))
+    # on a tie the scenario's own plan first: a search candidate that equals it saves nothing
     return tuple(sorted(ranked, key=lambda r: (not r.within_limits, r.objective_usd is None,
-                                               r.objective_usd or 0.0, r.result.name)))
+                                               r.objective_usd or 0.0,
+                                               r.candidate.origin is not Origin.HAND_WRITTEN,
+                                               r.result.name)))
 
 
 def _hand_written(scenario: Scenario) -> list[Candidate]:

@@ -177,17 +177,33 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
     mix = _mix(prober, phase, [c.use.entries[0].gpu for c in choices])
     if mix is not None:
         use = mix_use(mix, cloud=None, region=None)
-        known = {c.use for c in choices}
-        if use not in known and len(use.entries) > 1:
-            prep = prober.probe(phase, use, (), ())
-            if prep is not None:
-                gpus = "+".join(e.gpu for e in use.entries)
-                choices.append(PhaseChoice(
-                    phase=phase.name, label=f"GPU mix {gpus} on demand (serving-mix program)",
-                    slug="mix-" + "-".join(_slug(e.gpu) for e in use.entries), use=use,
-                    prep=prep, notes=(f"{phase.name}: Mélange-style mix at the peak: "
-                                      f"{mix.peak.cost_usd_per_hour:,.2f} $/h",)))
+        prep = prober.probe(phase, use, (), ()) if len(use.entries) > 1 else None
+        if isinstance(prep, ServingPrep) and len(prep.entries) > 1:
+            use, prep = _mix_bounded(use, prep, peak)
+            gpus = "+".join(e.gpu for e in use.entries)
+            choices.append(PhaseChoice(
+                phase=phase.name, label=f"GPU mix {gpus} on demand (serving-mix program)",
+                slug="mix-" + "-".join(_slug(e.gpu) for e in use.entries), use=use,
+                prep=prep, notes=(f"{phase.name}: Mélange-style mix at the peak: "
+                                  f"${mix.peak.cost_usd_per_hour:,.2f}/h",)))
     return choices, mix
+
+
+def _mix_bounded(use: PhaseUse, prep: ServingPrep, peak: float) -> tuple[PhaseUse, ServingPrep]:
+    """The mix's entries with the autoscaler's maximum raised to the highest plausible peak
+    (the program solves the profile at its mean growth), as the single-type fleets are."""
+    entries, preps = [], []
+    for entry in prep.entries:
+        high = max(1, int(replicas_for_rate(peak * entry.request_share,
+                                            entry.sizing_capacity_s)))
+        high = max(high, entry.max_replicas or 0, entry.min_replicas)
+        use_entry = dataclasses.replace(entry.source.entry, autoscale=dataclasses.replace(
+            entry.source.entry.autoscale or Autoscale(), max_replicas=high))
+        entries.append(use_entry)
+        preps.append(dataclasses.replace(entry, max_replicas=high, source=dataclasses.replace(
+            entry.source, entry=use_entry)))
+    return (PhaseUse(phase=use.phase, entries=tuple(entries)),
+            dataclasses.replace(prep, entries=tuple(preps)))
 
 
 def _mix(prober: _Prober, phase: ServingPhase, gpus: list[str]) -> ServingMix | None:

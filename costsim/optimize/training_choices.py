@@ -53,7 +53,7 @@ def training_choices(scenario: Scenario, phase: TrainingPhase, book: PriceBook, 
                      *, cloud: str | None, region: str | None) -> list[PhaseChoice]:
     """Every (GPU type, count, option) of ``phase`` the simulator can prepare."""
     del book, cloud, region  # the probe rents where the plan does
-    servers = {}
+    servers: dict[str, str] = {}
     for name in server_names():
         servers.setdefault(server_bom(name).gpu, name)  # the first shipped server of each GPU
     choices: list[PhaseChoice] = []
