@@ -8,25 +8,23 @@ the simulator books by, in expectation over the scenario's uncertainty means
 * experiments, elastic: jobs = arrivals/day × E[arrivals factor] × days; each job is billed its
   run time plus the instance start-up, rounded by the cloud's minimum and increment, on its
   job-sized instances: cost = jobs × E[billed h] × GPUs paid × rate;
-* training: the Daly expectation of the hardware all-in time over checkpoint segments, the spot
-  preemptions (restart each, the reacquire window on the on-demand fallback), × (1 + x) for the
-  extra loss beyond faults; rented: GPUs paid × rate × hours; reserved: the commitment's whole
-  obligation; owned: capex less the book value at the horizon, power at the measured
-  utilization, colocation, maintenance and staff from delivery. A quadrature over the extra
-  loss and throughput error gives P(deadline missed);
+* training, rented or reserved: the training front's rating
+  (:mod:`costsim.optimize.training_front`: expected wall and billed time, P(deadline missed),
+  the whole obligation of a reservation); owned: the same run model after the servers'
+  delivery, and the servers' capex less the book value at the horizon's end, power at the
+  utilization the run gives them, colocation, maintenance and staff from delivery;
 * serving: the phase's hourly rates (its profile at the mean growth), replicas per hour by the
   simulator's autoscaling rule per fleet entry, vectorized over the hours:
   Σ_h replicas_h × GPUs paid per replica × rate.
 
 Rentals are priced with the scenario's mean price drift in the month of use. Not in the screen
 (the simulator prices them): storage and data transfer (the same for every candidate up to the
-storage cloud), a fixed experiment fleet's queue, the spread of the uncertainty beyond its mean
-(except the training run's extra loss and throughput error, integrated for P(deadline missed)).
+storage cloud), a fixed experiment fleet's queue, the serving load's spread around its mean
+growth.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -34,30 +32,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costsim.catalog.perf_defaults import allin_loss_defaults
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Plan
-from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.simulation import SimAssumptions
-from costsim.domain.uncertainty import Distribution, LogNormal
+from costsim.domain.uncertainty import LogNormal
 from costsim.optimize.choice import PhaseChoice
 from costsim.optimize.space import SearchSpace
-from costsim.sim.draws import draw
+from costsim.optimize.training_time import RunInputs, expect_run, product, quadrature, run_factors
 from costsim.sim.fleet import replicas_for
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.pools import DAYS_PER_MONTH, OwnedPool, RentalPool, owned_pool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
-# Quadrature points over the job sizes, the extra loss and the throughput error: a fixed,
-# seeded sample (the screen is deterministic); 512 points put the mean within ~1 % for the
-# calibrated extra loss (log-sd 1.55), well inside the screen's other approximations
-QUADRATURE_POINTS = 512
-QUADRATURE_SEED = 20_250_101
-# A choice is combined only when it meets the deadline with at most this probability of
-# missing it, unless the limits give their own (an expected finish within the deadline)
-DEFAULT_DEADLINE_RISK = 0.5
 # Choices per phase that enter the combination (the best by screen cost); with a sum of
 # independent phase costs, the best K plans are all combinations of each phase's best K
 PER_PHASE = 4
@@ -170,7 +160,7 @@ def estimate(scenario: Scenario, choice: PhaseChoice, start_s: float, sim: SimAs
         cost, duration = _serving(scenario, prep, start_s, sim)
         return ChoiceEstimate(choice=choice, cost_usd=cost, duration_s=duration,
                               p_deadline_missed=None, meets_deadline=True)
-    return _training(scenario, choice, prep, start_s, sim, limits)
+    return _training(scenario, choice, start_s, limits)
 
 
 def _experiments(scenario: Scenario, prep: ExperimentsPrep, start_s: float,
@@ -189,13 +179,16 @@ def _experiments(scenario: Scenario, prep: ExperimentsPrep, start_s: float,
         return (gpus * pool.rate_usd_per_gpu_hour * drift * duration / SECONDS_PER_HOUR,
                 duration)
     jobs = phase.arrivals_per_day * u.job_arrivals_scale.mean * duration / SECONDS_PER_DAY
-    throughput = _quadrature(u.throughput_error or LogNormal(sigma=0.0))
-    sizes = np.maximum(_quadrature(prep.gpu_hours), 0.0)
-    run_s = np.maximum(1.0, sizes / prep.need.gpus * SECONDS_PER_HOUR / throughput)
+    # E over job sizes × throughput errors of each job's billed time (a product rule)
+    (sizes, throughput), weights = product(
+        quadrature(prep.gpu_hours), quadrature(u.throughput_error or LogNormal(
+            sigma=allin_loss_defaults().throughput_error_sigma)))
+    run_s = np.maximum(1.0, np.maximum(sizes, 0.0) / prep.need.gpus * SECONDS_PER_HOUR
+                       / throughput)
     rule = pool.billing
     billed_s = np.ceil(np.maximum(run_s + sim.instance_startup_s, rule.minimum_s)
                        / rule.increment_s - 1e-9) * rule.increment_s
-    per_job = float(billed_s.mean()) / SECONDS_PER_HOUR * pool.gpus_paid_for(prep.need.gpus)
+    per_job = float(weights @ billed_s) / SECONDS_PER_HOUR * pool.gpus_paid_for(prep.need.gpus)
     return jobs * per_job * pool.rate_usd_per_gpu_hour * drift, duration
 
 
@@ -226,68 +219,42 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
     return cost, duration
 
 
-def _training(scenario: Scenario, choice: PhaseChoice, prep: TrainingPrep, start_s: float,
-              sim: SimAssumptions, limits: RiskLimits) -> ChoiceEstimate:
+def _training(scenario: Scenario, choice: PhaseChoice, start_s: float, limits: RiskLimits
+              ) -> ChoiceEstimate:
+    """A rented or reserved run: the training front's rating. Owned servers: the front's run
+    model (:func:`costsim.optimize.training_time.expect_run`) on the servers, after their
+    delivery, and the servers' cost over the horizon."""
+    rated = choice.rated
+    if rated is not None:
+        return ChoiceEstimate(choice=choice, cost_usd=rated.cost_usd,
+                              duration_s=rated.wall_time_s,
+                              p_deadline_missed=rated.p_deadline_missed,
+                              meets_deadline=rated.meets_deadline)
+    prep = choice.prep
+    if not isinstance(prep, TrainingPrep):
+        raise TypeError(f"choice '{choice.slug}' is neither rated nor prepared")
     phase: TrainingPhase = prep.phase
-    u = scenario.uncertainty
-    src = prep.source
-    pool = src.spill if src.bounded else src.rental
-    throughput = _quadrature(u.throughput_error or LogNormal(sigma=0.0))
-    extra = np.maximum(0.0, _quadrature(prep.extra_loss)) * u.allin_loss_scale.mean
-    work = prep.steady_s * u.training_tokens_scale.mean / throughput
-    remaining = work / (1 - prep.evaluation_fraction)
-    # Daly's expectation per checkpoint segment of τ work + C checkpoint, faults at λ:
-    # E[segment] = (1/λ + R)(e^{λ(τ+C)} − 1) (docs/simulator.md §2)
-    lam = prep.faults_per_gpu_hour * prep.gpus * u.failure_rate_scale.mean / SECONDS_PER_HOUR
-    segment = prep.interval_s + prep.checkpoint_s
-    if lam > 0:
-        hardware = remaining / prep.interval_s * (1 / lam + prep.restart_s) * math.expm1(
-            lam * segment)
-    else:
-        hardware = remaining / prep.interval_s * segment
-    fallback_share = 0.0
-    if pool is not None and pool.option is PurchaseOption.SPOT:
-        hazard = (pool.instances_for(prep.gpus) * pool.spot_hazard_per_instance_hour
-                  * u.spot_hazard_scale.mean / SECONDS_PER_HOUR)
-        # each preemption costs a restart and, with a fallback, moves the reacquire window to
-        # on demand: a share h·w / (1 + h·w) of the time runs there
-        window = hazard * sim.spot_reacquire_s
-        fallback_share = window / (1 + window) if src.fallback is not None else 0.0
-        spot_hazard = hazard * (1 - fallback_share)
-        hardware = hardware / max(1e-6, 1 - spot_hazard * prep.restart_s)
-        if src.fallback is None:
-            hardware += hardware * spot_hazard * sim.spot_reacquire_s
-    run_s = hardware * (1 + extra)
-    wait_s = 0.0
-    cost = 0.0
-    rented = pool is not None and not src.bounded
-    if rented:
-        run_s = run_s + sim.instance_startup_s
-    if src.implied_commitment is not None:
-        cost += src.implied_commitment.obligation_usd
-    if choice.owned:
-        servers = [owned_pool(purchase, scenario.calendar) for purchase in choice.owned]
-        delivered = max(p.available_s for p in servers)
-        wait_s = max(0.0, delivered - start_s)
-        cost += sum(_owned_cost(scenario, p, prep.gpus * float(run_s.mean()))
-                    for p in servers)
-    if rented and pool is not None:
-        held_h = float(run_s.mean()) / SECONDS_PER_HOUR * float(
-            price_drift(scenario, np.array([start_s]))[0])
-        paid = pool.gpus_paid_for(prep.gpus)
-        cost += paid * held_h * (1 - fallback_share) * pool.rate_usd_per_gpu_hour
-        if src.fallback is not None and fallback_share:
-            cost += (src.fallback.gpus_paid_for(prep.gpus) * held_h * fallback_share
-                     * src.fallback.rate_usd_per_gpu_hour)
-    total_s = wait_s + run_s
-    p_miss = None
-    meets = True
+    block, allin = scenario.uncertainty, allin_loss_defaults()
+    factors = run_factors(
+        tokens_scale=block.training_tokens_scale,
+        throughput_error=block.throughput_error or LogNormal(sigma=allin.throughput_error_sigma),
+        failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
+        extra_loss=prep.extra_loss, allin_scale=block.allin_loss_scale)
+    run = expect_run(RunInputs(
+        steady_s=prep.steady_s, checkpoint_s=prep.checkpoint_s, interval_s=prep.interval_s,
+        restart_s=prep.restart_s, evaluation_fraction=prep.evaluation_fraction,
+        fault_rate_per_s=prep.faults_per_gpu_hour * prep.gpus / SECONDS_PER_HOUR), factors)
+    servers = [owned_pool(purchase, scenario.calendar) for purchase in choice.owned]
+    wait_s = max([0.0, *(p.available_s - start_s for p in servers)])
+    cost = sum(_owned_cost(scenario, p, prep.gpus * run.wall_s) for p in servers)
+    p_miss, meets = None, True
     if phase.deadline_days is not None:
-        p_miss = float(np.mean(total_s > phase.deadline_days * SECONDS_PER_DAY))
-        allowed = (limits.max_p_deadline_missed if limits.max_p_deadline_missed is not None
-                   else DEFAULT_DEADLINE_RISK)
-        meets = p_miss <= allowed
-    return ChoiceEstimate(choice=choice, cost_usd=cost, duration_s=float(total_s.mean()),
+        deadline_s = phase.deadline_days * SECONDS_PER_DAY
+        p_miss = run.p_longer_than(deadline_s - wait_s)
+        meets = (p_miss <= limits.max_p_deadline_missed
+                 if limits.max_p_deadline_missed is not None
+                 else wait_s + run.wall_s <= deadline_s)
+    return ChoiceEstimate(choice=choice, cost_usd=cost, duration_s=wait_s + run.wall_s,
                           p_deadline_missed=p_miss, meets_deadline=meets)
 
 
@@ -315,11 +282,3 @@ def _owned_cost(scenario: Scenario, pool: OwnedPool, used_gpu_s: float) -> float
             + n * years * (server.power_cost_usd_per_year(utilization)
                            + server.colocation_usd_per_year
                            + server.maintenance_staff_usd_per_year))
-
-
-@functools.lru_cache(maxsize=64)
-def _quadrature(dist: Distribution) -> np.ndarray:
-    """A fixed, seeded sample of ``dist`` (the screen's expectation and risk over it);
-    callers never modify it."""
-    rng = np.random.default_rng(QUADRATURE_SEED)
-    return np.array([draw(dist, rng) for _ in range(QUADRATURE_POINTS)], dtype=np.float64)

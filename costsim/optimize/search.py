@@ -18,7 +18,6 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 from costsim.catalog.prices import PriceBook, price_book
-from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.optimize.explain import explain, pareto_front
 from costsim.optimize.reservation import ReservationSizing
@@ -32,11 +31,8 @@ from costsim.optimize.screen import (
     screen_space,
 )
 from costsim.optimize.space import search_space
-from costsim.optimize.training_front import TrainingFront, TrainingOption
 from costsim.sim.montecarlo import PlanResult, Progress
-from costsim.sim.prepare import TrainingPrep
 from costsim.sim.run_result import RunResult, limit_breaches, recommend, simulate_scenario
-from costsim.units import SECONDS_PER_HOUR
 
 # Finalists the Monte Carlo runs besides the hand-written plans: a plan at 200 replications
 # takes 1–3 s on one core (docs/simulator.md §7), so 8 finalists, the scenario's plans and two
@@ -62,7 +58,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
     start = clock() if clock else 0.0
     book = book or price_book(scenario.prices.overrides)
     risk = limits if limits is not None else scenario.risk
-    space = search_space(scenario, book)
+    space = search_space(scenario, book, risk)
     screened = screen_space(scenario, space, risk)
     combos = (all_combinations([estimates for _, estimates in screened]) if exhaustive
               else best_combinations(screened, top_k))
@@ -103,7 +99,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
         candidates_screened=sum(len(estimates) for _, estimates in screened),
         candidates_simulated=len(ranked), exhaustive_candidates=space.size,
         exhaustive=exhaustive, explanation=explain(best, ranked, objective),
-        pareto=pareto_front(ranked), training_fronts=_training_fronts(screened),
+        pareto=pareto_front(ranked), training_fronts=space.training_fronts,
         reservations=tuple(sizings), serving_mixes=space.serving_mixes, run=run)
 
 
@@ -160,45 +156,6 @@ def _merged(first: RunResult, second: RunResult, risk: RiskLimits) -> RunResult:
                                    b for b in second.breakevens if b not in first.breakevens),
                                wall_s=first.wall_s + second.wall_s,
                                events=first.events + second.events)
-
-
-def _training_fronts(screened: Sequence[tuple[str, Sequence[ChoiceEstimate]]]
-                     ) -> tuple[TrainingFront, ...]:
-    """Each training phase's screened options and their time–cost front."""
-    fronts = []
-    for phase, estimates in screened:
-        options = []
-        for e in estimates:
-            prep = e.choice.prep
-            if not isinstance(prep, TrainingPrep):
-                break
-            entry = e.choice.use.entries[0]
-            pool = prep.source.price_pool
-            rented = prep.source.rental
-            paid = rented.gpus_paid_for(prep.gpus) if rented is not None else prep.gpus
-            options.append(TrainingOption(
-                gpu=prep.source.gpu, gpus=prep.gpus, layout=prep.layout,
-                framework=prep.phase.framework.value, option=entry.option,
-                cloud=None if entry.option is PurchaseOption.OWNED or pool is None
-                else pool.offering.cloud,
-                wall_time_s=e.duration_s, gpu_hours=paid * e.duration_s / SECONDS_PER_HOUR,
-                cost_usd=e.cost_usd, p_deadline_missed=e.p_deadline_missed,
-                meets_deadline=e.meets_deadline, on_front=False))
-        if options:
-            fronts.append(TrainingFront(phase=phase, options=_mark_front(options),
-                                        rated=len(options)))
-    return tuple(fronts)
-
-
-def _mark_front(options: list[TrainingOption]) -> tuple[TrainingOption, ...]:
-    ordered = sorted(options, key=lambda o: (o.cost_usd, o.wall_time_s))
-    out = []
-    fastest = float("inf")
-    for option in ordered:  # cheapest first: on the front when faster than every cheaper one
-        on_front = option.wall_time_s < fastest
-        fastest = min(fastest, option.wall_time_s)
-        out.append(dataclasses.replace(option, on_front=on_front))
-    return tuple(out)
 
 
 class _Counter:

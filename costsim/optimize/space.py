@@ -34,7 +34,7 @@ from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.phases import ExperimentsPhase, Phase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
-from costsim.domain.scenario import Scenario
+from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import Fixed, Normal, Triangular, Uniform
 from costsim.errors import CostsimError
@@ -47,6 +47,7 @@ from costsim.optimize.serving_mix_plan import (
     solve_serving_mix,
 )
 from costsim.optimize.training_choices import training_choices
+from costsim.optimize.training_front import TrainingFront
 from costsim.perf.sizing import replicas_for_rate
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.prepare import PhasePrep, ServingPrep, prepare_plan
@@ -64,6 +65,7 @@ class SearchSpace:
     cloud: str | None  # the cloud every candidate rents in (None: the cheapest offering)
     region: str | None
     serving_mixes: tuple[ServingMix, ...] = ()
+    training_fronts: tuple[TrainingFront, ...] = ()
 
     @property
     def size(self) -> int:
@@ -86,8 +88,12 @@ def pinned_location(scenario: Scenario) -> tuple[str | None, str | None]:
     return None, None
 
 
-def search_space(scenario: Scenario, book: PriceBook) -> SearchSpace:
-    """The per-phase choices of ``scenario`` (each prepared on a probe)."""
+def search_space(scenario: Scenario, book: PriceBook, limits: RiskLimits | None = None
+                 ) -> SearchSpace:
+    """The per-phase choices of ``scenario`` (each prepared on a probe); ``limits`` (default:
+    the scenario's) decide which training options meet the deadline."""
+    limits = limits if limits is not None else scenario.risk
+    fronts: list[TrainingFront] = []
     cloud, region = pinned_location(scenario)
     prober = _Prober(scenario, book, cloud, region)
     phases: list[tuple[str, tuple[PhaseChoice, ...]]] = []
@@ -96,15 +102,17 @@ def search_space(scenario: Scenario, book: PriceBook) -> SearchSpace:
         if isinstance(phase, ExperimentsPhase):
             choices = _experiments(prober, phase)
         elif isinstance(phase, TrainingPhase):
-            choices = training_choices(scenario, phase, book, prober.probe, cloud=cloud,
-                                       region=region)
+            choices, front = training_choices(scenario, phase, book, prober.probe, cloud=cloud,
+                                              region=region, max_p_deadline_missed=(
+                                                  limits.max_p_deadline_missed))
+            fronts.append(front)
         else:
             choices, mix = _serving(prober, phase)
             if mix is not None:
                 mixes.append(mix)
         phases.append((phase.name, tuple(choices)))
     return SearchSpace(phases=tuple(phases), probed=prober.probed, cloud=cloud, region=region,
-                       serving_mixes=tuple(mixes))
+                       serving_mixes=tuple(mixes), training_fronts=tuple(fronts))
 
 
 class _Prober:

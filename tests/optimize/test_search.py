@@ -47,11 +47,13 @@ def _same_plan(a: Plan, b: Plan) -> bool:
     return (a.uses, a.commitments, a.owned, a.cloud) == (b.uses, b.commitments, b.owned, b.cloud)
 
 
-def test_two_stage_search_finds_the_exhaustive_best() -> None:
-    two_stage, exhaustive = optimized("seed-three-jobs"), optimized("seed-three-jobs", True)
+@pytest.mark.parametrize("name", [
+    "seed-three-jobs", pytest.param("seed-startup-4090", marks=pytest.mark.slow)])
+def test_two_stage_search_finds_the_exhaustive_best(name: str) -> None:
+    two_stage, exhaustive = optimized(name), optimized(name, True)
     assert exhaustive.exhaustive
     assert not two_stage.exhaustive
-    hand = len(shipped("seed-three-jobs").plans)
+    hand = len(shipped(name).plans)
     # exhaustive simulates every plan of the space (and the hand-written ones)
     assert exhaustive.candidates_simulated >= exhaustive.exhaustive_candidates + hand
     assert two_stage.exhaustive_candidates == exhaustive.exhaustive_candidates
