@@ -43,11 +43,14 @@ def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Ob
             f"({objective.value} of {best.result.replications} simulated futures)")
     hand = [r for r in ranked if r.candidate.origin is Origin.HAND_WRITTEN and r.within_limits]
     if best.candidate.origin is Origin.HAND_WRITTEN:
-        others = [r for r in ranked if r is not best and r.within_limits]
-        if others and others[0].objective_usd is not None:
-            text += (f", ${others[0].objective_usd - best.objective_usd:,.0f} less than the "
-                     f"next plan simulated, '{others[0].result.name}'")
-        return text + ": no candidate the search found beats the scenario's own plan."
+        found = [r for r in ranked if r.within_limits
+                 and r.candidate.origin is not Origin.HAND_WRITTEN]
+        text += "; no plan the search found costs less"
+        if found and found[0].objective_usd is not None:
+            gap = found[0].objective_usd - best.objective_usd
+            text += (f" (the closest, '{found[0].result.name}', "
+                     + ("costs the same" if gap < 0.005 else f"costs ${gap:,.0f} more") + ")")
+        return text + "."
     if not hand or hand[0].objective_usd is None:
         return text + ", and none of the scenario's own plans is feasible within the limits."
     rival = hand[0]

@@ -48,8 +48,9 @@ from costsim.sim.pools import DAYS_PER_MONTH, OwnedPool, RentalPool, owned_pool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
-# Choices per phase that enter the combination (the best by screen cost); with a sum of
-# independent phase costs, the best K plans are all combinations of each phase's best K
+# Each phase's best choices that enter with the other phases at their best (the best and three
+# runners-up): with a sum of independent phase costs the cheapest sums alone would vary the
+# cheapest phases first
 PER_PHASE = 4
 
 
@@ -114,23 +115,24 @@ def screen_space(scenario: Scenario, space: SearchSpace, limits: RiskLimits
 
 def best_combinations(screened: Sequence[tuple[str, Sequence[ChoiceEstimate]]], count: int,
                       per_phase: int = PER_PHASE) -> list[Combination]:
-    """``count`` whole plans from each phase's best ``per_phase`` choices that meet its
-    deadline (all of them when none does), cheapest first by summed screen cost.
+    """``count`` whole plans from the choices that meet each phase's deadline (all of them
+    when none does), cheapest first by summed screen cost.
 
     The screen's error is largest where a phase's cost is (a year of serving), so each phase's
-    runners-up enter with the other phases at their best, before the cheapest remaining sums
-    fill the rest: the Monte Carlo then decides between the choices the screen ranks close.
+    ``per_phase`` − 1 runners-up enter with the other phases at their best, before the
+    cheapest remaining sums fill the rest: the Monte Carlo then decides between the choices the
+    screen ranks close.
     """
     shortlists = []
     for _, estimates in screened:
         meeting = [e for e in estimates if e.meets_deadline]
-        shortlists.append((meeting or list(estimates))[:max(per_phase, 1)])
+        shortlists.append((meeting or list(estimates))[:max(count, 1)])
     if not shortlists or not all(shortlists):
         return []
     best = [s[0] for s in shortlists]
     chosen = {Combination.of(best)}
     for p, shortlist in enumerate(shortlists):
-        for alternative in shortlist[1:]:
+        for alternative in shortlist[1:per_phase]:
             chosen.add(Combination.of([alternative if q == p else b
                                        for q, b in enumerate(best)]))
     ordered = sorted(chosen, key=Combination.order)[:count]
