@@ -27,6 +27,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from costsim.catalog.gpus import gpu_catalog
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.catalog.prices import PriceBook
@@ -41,7 +43,6 @@ from costsim.errors import CostsimError
 from costsim.optimize.choice import PhaseChoice
 from costsim.optimize.serving_mix_plan import (
     ServingMix,
-    load_levels,
     mix_instance,
     mix_use,
     solve_serving_mix,
@@ -160,8 +161,7 @@ def _experiments(prober: _Prober, phase: ExperimentsPhase) -> list[PhaseChoice]:
 
 
 def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], ServingMix | None]:
-    levels = load_levels(phase, prober.sim_defaults, prober.scenario.calendar.start)
-    peak = peak_rate(prober.scenario, phase, prober.sim_defaults)
+    trough, peak = rate_bounds(prober.scenario, phase, prober.sim_defaults)
     choices = []
     for gpu in _catalog_gpus():
         use = PhaseUse(phase=phase.name, entries=(UseEntry(gpu=gpu),))
@@ -169,7 +169,7 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
         if not isinstance(prep, ServingPrep) or len(prep.entries) != 1:
             continue
         entry = prep.entries[0]
-        low = max(1, int(replicas_for_rate(levels.trough_requests_per_s, entry.sizing_capacity_s)))
+        low = max(1, int(replicas_for_rate(trough, entry.sizing_capacity_s)))
         high = max(low, int(replicas_for_rate(peak, entry.sizing_capacity_s)))
         sized = PhaseUse(phase=phase.name, entries=(UseEntry(
             gpu=gpu, autoscale=Autoscale(min_replicas=low, max_replicas=high)),))
@@ -225,23 +225,31 @@ def _mix(prober: _Prober, phase: ServingPhase, gpus: list[str]) -> ServingMix | 
         return None
 
 
-def peak_rate(scenario: Scenario, phase: ServingPhase, sim_defaults: SimAssumptions) -> float:
-    """The highest hourly rate the phase may see: its profile at the top of the scenario's
-    growth range (a normal's mean + 2 sd, within its bounds; a uniform's or triangular's high),
-    so the autoscaler's maximum does not cap a plausible future."""
+def rate_bounds(scenario: Scenario, phase: ServingPhase, sim_defaults: SimAssumptions
+                ) -> tuple[float, float]:
+    """The lowest and highest hourly rates the phase may see: its profile at the bottom and
+    the top of the scenario's growth range (a normal's mean ∓ 2 sd within its bounds, a
+    uniform's or triangular's low and high), so the autoscaler's bounds neither hold replicas
+    a plausible future does not need nor cap one it does."""
     growth = scenario.uncertainty.demand_growth_pct_per_month
-    high = phase.load.growth_pct_per_month
+    own = phase.load.growth_pct_per_month
+    low = high = own
     if isinstance(growth, Fixed):
-        high = growth.value
+        low = high = growth.value
     elif isinstance(growth, Normal):
-        high = growth.mean + 2 * growth.sd
-        if growth.high is not None:
-            high = min(high, growth.high)
+        low = growth.mean - 2 * growth.sd if growth.low is None else max(
+            growth.low, growth.mean - 2 * growth.sd)
+        high = growth.mean + 2 * growth.sd if growth.high is None else min(
+            growth.high, growth.mean + 2 * growth.sd)
     elif isinstance(growth, Uniform | Triangular):
-        high = growth.high
+        low, high = growth.low, growth.high
     hours = max(1, math.ceil(phase.duration_months * HOURS_PER_MONTH))
-    shape = resolve_shape(phase.load, sim_defaults, max(high, phase.load.growth_pct_per_month))
-    return float(hourly_rates(shape, scenario.calendar.start, 0.0, hours).max())
+
+    def rates(pct: float) -> np.ndarray:
+        shape = resolve_shape(phase.load, sim_defaults, pct)
+        return hourly_rates(shape, scenario.calendar.start, 0.0, hours)
+
+    return float(rates(low).min()), float(rates(high).max())
 
 
 def _catalog_gpus() -> Iterable[str]:
