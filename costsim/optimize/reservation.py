@@ -34,7 +34,11 @@ from costsim.sim.demand import DemandHistogram
 # from the safe level to the optimum (optimal_coverage.py, calculate_knee_point)
 KNEE_MARGINAL_SHARE = 0.40
 KNEE_FALLBACK_SHARE = 0.60
-TERM_SLACK_HOURS = 24.0
+# Demand windows overrun whole terms by calendar arithmetic, not by need: 12 average months
+# are 8,766 h against a 8,760-hour 1y term, and a commitment bought on a date starts up to a day
+# before its phase; an overrun up to two days is priced as covered (at most c GPUs × 48 h at
+# r_c instead of r_od), not as a second term
+TERM_SLACK_HOURS = 48.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,8 +101,8 @@ def size_reservation(demand: DemandHistogram, terms: ReservationTerms,
     r_c = terms.effective_usd_per_hour / gpus_per_instance
     if r_od <= 0:
         raise ValueError(f"on-demand rate of {demand.gpu} must be > 0, got {r_od}")
-    # a window up to a day longer than whole terms (24 calendar months are 17,544 h, two
-    # 8,766-hour years 17,532 h) is not one more term: those hours count as covered
+    # a window up to TERM_SLACK_HOURS longer than whole terms is not one more term: those hours
+    # count as covered
     terms_owed = max(1, math.ceil((horizon_h - TERM_SLACK_HOURS) / terms.term_hours - 1e-9))
     owed_h = max(terms_owed * terms.term_hours, horizon_h)
     quantile_level = 1 - r_c / r_od * owed_h / horizon_h
