@@ -123,7 +123,8 @@ def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> list[str]:
         if diff <= _MINOR_SHARE * saving:
             continue
         if not phase:
-            parts.append(f"${diff:,.0f} less for capacity, storage and transfer across phases")
+            parts.append(f"${diff:,.0f} less for what the plan buys for all phases (reservations, "
+                         "servers, storage, transfer)")
             continue
         use = _use_text(best.candidate.plan, phase)
         parts.append(f"{phase} on {use}, ${diff:,.0f} less" if use
