@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from costsim.domain.plans import Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
+from costsim.optimize.pareto import pareto_mask
 from costsim.optimize.result import Objective, Origin, RankedPlan
 
 # phases whose cost differs by less than this share of the saving are not named as its source
@@ -16,20 +17,14 @@ _MINOR_SHARE = 0.05
 
 def pareto_front(ranked: Sequence[RankedPlan]) -> tuple[RankedPlan, ...]:
     """Candidates within the limits that no other beats on both the objective cost and the P90
-    finish time, fastest first."""
+    finish time (:func:`costsim.optimize.pareto.pareto_mask`), fastest first."""
     fit = [r for r in ranked if r.within_limits and r.objective_usd is not None
            and r.result.finish_s is not None]
-
-    def key(r: RankedPlan) -> tuple[float, float]:
-        assert r.objective_usd is not None
-        assert r.result.finish_s is not None
-        return r.result.finish_s.p90, r.objective_usd
-
-    front: list[RankedPlan] = []
-    for r in sorted(fit, key=lambda r: (*key(r), r.result.name)):
-        if not front or key(r)[1] < key(front[-1])[1]:
-            front.append(r)
-    return tuple(front)
+    times = [r.result.finish_s.p90 if r.result.finish_s else 0.0 for r in fit]
+    costs = [r.objective_usd or 0.0 for r in fit]
+    mask = pareto_mask(times, costs)
+    front = [(t, c, r) for t, c, r, on in zip(times, costs, fit, mask, strict=True) if on]
+    return tuple(r for _, _, r in sorted(front, key=lambda x: (x[0], x[1], x[2].result.name)))
 
 
 def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Objective) -> str:

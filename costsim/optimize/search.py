@@ -62,7 +62,8 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
     screened = screen_space(scenario, space, risk)
     combos = (all_combinations([estimates for _, estimates in screened]) if exhaustive
               else best_combinations(screened, top_k))
-    candidates = _hand_written(scenario) + _searched(combos, space.cloud, space.region)
+    candidates = _hand_written(scenario) + _searched(combos, space.cloud, space.region,
+                                                     {p.name for p in scenario.plans})
     counter = _Counter(progress, len(candidates) * replications)
 
     def simulate(batch: Sequence[Candidate]) -> RunResult:
@@ -126,14 +127,21 @@ def _hand_written(scenario: Scenario) -> list[Candidate]:
             for plan in scenario.plans]
 
 
-def _searched(combos: Sequence[Combination], cloud: str | None, region: str | None
-              ) -> list[Candidate]:
+def _searched(combos: Sequence[Combination], cloud: str | None, region: str | None,
+              taken: set[str]) -> list[Candidate]:
     """The combinations as candidates named ``opt-<rank by screen>-<choices>`` (unique: the
-    choices differ; stable: the screen's order is deterministic)."""
-    return [Candidate(plan=combo.plan(f"opt-{i}-{combo.slug}", cloud, region),
-                      origin=Origin.SEARCH, screen_cost_usd=combo.cost_usd,
-                      notes=tuple(n for e in combo.estimates for n in _notes(e)))
-            for i, combo in enumerate(combos, start=1)]
+    choices differ, and a name a hand-written plan has gets a suffix; stable: the screen's
+    order is deterministic)."""
+    out = []
+    for i, combo in enumerate(combos, start=1):
+        name = f"opt-{i}-{combo.slug}"
+        while name in taken:
+            name += "-search"
+        taken.add(name)
+        out.append(Candidate(plan=combo.plan(name, cloud, region), origin=Origin.SEARCH,
+                             screen_cost_usd=combo.cost_usd,
+                             notes=tuple(n for e in combo.estimates for n in _notes(e))))
+    return out
 
 
 def _notes(estimate: ChoiceEstimate) -> tuple[str, ...]:
