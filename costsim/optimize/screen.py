@@ -119,9 +119,9 @@ def best_combinations(screened: Sequence[tuple[str, Sequence[ChoiceEstimate]]], 
     when none does), cheapest first by summed screen cost.
 
     The screen's error is largest where a phase's cost is (a year of serving), so each phase's
-    ``per_phase`` − 1 runners-up enter with the other phases at their best, before the
-    cheapest remaining sums fill the rest: the Monte Carlo then decides between the choices the
-    screen ranks close.
+    ``per_phase`` − 1 runners-up enter with the other phases at their best (the second choices
+    first, the costliest phase's first), before the cheapest remaining sums fill the rest: the
+    Monte Carlo then decides between the choices the screen ranks close.
     """
     shortlists = []
     for _, estimates in screened:
@@ -130,12 +130,14 @@ def best_combinations(screened: Sequence[tuple[str, Sequence[ChoiceEstimate]]], 
     if not shortlists or not all(shortlists):
         return []
     best = [s[0] for s in shortlists]
-    chosen = {Combination.of(best)}
-    for p, shortlist in enumerate(shortlists):
-        for alternative in shortlist[1:per_phase]:
-            chosen.add(Combination.of([alternative if q == p else b
-                                       for q, b in enumerate(best)]))
-    ordered = sorted(chosen, key=Combination.order)[:count]
+    ordered = [Combination.of(best)]
+    # runners-up by rank, the costliest phase first (where the screen's error weighs most)
+    by_cost = sorted(range(len(best)), key=lambda p: -best[p].cost_usd)
+    for k in range(1, per_phase):
+        for p in by_cost:
+            if k < len(shortlists[p]) and len(ordered) < count:
+                ordered.append(Combination.of([shortlists[p][k] if q == p else b
+                                               for q, b in enumerate(best)]))
     for combo in all_combinations(shortlists):
         if len(ordered) >= count:
             break
