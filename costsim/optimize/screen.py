@@ -36,6 +36,7 @@ from costsim.catalog.perf_defaults import allin_loss_defaults
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Plan
+from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import LogNormal
@@ -46,6 +47,7 @@ from costsim.sim.fleet import replicas_for
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.pools import DAYS_PER_MONTH, OwnedPool, RentalPool, owned_pool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
+from costsim.sim.spot_jobs import expected_spot_job_s
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Each phase's best choices that enter with the other phases at their best (the best and three
@@ -192,8 +194,21 @@ def _experiments(scenario: Scenario, prep: ExperimentsPrep, start_s: float,
     rule = pool.billing
     billed_s = np.ceil(np.maximum(run_s + sim.instance_startup_s, rule.minimum_s)
                        / rule.increment_s - 1e-9) * rule.increment_s
-    per_job = float(weights @ billed_s) / SECONDS_PER_HOUR * pool.gpus_paid_for(prep.need.gpus)
-    return jobs * per_job * pool.rate_usd_per_gpu_hour * drift, duration
+    usd_per_s = pool.rate_usd_per_gpu_hour * pool.gpus_paid_for(prep.need.gpus) / SECONDS_PER_HOUR
+    fallback = prep.source.fallback
+    if pool.option is PurchaseOption.SPOT:  # preempted attempts and restarts (sim/spot_jobs.py)
+        hazard = (pool.instances_for(prep.need.gpus) * pool.spot_hazard_per_instance_hour
+                  * u.spot_hazard_scale.mean / SECONDS_PER_HOUR)
+        held = [expected_spot_job_s(float(b), hazard, fallback=fallback is not None)
+                for b in billed_s]
+        fallback_usd_per_s = 0.0 if fallback is None else (
+            fallback.rate_usd_per_gpu_hour * fallback.gpus_paid_for(prep.need.gpus)
+            / SECONDS_PER_HOUR)
+        per_job = float(weights @ np.array([spot * usd_per_s + back * fallback_usd_per_s
+                                            for spot, back in held]))
+    else:
+        per_job = float(weights @ billed_s) * usd_per_s
+    return jobs * per_job * drift, duration
 
 
 def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssumptions

@@ -180,7 +180,8 @@ class RunContext:
         self._paid(pool, float(held.sum()))
 
     def book_rental_jobs(self, phase: str, pool: RentalPool, starts_s: FloatArray,
-                         run_s: FloatArray, gpus: int) -> None:
+                         run_s: FloatArray, gpus: int,
+                         category: Category = Category.COMPUTE) -> None:
         """Book many short jobs at once, each on its own instances with the billing minimum
         and increment, in the month it started (one vectorized call per phase)."""
         if starts_s.size == 0:
@@ -196,7 +197,7 @@ class RunContext:
         per_month = np.bincount(self.month_of_hour[start_hours], weights=hours,
                                 minlength=len(self.month_hours))
         key = LineKey(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
-                      category=Category.COMPUTE, component=Component.GPU_INSTANCE)
+                      category=category, component=Component.GPU_INSTANCE)
         for m in np.nonzero(per_month)[0]:
             gpu_hours = float(per_month[m])
             self.book.spend(key, int(m), gpu_hours * pool.rate_usd_per_gpu_hour

@@ -25,6 +25,7 @@ from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.results import ServingRecord, TrainingRunRecord
+from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
 from costsim.sim.training_run import RunSpec, simulate_run
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -139,12 +140,12 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     ctx.used_gpu_hours += float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR
     if prep.nodes is None:
         pool = prep.source.rental or prep.source.spill
+        finish_s = np.array(arrivals) + run_s
         if pool is not None:  # each job boots its own instance first (billed)
-            ctx.book_rental_jobs(phase.name, pool, np.array(arrivals),
-                                 run_s + ctx.prep.sim_defaults.instance_startup_s,
-                                 prep.need.gpus)
+            finish_s = _book_elastic_jobs(ctx, prep, pool, np.array(arrivals),
+                                          run_s + ctx.prep.sim_defaults.instance_startup_s)
         ctx.queue_waits_s.extend([0.0] * len(arrivals))
-        end = max(start + duration, float((np.array(arrivals) + run_s).max(initial=start)))
+        end = max(start + duration, float(finish_s.max(initial=start)))
         yield env.timeout(end - start)
         return env.now
     gpus = prep.nodes * prep.node.gpus
@@ -207,6 +208,32 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     if end > drain_start:  # the queue drained after the phase's months: held until then
         hold(drain_start, end)
     return end
+
+
+def _book_elastic_jobs(ctx: RunContext, prep: ExperimentsPrep, pool: RentalPool,
+                       arrivals_s: FloatArray, held_s: FloatArray) -> FloatArray:
+    """Book jobs each on its own instance (``held_s`` = start-up + run); on spot, the
+    preempted attempts as lost work and the restarts on spot or the fallback
+    (:mod:`costsim.sim.spot_jobs`). Returns when each job finishes."""
+    phase, gpus = prep.phase.name, prep.need.gpus
+    if pool.option is not PurchaseOption.SPOT or arrivals_s.size == 0:
+        ctx.book_rental_jobs(phase, pool, arrivals_s, held_s, gpus)
+        return arrivals_s + held_s
+    fallback = prep.source.fallback
+    hazard = (pool.instances_for(gpus) * pool.spot_hazard_per_instance_hour
+              * ctx.draws["spot_hazard_scale"] / SECONDS_PER_HOUR)
+    tries = spot_job_attempts(held_s, hazard, fallback=fallback is not None,
+                              reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
+                              rng=ctx.rng("phase", phase, "spot"))
+    lost_jobs = tries.lost_job.astype(np.int64)
+    ctx.book_rental_jobs(phase, pool, arrivals_s[lost_jobs] + tries.lost_start_s, tries.lost_s,
+                         gpus, Category.SPOT_LOST_WORK)
+    starts = arrivals_s + tries.final_start_s
+    spot = ~tries.final_on_fallback
+    ctx.book_rental_jobs(phase, pool, starts[spot], held_s[spot], gpus)
+    if fallback is not None:
+        ctx.book_rental_jobs(phase, fallback, starts[~spot], held_s[~spot], gpus)
+    return starts + held_s
 
 
 def _job_gpu_hours(prep: ExperimentsPrep, rng: np.random.Generator) -> float:
