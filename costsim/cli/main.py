@@ -18,6 +18,7 @@ from costsim.cli import (
     compare_cmd,
     estimate_cmd,
     memory_cmd,
+    optimize_cmd,
     prices_cmd,
     run_cmd,
     scenario_cmds,
@@ -26,7 +27,7 @@ from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError, printable
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds, run_cmd,
-                   compare_cmd)
+                   compare_cmd, optimize_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""The progress bar of ``run`` and ``compare``: one tqdm bar on stderr over every plan.
+"""The progress bar of ``run``, ``compare`` and ``optimize``: one tqdm bar on stderr over every
+plan.
 
 The simulator reports ``progress(done, total)`` per plan; the bar adds the plans up, so a
 four-plan run of 200 replications shows 0..800. It is drawn only when stderr is a terminal (never
@@ -15,7 +16,8 @@ from typing import Any
 class RunProgress:
     """A callable ``progress(done, total)`` for ``simulate_scenario``, drawing one bar."""
 
-    def __init__(self, plans: int, replications: int, *, enabled: bool | None = None) -> None:
+    def __init__(self, plans: int | None, replications: int, *,
+                 enabled: bool | None = None) -> None:
         self._offset = 0
         self._last_done = 0
         self._last_total = 0
@@ -25,7 +27,9 @@ class RunProgress:
         if enabled:
             from tqdm import tqdm  # here: `costsim --help` never loads it
 
-            self._bar = tqdm(total=plans * replications, unit="rep", file=sys.stderr,
+            # plans None: not known ahead (optimize simulates the finalists the screen picks)
+            total = None if plans is None else plans * replications
+            self._bar = tqdm(total=total, unit="rep", file=sys.stderr,
                              desc="simulating", leave=False, dynamic_ncols=True)
 
     @property

@@ -113,6 +113,15 @@ FLAG_RANGES: dict[str, FlagRange] = {
     "--workers": FlagRange(1, 64, True, "worker processes for the replications; results are "
                                         "the same for any count, and past the machine's cores "
                                         "more only adds start-up time"),
+    "--top": FlagRange(1, 1_000, True, "finalists the optimizer simulates after the analytic "
+                                       "screen, each at --replications; 1,000 finalists of "
+                                       "200 replications is hours on a laptop"),
+    "--max-deadline-risk": FlagRange(0, 1, False, "a probability: 0 = no replication may miss "
+                                                  "a deadline, 1 = no limit"),
+    "--max-budget-risk": FlagRange(0, 1, False, "a probability: 0 = no replication may cost "
+                                                "more than budget_usd, 1 = no limit"),
+    "--min-slo-attainment": FlagRange(0, 1, False, "a share of requests served within the "
+                                                   "SLO: 1 = every request, 0 = no limit"),
 }
 
 

@@ -1,4 +1,5 @@
-"""Where ``costsim run`` writes its report, and how it gets there whole or not at all.
+"""Where ``costsim run`` (and ``optimize``) writes its report, and how it gets there whole or
+not at all.
 
 DESIGN §7/§11: ``--out`` naming an existing folder is an error (exit 2, nothing touched) unless
 ``--force``; the report is written into a hidden sibling folder and renamed into place at the
@@ -20,15 +21,17 @@ from pathlib import Path
 from costsim.errors import InputError
 
 REPORTS_DIR = Path("reports")
-# A costsim report folder holds this file; --force replaces only such folders (or empty ones).
-REPORT_MARKER = "summary.json"
+# A costsim report folder holds one of these (run's summary, optimize's answer); --force
+# replaces only such folders (or empty ones).
+REPORT_MARKERS = ("summary.json", "optimize.json")
 
 
-def default_out_dir(scenario: Path, now: dt.datetime) -> Path:
-    """``reports/<scenario file stem>-<UTC timestamp>``; a second run within the same second
-    gets ``-2``, ``-3``, … rather than an error."""
+def default_out_dir(scenario: Path, now: dt.datetime, kind: str = "") -> Path:
+    """``reports/<scenario file stem>[-<kind>]-<UTC timestamp>`` (``kind``: the command when
+    it is not ``run``, e.g. ``optimize``); a second run within the same second gets ``-2``,
+    ``-3``, … rather than an error."""
     stamp = now.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    base = REPORTS_DIR / f"{scenario.stem}-{stamp}"
+    base = REPORTS_DIR / "-".join(part for part in (scenario.stem, kind, stamp) if part)
     candidate, n = base, 1
     while candidate.exists():
         n += 1
@@ -49,9 +52,10 @@ def check_out_dir(out: Path, force: bool) -> None:
         if not force:
             raise InputError("--out", str(out), "the folder exists; name a new one, or add "
                              "--force to replace the report in it")
-        if any(out.iterdir()) and not (out / REPORT_MARKER).is_file():
+        if any(out.iterdir()) and not any((out / m).is_file() for m in REPORT_MARKERS):
             raise InputError("--out", str(out), "the folder is not a costsim report (no "
-                             f"{REPORT_MARKER}); --force replaces only report folders")
+                             f"{' or '.join(REPORT_MARKERS)}); --force replaces only report "
+                             "folders")
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise InputError("--out", str(out), f"{parent} is not a folder")

@@ -52,7 +52,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.set_defaults(handler=_run)
 
 
-def _utc_now() -> Any:
+def utc_now() -> Any:
+    """Now, in UTC (the report folder's default name and ``generated_at``)."""
     import datetime as dt
 
     return dt.datetime.now(dt.UTC)
@@ -80,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     from costsim.cli.run_table import render_run
     from costsim.cli.scenario_names import load_scenario_file
 
-    now = _utc_now()
+    now = utc_now()
     out: Path = args.out if args.out is not None else default_out_dir(args.scenario, now)
     check_out_dir(out, args.force)  # refuse before minutes of simulation, not after
     loaded = load_scenario_file(args.scenario)

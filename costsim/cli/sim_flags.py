@@ -1,4 +1,4 @@
-"""Flags shared by the commands that simulate a scenario (``run``, ``compare``).
+"""Flags shared by the commands that simulate a scenario (``run``, ``compare``, ``optimize``).
 
 Imported when the parser is built, so it stays free of heavy imports.
 """
@@ -21,11 +21,13 @@ def add_scenario_arg(parser: argparse.ArgumentParser) -> None:
                         help="a scenario file (scenarios/README.md; required)")
 
 
-def add_simulation_flags(parser: argparse.ArgumentParser) -> None:
-    """``--baseline``, ``--replications``, ``--seed``, ``--workers``."""
-    parser.add_argument("--baseline", metavar="PLAN",
-                        help="the plan savings and differences are measured against "
-                             "(default: the scenario's first plan)")
+def add_simulation_flags(parser: argparse.ArgumentParser, *, baseline: bool = True) -> None:
+    """``--baseline`` (unless ``baseline`` is False), ``--replications``, ``--seed``,
+    ``--workers``."""
+    if baseline:
+        parser.add_argument("--baseline", metavar="PLAN",
+                            help="the plan savings and differences are measured against "
+                                 "(default: the scenario's first plan)")
     parser.add_argument("--replications", type=range_argtype("--replications"),
                         default=DEFAULT_REPLICATIONS, metavar="N",
                         help=f"Monte Carlo replications per plan, "

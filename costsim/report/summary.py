@@ -64,7 +64,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "feasible": plan.feasible,
         "infeasible_reasons": list(plan.infeasible_reasons),
         "replications": plan.replications,
-        "cost_usd": _stats(plan.cost_usd),
+        "cost_usd": stats_json(plan.cost_usd),
         "cash_usd": None if plan.cash_usd_mean is None else {"mean": plan.cash_usd_mean},
         "npv_usd": None if plan.npv_usd_mean is None else {"mean": round(plan.npv_usd_mean, 2)},
         "p_over_budget": plan.p_over_budget,
@@ -73,8 +73,8 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "cost_per_million_tokens_usd": _round(plan.cost_per_million_tokens_usd, RATE_DIGITS),
         "cost_per_million_output_tokens_usd": _round(plan.cost_per_million_output_tokens_usd,
                                                      RATE_DIGITS),
-        "finish_days": _stats(plan.finish_s, scale=1 / SECONDS_PER_DAY, digits=2),
-        "training_gpu_hours": _stats(plan.training_gpu_hours, digits=GPU_HOURS_DIGITS),
+        "finish_days": stats_json(plan.finish_s, scale=1 / SECONDS_PER_DAY, digits=2),
+        "training_gpu_hours": stats_json(plan.training_gpu_hours, digits=GPU_HOURS_DIGITS),
         "ledger": [] if ledger is None else [_line(line) for line in ledger.lines],
         "monthly": [] if ledger is None else _monthly(ledger),
         "by_category": {} if ledger is None else {
@@ -90,7 +90,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
             {"month": month, "committed_gpu_hours": round(committed, GPU_HOURS_DIGITS),
              "used_gpu_hours": round(used, GPU_HOURS_DIGITS)}
             for month, committed, used in plan.reserved_by_month],
-        "cumulative_cash_usd": [{"month": month, **(_stats(stats, digits=2) or {})}
+        "cumulative_cash_usd": [{"month": month, **(stats_json(stats, digits=2) or {})}
                                 for month, stats in plan.cumulative_cash_usd_by_month],
         "events": plan.events,
     }
@@ -172,8 +172,9 @@ def _metrics(metrics: PlanMetrics) -> JsonDict:
     }
 
 
-def _stats(stats: Stats | None, *, scale: float = 1.0, digits: int | None = None
-           ) -> JsonDict | None:
+def stats_json(stats: Stats | None, *, scale: float = 1.0, digits: int | None = None
+               ) -> JsonDict | None:
+    """Mean and P10/P50/P90 (scaled, rounded to ``digits`` when given); None stays None."""
     if stats is None:
         return None
     values = {"mean": stats.mean, "p10": stats.p10, "p50": stats.p50, "p90": stats.p90}

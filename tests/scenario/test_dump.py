@@ -19,18 +19,11 @@ from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.errors import CostsimError
 from costsim.scenario.dump import jsonable_plan, plan_mapping, plan_yaml
 from tests.scenario.conftest import HERE
+from tests.scenario.paste import with_plans
 
 ROOT = Path(__file__).parents[2]
 FILES = [*sorted((ROOT / "scenarios").glob("*.yaml")), HERE / "good" / "everything.yaml",
          HERE / "good" / "lifecycle.yaml"]
-
-
-def with_plans(text: str, blocks: list[str]) -> str:
-    """The scenario text with its ``plans:`` list (the last key of these files) replaced by
-    ``blocks``, pasted as a person would paste them."""
-    head, sep, _ = text.partition("\nplans:\n")
-    assert sep, "the scenario's plans: list is its last key"
-    return head + sep + "".join(blocks)
 
 
 def reload(source: Path, blocks: list[str], folder: Path) -> tuple[Plan, ...]:

@@ -1,0 +1,152 @@
+"""The terminal view of ``costsim optimize``: what was searched, the simulated plans ranked by
+the objective, the chosen plan with its explanation, the reservation points, and the YAML block
+to paste into the scenario.
+
+Figures come from the ``optimize --json`` document (so the table and optimize.json agree) and
+are written by :mod:`costsim.cli.numbers`, as ``run``'s table writes them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from costsim.cli.common import format_table
+from costsim.cli.numbers import percent, usd_amount, usd_estimate
+
+TABLE_WIDTH = 120
+LEGEND = (
+    "Costs: the economic cost over the horizon in $ (as `run` reports it), the objective's "
+    "statistic and P10/P50/P90 over the replications. P(late): probability a deadline is "
+    "missed; SLO met: share of requests served within the SLO; finish: day the last phase "
+    "ends, P90. Origin: hand-written (the scenario's plans), search (passed the analytic "
+    "screen), reservation (commitments sized on simulated demand), serving-mix (the serving "
+    "GPU mix). '*' chosen; '!' outside the limits (reasons below).")
+
+
+def _cost(row: Mapping[str, Any], key: str) -> str | None:
+    cost = row["cost_usd"]
+    return None if cost is None else usd_estimate(cost[key])
+
+
+def _optional(value: float | None, render: Any) -> str | None:
+    return None if value is None else str(render(value))
+
+
+# (header, cell) — a column no row has a value for is left out, as in `run`'s table
+_COLUMNS: tuple[tuple[str, Any], ...] = (
+    ("objective", lambda r: _optional(r["objective_usd"], usd_estimate)),
+    ("P10", lambda r: _cost(r, "p10")),
+    ("P50", lambda r: _cost(r, "p50")),
+    ("P90", lambda r: _cost(r, "p90")),
+    ("P(late)", lambda r: _optional(r["p_deadline_missed"], percent)),
+    ("SLO met", lambda r: _optional(r["slo_attainment"], percent)),
+    ("finish (d)", lambda r: None if not r["finish_days"] else f"{r['finish_days']['p90']:,.1f}"),
+    ("origin", lambda r: r["origin"]),
+)
+
+
+def ranked_table(document: Mapping[str, Any]) -> str:
+    """The simulated feasible plans, best first ('*' chosen, '!' outside the limits)."""
+    rows_of = [r for r in document["ranked"] if r["feasible"]]
+    columns = [(h, cell) for h, cell in _COLUMNS if any(cell(r) is not None for r in rows_of)]
+    best = document["best"]["name"] if document["best"] else None
+    rows = []
+    for row in rows_of:
+        mark = "*" if row["name"] == best else ("!" if not row["within_limits"] else "")
+        rows.append((row["rank"], mark, row["name"],
+                     *("-" if (text := cell(row)) is None else text for _, cell in columns)))
+    header = ("#", "", "plan", *(h for h, _ in columns))
+    right = [0, *range(3, 3 + len(columns) - 1)]
+    return format_table(rows, header, right_align=right)
+
+
+def search_line(document: Mapping[str, Any], wall_s: float) -> str:
+    """How much was searched and simulated, against an exhaustive search."""
+    exhaustive = " (exhaustive: every candidate simulated)" if document["exhaustive"] else (
+        f"; an exhaustive search would simulate {document['exhaustive_candidates']:,}")
+    return (f"Screened {document['candidates_screened']:,} candidate plans analytically; "
+            f"simulated {document['candidates_simulated']:,} × "
+            f"{document['replications']:,} replications = {document['simulator_runs']:,} "
+            f"simulator runs{exhaustive}. {wall_s:,.1f} s.")
+
+
+def reservation_lines(document: Mapping[str, Any]) -> list[str]:
+    """Per GPU type and term option: the three commitment levels and what each saves."""
+    lines = []
+    for sizing in document["reservations"]:
+        points = ", ".join(
+            f"{name} {sizing[name]['gpus']} GPUs ({usd_estimate(sizing[name]['savings_usd'])})"
+            for name in ("conservative", "balanced", "aggressive"))
+        lines.append(f"  {sizing['gpu']} {sizing['option']} (discount "
+                     f"{sizing['discount']:.0%}): {points}")
+    if lines:
+        lines.insert(0, "Reservation sizing on simulated demand (GPUs committed, expected "
+                        "saving against none):")
+    return lines
+
+
+def limit_lines(document: Mapping[str, Any]) -> list[str]:
+    """Plans outside the limits or infeasible, each with its reasons."""
+    lines = []
+    for row in document["ranked"]:
+        if row["within_limits"]:
+            continue
+        kind = "outside the limits" if row["feasible"] else "infeasible"
+        lines.append(f"{kind}: {row['name']}: " + "; ".join(row["why_not"] or
+                                                               ("no reason given",)))
+    return lines
+
+
+def chosen_lines(document: Mapping[str, Any]) -> list[str]:
+    """The choice, why, and what it saves against the best hand-written plan."""
+    best = document["best"]
+    if best is None:
+        return [f"No plan chosen: {document['explanation']}"]
+    lines = [f"Chosen: {best['name']} ({best['origin']}). {document['explanation']}"]
+    versus = document["versus_hand_written"]
+    if versus and versus["plan"] != best["name"]:
+        pct = "" if versus["saving_pct"] is None else f" ({versus['saving_pct']:.1f} %)"
+        lines.append(f"Saves {usd_amount(versus['saving_usd'])}{pct} of {document['objective']} "
+                     f"cost against the best hand-written plan, {versus['plan']} "
+                     f"({usd_estimate(versus['objective_usd'])}).")
+    return lines
+
+
+def pareto_line(document: Mapping[str, Any]) -> str | None:
+    """The plan-level time–cost front, fastest first."""
+    front = document["pareto"]
+    if len(front) < 2:
+        return None
+    points = sorted(front, key=lambda p: p["finish_days"]["p90"] if p["finish_days"] else 0.0)
+    return "Time–cost front (P90 finish → cost): " + "; ".join(
+        f"{p['name']} {p['finish_days']['p90']:,.1f} d → {usd_estimate(p['objective_usd'])}"
+        for p in points if p["finish_days"] and p["objective_usd"] is not None)
+
+
+def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scenario_file: str,
+                    report_dir: str | None) -> str:
+    """The whole text output of ``costsim optimize`` (``document``: optimize.json)."""
+    head = (f"{document['scenario']}: optimizing the {document['objective']} cost, "
+            f"{document['replications']:,} replications, seed {document['seed']}")
+    parts: list[str] = [head, search_line(document, document["stats"]["wall_s"]), ""]
+    if any(r["feasible"] for r in document["ranked"]):
+        parts += [ranked_table(document), ""]
+    parts += _block(limit_lines(document))
+    parts += [textwrap.fill(line, width=TABLE_WIDTH) for line in chosen_lines(document)]
+    parts.append("")
+    parts += _block([line for line in (pareto_line(document),) if line])
+    parts += _block(reservation_lines(document))
+    if plan_block is not None:
+        parts += [f"The chosen plan, to paste under `plans:` in {scenario_file}:", "",
+                  plan_block.rstrip("\n"), ""]
+    parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
+    if report_dir is not None:
+        parts.append(f"Report: {report_dir}/optimize.html (best-plan.yaml, optimize.json, "
+                     "charts/)")
+    return "\n".join(parts)
+
+
+def _block(lines: Sequence[str]) -> list[str]:
+    return [*lines, ""] if lines else []

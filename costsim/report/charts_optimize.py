@@ -1,0 +1,159 @@
+"""Charts of ``costsim optimize``: the time–cost Pareto front of the simulated plans (and of each
+training phase's options), the reservation cost curves with their three marked points, and the
+cost of each simulated plan (``run``'s chart).
+Each returns ``None`` when the optimizer found nothing for it to show."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.axes import Axes
+
+from costsim.optimize.reservation import ReservationSizing
+from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
+from costsim.optimize.training_front import TrainingFront
+from costsim.report.chart_style import PALETTE, Chart, new_figure, note, subplots, usd, usd_axis
+from costsim.report.charts_cost import cost_by_plan
+from costsim.units import SECONDS_PER_DAY
+
+ORIGIN_COLORS = {Origin.HAND_WRITTEN: PALETTE[1], Origin.SEARCH: PALETTE[0],
+                 Origin.RESERVATION: PALETTE[2], Origin.SERVING_MIX: PALETTE[3]}
+# The three reservation points (docs/optimizer.md "Reservation sizing"): marker and name.
+POINT_MARKERS = (("conservative", "v"), ("balanced", "s"), ("aggressive", "*"))
+MAX_PANELS = 4  # a chart stays readable up to this many panels; more are left to optimize.json
+# Plans whose P90 finishes lie within this share of one another have no time–cost trade-off to
+# draw (a scenario of fixed-length phases ends every plan on the same day, give or take the
+# random arrivals); the chart is left out rather than drawn over a few hours of noise.
+MIN_FINISH_SPREAD = 0.01
+LABELLED_POINTS = 12  # plan names written beside the points up to this many
+
+
+def _finish_days(ranked: RankedPlan) -> float | None:
+    finish = ranked.result.finish_s
+    return None if finish is None else finish.p90 / SECONDS_PER_DAY
+
+
+def pareto_front(result: OptimizeResult) -> Chart | None:
+    """Each simulated plan within the limits at (P90 finish, objective cost), coloured by where
+    it came from; the plan-level Pareto front joined by a line, the chosen plan ringed. None
+    when the plans finish within :data:`MIN_FINISH_SPREAD` of one another."""
+    points = [(r, _finish_days(r)) for r in result.ranked
+              if r.within_limits and r.objective_usd is not None]
+    placed = [(r, days) for r, days in points if days is not None]
+    finishes = [days for _, days in placed]
+    if not placed or max(finishes) - min(finishes) < MIN_FINISH_SPREAD * max(finishes):
+        return None
+    figure = new_figure()
+    (axes,) = subplots(figure)
+    if len(placed) <= LABELLED_POINTS:
+        for r, days in placed:
+            axes.annotate(r.result.name, (days, r.objective_usd or 0.0), xytext=(5, -10),
+                          textcoords="offset points", fontsize=7, color="#5a5a5a")
+    for origin, color in ORIGIN_COLORS.items():
+        mine = [(r, days) for r, days in placed if r.candidate.origin is origin]
+        if mine:
+            axes.scatter([days for _, days in mine], [r.objective_usd or 0.0 for r, _ in mine],
+                         color=color, s=28, label=origin.value, zorder=3)
+    on_front = [(_finish_days(r), r.objective_usd or 0.0) for r in result.pareto]
+    front = sorted((when, cost) for when, cost in on_front if when is not None)
+    if front:
+        axes.step([when for when, _ in front], [cost for _, cost in front], where="post",
+                  color="#000000", linewidth=1, label="Pareto front", zorder=2)
+    chosen = None if result.best is None else _finish_days(result.best)
+    if result.best is not None and chosen is not None:
+        cost = result.best.objective_usd or 0.0
+        axes.scatter([chosen], [cost], s=160, facecolors="none", edgecolors="#000000",
+                     linewidths=1.5, label=f"chosen: {result.best.result.name}", zorder=4)
+        axes.annotate(usd(cost), (chosen, cost), xytext=(8, 6), textcoords="offset points",
+                      fontsize=8)
+    usd_axis(axes)
+    axes.set_xlabel("Last phase finished, P90 (days from the start)")
+    axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, USD)")
+    title = "Time–cost trade-off of the simulated plans"
+    axes.set_title(title)
+    axes.legend(loc="best", fontsize=8)
+    return Chart("pareto_front", title, figure)
+
+
+def training_fronts(fronts: Sequence[TrainingFront]) -> Chart | None:
+    """Per training phase: every option rated (GPU type, count, layout, purchase option) at its
+    expected wall time and cost, the non-dominated ones joined."""
+    shown = [front for front in fronts if front.options][:MAX_PANELS]
+    if not shown:
+        return None
+    figure = new_figure(9.0, 1.0 + 3.8 * len(shown))
+    for axes, front in zip(subplots(figure, len(shown), 1), shown, strict=True):
+        _training_panel(axes, front)
+    title = "Training options: wall time against cost"
+    figure.suptitle(title, fontweight="bold")
+    return Chart("training_front", title, figure)
+
+
+def _training_panel(axes: Axes, front: TrainingFront) -> None:
+    late = [o for o in front.options if not o.meets_deadline]
+    ok = [o for o in front.options if o.meets_deadline]
+    for options, color, label in ((ok, PALETTE[0], "meets the deadline"),
+                                  (late, PALETTE[5], "misses it")):
+        if options:
+            axes.scatter([o.wall_time_s / SECONDS_PER_DAY for o in options],
+                         [o.cost_usd for o in options], color=color, s=14, alpha=0.7,
+                         label=label)
+    best = front.front
+    axes.plot([o.wall_time_s / SECONDS_PER_DAY for o in best], [o.cost_usd for o in best],
+              color="#000000", marker="o", markersize=4, linewidth=1, label="Pareto front")
+    for option in best[:6]:  # name the fastest few: more labels overlap
+        axes.annotate(f"{option.gpus}× {option.gpu} {option.option.value}",
+                      (option.wall_time_s / SECONDS_PER_DAY, option.cost_usd), xytext=(6, 4),
+                      textcoords="offset points", fontsize=7)
+    usd_axis(axes)
+    axes.set_xscale("log")
+    axes.set_xlabel("Expected wall time (days, log scale)")
+    axes.set_ylabel("Expected cost of the phase (USD)")
+    axes.set_title(f"{front.phase}: {len(front.options):,} options rated analytically")
+    axes.legend(loc="best", fontsize=8)
+
+
+def reservation_curves(sizings: Sequence[ReservationSizing]) -> Chart | None:
+    """Per GPU type: the expected cost of committing 0, 1, 2 … instances for each term and
+    payment option against the simulated demand, with the conservative, balanced and aggressive
+    points marked."""
+    gpus = sorted({s.gpu for s in sizings})[:MAX_PANELS]
+    if not gpus:
+        return None
+    figure = new_figure(9.0, 1.0 + 3.8 * len(gpus))
+    for axes, gpu in zip(subplots(figure, len(gpus), 1), gpus, strict=True):
+        _reservation_panel(axes, gpu, [s for s in sizings if s.gpu == gpu])
+    title = "Reservation sizing: cost against the GPUs committed"
+    figure.suptitle(title, fontweight="bold")
+    return Chart("reservation_curve", title, figure)
+
+
+def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing]) -> None:
+    if all(len(s.curve) < 2 for s in sizings):
+        note(axes, f"{gpu}: no simulated demand to commit to")
+        return
+    for index, sizing in enumerate(sizings):
+        color = PALETTE[index % len(PALETTE)]
+        axes.plot([level.gpus for level in sizing.curve],
+                  [level.cost_usd for level in sizing.curve], color=color, linewidth=1.2,
+                  label=f"{sizing.option.value} (discount {sizing.discount:.0%})")
+        for name, marker in POINT_MARKERS:
+            level = getattr(sizing, name)
+            axes.scatter([level.gpus], [level.cost_usd], marker=marker, s=60, color=color,
+                         edgecolors="#000000", linewidths=0.6, zorder=3,
+                         label=f"{name}: {level.gpus} GPUs, saves {usd(level.savings_usd)}"
+                         + (f", {usd(level.stranded_usd)} stranded"
+                            if level.stranded_usd > 0 else ""))
+    usd_axis(axes)
+    axes.set_xlabel(f"{gpu} GPUs committed for the term (whole instances)")
+    axes.set_ylabel("Expected cost: commitment + on-demand (USD)")
+    axes.set_title(f"{gpu}: commitment level against simulated demand")
+    axes.legend(loc="best", fontsize=7)
+
+
+def optimize_charts(result: OptimizeResult) -> list[Chart]:
+    """The charts this answer has data for, in the order the page shows them."""
+    built = (pareto_front(result), training_fronts(result.training_fronts),
+             reservation_curves(result.reservations),
+             None if result.run is None else cost_by_plan(result.run))
+    return [chart for chart in built if chart is not None]

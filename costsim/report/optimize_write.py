@@ -1,0 +1,76 @@
+"""The report folder of ``costsim optimize`` (docs/optimizer.md "Command"): ``optimize.json``,
+``best-plan.yaml`` (the chosen plan as a ``plans:`` item to paste into the scenario),
+``optimize.html`` and ``charts/*.png`` + ``*.svg``.
+
+Every file is written atomically inside the existing ``out_dir`` (the CLI creates the folder
+and owns the rules about existing ones, as for ``run``); the page is read from the JSON
+document, so the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from costsim.optimize.result import OptimizeResult
+from costsim.report.chart_style import render
+from costsim.report.charts_optimize import optimize_charts
+from costsim.report.files import write_atomic
+from costsim.report.html import RenderedChart, money, percent
+from costsim.report.write import json_bytes
+
+TEMPLATE = "optimize.html.j2"
+PLAN_FILE = "best-plan.yaml"
+
+
+def write_optimize_report(result: OptimizeResult, document: Mapping[str, Any], out_dir: Path,
+                          *, best_plan_yaml: str | None) -> tuple[Path, ...]:
+    """Write the charts, ``best-plan.yaml`` (when a plan was chosen), ``optimize.json`` and
+    ``optimize.html`` into ``out_dir``; return the paths written."""
+    written: list[Path] = []
+    charts = optimize_charts(result)
+    rendered = []
+    for chart in charts:
+        png, svg = render(chart.figure)
+        written.append(write_atomic(out_dir, f"charts/{chart.slug}.png", png))
+        written.append(write_atomic(out_dir, f"charts/{chart.slug}.svg", svg))
+        rendered.append(RenderedChart(slug=chart.slug, title=chart.title, svg=svg))
+    if best_plan_yaml is not None:
+        header = (f"# costsim optimize: the chosen plan for '{document['scenario']}' "
+                  f"(seed {document['seed']}, {document['replications']} replications).\n"
+                  "# Paste it under the scenario's `plans:` key; `costsim run` gives it the "
+                  "same cost at the same seed.\n")
+        written.append(write_atomic(out_dir, PLAN_FILE,
+                                    (header + best_plan_yaml).encode("utf-8")))
+    written.append(write_atomic(out_dir, "optimize.json", json_bytes(document)))
+    page = optimize_html(document, rendered, best_plan_yaml)
+    written.append(write_atomic(out_dir, "optimize.html", page.encode("utf-8")))
+    return tuple(written)
+
+
+def optimize_html(document: Mapping[str, Any], charts: list[RenderedChart],
+                  plan_yaml: str | None) -> str:
+    """The page: the answer and its explanation, the block to paste, the ranked plans, the
+    charts (embedded, so the file needs nothing beside it)."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("costsim.report", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True)
+    environment.filters.update(usd=money, pct=percent)
+    return environment.get_template(TEMPLATE).render(
+        d=document, charts=charts, plan_yaml=plan_yaml, versus=versus_sentence(document))
+
+
+def versus_sentence(document: Mapping[str, Any]) -> str | None:
+    """The chosen plan against the best hand-written one, in a sentence (None: no comparison,
+    or the chosen plan is that one)."""
+    versus, best = document.get("versus_hand_written"), document.get("best")
+    if not versus or not best or versus["plan"] == best["name"]:
+        return None
+    pct = "" if versus["saving_pct"] is None else f" ({versus['saving_pct']:.1f} %)"
+    return (f"Against the best hand-written plan, ‘{versus['plan']}’ "
+            f"({money(versus['objective_usd'])}), it saves {money(versus['saving_usd'])}{pct} "
+            f"of {document['objective']} cost.")
