@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter
 
 from costsim.optimize.reservation import ReservationSizing
 from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
@@ -25,7 +26,6 @@ MAX_PANELS = 4  # a chart stays readable up to this many panels; more are left t
 # draw (a scenario of fixed-length phases ends every plan on the same day, give or take the
 # random arrivals); the chart is left out rather than drawn over a few hours of noise.
 MIN_FINISH_SPREAD = 0.01
-LABELLED_POINTS = 12  # plan names written beside the points up to this many
 
 
 def _finish_days(ranked: RankedPlan) -> float | None:
@@ -45,8 +45,9 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
         return None
     figure = new_figure()
     (axes,) = subplots(figure)
-    if len(placed) <= LABELLED_POINTS:
-        for r, days in placed:
+    front_names = {r.result.name for r in result.pareto}
+    for r, days in placed:  # name the plans on the front: the others crowd the corner
+        if r.result.name in front_names:
             axes.annotate(r.result.name, (days, r.objective_usd or 0.0), xytext=(5, -10),
                           textcoords="offset points", fontsize=7, color="#5a5a5a")
     for origin, color in ORIGIN_COLORS.items():
@@ -107,6 +108,9 @@ def _training_panel(axes: Axes, front: TrainingFront) -> None:
                       textcoords="offset points", fontsize=7)
     usd_axis(axes)
     axes.set_xscale("log")
+    days = FuncFormatter(lambda value, _pos: f"{value:g}")  # 3, not 3×10⁰
+    axes.xaxis.set_major_formatter(days)
+    axes.xaxis.set_minor_formatter(days)
     axes.set_xlabel("Expected wall time (days, log scale)")
     axes.set_ylabel("Expected cost of the phase (USD)")
     axes.set_title(f"{front.phase}: {len(front.options):,} options rated analytically")
