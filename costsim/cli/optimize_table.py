@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import percent, usd_amount, usd_estimate
+from costsim.cli.numbers import percent, usd_estimate
 
 TABLE_WIDTH = 120
 LEGEND = (
@@ -73,14 +73,23 @@ def search_line(document: Mapping[str, Any], wall_s: float) -> str:
 
 
 def reservation_lines(document: Mapping[str, Any]) -> list[str]:
-    """Per GPU type and term option: the three commitment levels and what each saves."""
+    """Per GPU type: the term options where committing pays, with the three commitment levels
+    and what each saves; one line for a GPU type where no term pays."""
     lines = []
+    by_gpu: dict[str, list[Mapping[str, Any]]] = {}
     for sizing in document["reservations"]:
-        points = ", ".join(
-            f"{name} {sizing[name]['gpus']} GPUs ({usd_estimate(sizing[name]['savings_usd'])})"
-            for name in ("conservative", "balanced", "aggressive"))
-        lines.append(f"  {sizing['gpu']} {sizing['option']} (discount "
-                     f"{sizing['discount']:.0%}): {points}")
+        by_gpu.setdefault(sizing["gpu"], []).append(sizing)
+    for gpu, sizings in by_gpu.items():
+        paying = [s for s in sizings if s["aggressive"]["gpus"] > 0]
+        if not paying:
+            lines.append(f"  {gpu}: no commitment pays at any of the {len(sizings)} term "
+                         "options (demand too short or too uneven for the discount)")
+        for sizing in paying:
+            points = ", ".join(
+                f"{name} {sizing[name]['gpus']} ({usd_estimate(sizing[name]['savings_usd'])})"
+                for name in ("conservative", "balanced", "aggressive"))
+            lines.append(f"  {gpu} {sizing['option']} (discount {sizing['discount']:.0%}): "
+                         f"{points}")
     if lines:
         lines.insert(0, "Reservation sizing on simulated demand (GPUs committed, expected "
                         "saving against none):")
@@ -100,18 +109,12 @@ def limit_lines(document: Mapping[str, Any]) -> list[str]:
 
 
 def chosen_lines(document: Mapping[str, Any]) -> list[str]:
-    """The choice, why, and what it saves against the best hand-written plan."""
+    """The choice and why (the optimizer's explanation; optimize.json's versus_hand_written
+    holds the comparison with the best hand-written plan as figures)."""
     best = document["best"]
     if best is None:
         return [f"No plan chosen: {document['explanation']}"]
-    lines = [f"Chosen: {best['name']} ({best['origin']}). {document['explanation']}"]
-    versus = document["versus_hand_written"]
-    if versus and versus["plan"] != best["name"]:
-        pct = "" if versus["saving_pct"] is None else f" ({versus['saving_pct']:.1f} %)"
-        lines.append(f"Saves {usd_amount(versus['saving_usd'])}{pct} of {document['objective']} "
-                     f"cost against the best hand-written plan, {versus['plan']} "
-                     f"({usd_estimate(versus['objective_usd'])}).")
-    return lines
+    return [f"Chosen: {best['name']} ({best['origin']}). {document['explanation']}"]
 
 
 def pareto_line(document: Mapping[str, Any]) -> str | None:

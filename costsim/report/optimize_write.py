@@ -61,16 +61,4 @@ def optimize_html(document: Mapping[str, Any], charts: list[RenderedChart],
         lstrip_blocks=True)
     environment.filters.update(usd=money, pct=percent)
     return environment.get_template(TEMPLATE).render(
-        d=document, charts=charts, plan_yaml=plan_yaml, versus=versus_sentence(document))
-
-
-def versus_sentence(document: Mapping[str, Any]) -> str | None:
-    """The chosen plan against the best hand-written one, in a sentence (None: no comparison,
-    or the chosen plan is that one)."""
-    versus, best = document.get("versus_hand_written"), document.get("best")
-    if not versus or not best or versus["plan"] == best["name"]:
-        return None
-    pct = "" if versus["saving_pct"] is None else f" ({versus['saving_pct']:.1f} %)"
-    return (f"Against the best hand-written plan, ‘{versus['plan']}’ "
-            f"({money(versus['objective_usd'])}), it saves {money(versus['saving_usd'])}{pct} "
-            f"of {document['objective']} cost.")
+        d=document, charts=charts, plan_yaml=plan_yaml)
