@@ -1,4 +1,5 @@
-"""Regenerate tests/golden/<scenario>.summary.json for every scenario in scenarios/.
+"""Regenerate tests/golden/<scenario>.summary.json for every scenario in scenarios/, and
+tests/golden/<scenario>.optimize.json for the scenarios of goldens.OPTIMIZE_SCENARIOS.
 
 Run it only when a change in results is intended, then review the diff like code:
 ``.venv/bin/python scripts/update_goldens.py`` (``--check`` reports stale goldens instead,
@@ -13,7 +14,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.golden.goldens import golden_path, golden_text, shipped_scenarios
+from tests.golden.goldens import (
+    golden_path,
+    golden_text,
+    optimize_golden_path,
+    optimize_of,
+    optimize_scenarios,
+    shipped_scenarios,
+)
 
 
 def main() -> int:
@@ -24,9 +32,11 @@ def main() -> int:
     args = parser.parse_args()
     scenarios = shipped_scenarios()
     stale = []
-    for scenario in scenarios:
-        target = golden_path(scenario)
-        text = golden_text(scenario)
+    jobs = [(golden_path(s), lambda s=s: golden_text(s)) for s in scenarios]
+    jobs += [(optimize_golden_path(s), lambda s=s: golden_text(s, optimize_of(s)))
+             for s in optimize_scenarios()]
+    for target, make in jobs:
+        text = make()
         old = target.read_text(encoding="utf-8") if target.exists() else None
         if old == text:
             continue

@@ -77,6 +77,50 @@ def summary_of(scenario: Path) -> dict[str, Any]:
     return loaded
 
 
+# ``costsim optimize --json`` is kept for the smallest shipped scenarios (one phase each): its
+# answer changes whenever the search does, so the goldens show that change in review too.
+OPTIMIZE_SCENARIOS = ("seed-startup-4090",)
+
+
+def optimize_scenarios() -> list[Path]:
+    """The shipped scenarios whose ``optimize --json`` has a golden."""
+    return [SCENARIOS_DIR / f"{stem}.yaml" for stem in OPTIMIZE_SCENARIOS]
+
+
+def optimize_golden_path(scenario: Path) -> Path:
+    """tests/golden/<scenario stem>.optimize.json."""
+    return GOLDEN_DIR / f"{scenario.stem}.optimize.json"
+
+
+def optimize_of(scenario: Path) -> dict[str, Any]:
+    """What ``costsim optimize --json --seed 0 --replications 20`` prints for ``scenario``
+    (without ``report_dir``; the report folder is made from this document)."""
+    from costsim.cli.optimize_cmd import risk_limits, run_optimizer
+    from costsim.cli.scenario_names import load_scenario_file
+    from costsim.report.optimize_json import optimize_json
+    from costsim.scenario.dump import jsonable_plan
+
+    args = argparse.Namespace(seed=SEED, replications=REPLICATIONS, objective="mean", top=None,
+                              exhaustive=False, workers=1, max_deadline_risk=None,
+                              max_budget_risk=None, min_slo_attainment=None)
+    loaded = load_scenario_file(scenario)
+    limits = risk_limits(loaded.scenario, args)
+    result, wall_s = run_optimizer(loaded, args, limits)
+    document = optimize_json(result, plan_block=jsonable_plan, scenario=loaded.scenario.name,
+                             scenario_sha256=loaded.sha256, costsim_version="",
+                             price_book_date=_price_book_date(), seed=SEED,
+                             replications=REPLICATIONS, limits=limits, wall_s=wall_s,
+                             generated_at=GENERATED_AT)
+    loaded_back: dict[str, Any] = json.loads(json.dumps(document, default=str))
+    return loaded_back
+
+
+def _price_book_date() -> str:
+    from costsim.catalog.price_tables import price_book_date
+
+    return price_book_date()
+
+
 def golden_text(scenario: Path, summary: dict[str, Any] | None = None) -> str:
     """The golden file's content for ``scenario`` (from ``summary`` when it is at hand)."""
     document = summary if summary is not None else summary_of(scenario)

@@ -15,6 +15,9 @@ from tests.golden.goldens import (
     golden_path,
     golden_text,
     normalize,
+    optimize_golden_path,
+    optimize_of,
+    optimize_scenarios,
     shipped_scenarios,
     summary_of,
 )
@@ -66,3 +69,13 @@ def test_every_ledger_adds_up_to_the_cost_and_every_month_to_the_cash(scenario: 
         assert lines == round(plan["cost_usd"]["mean"] * 100), plan["name"]
         months = sum(round(row["cash_usd"] * 100) for row in plan["monthly"])
         assert months == round(plan["cash_usd"]["mean"] * 100), plan["name"]
+
+
+@pytest.mark.parametrize("scenario", optimize_scenarios(), ids=lambda p: p.stem)
+def test_the_optimizers_answer_equals_its_golden(scenario: Path) -> None:
+    golden = json.loads(optimize_golden_path(scenario).read_text(encoding="utf-8"))
+    now = json.loads(golden_text(scenario, optimize_of(scenario)))
+    changed = differences(golden, now)
+    assert not changed, (f"{scenario.name}: optimize --json changed ({len(changed)} values; "
+                         "if that is intended, run python scripts/update_goldens.py and "
+                         "review):\n" + "\n".join(changed[:20]))
