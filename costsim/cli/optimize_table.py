@@ -129,8 +129,10 @@ def pareto_line(document: Mapping[str, Any]) -> str | None:
 
 
 def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scenario_file: str,
-                    report_dir: str | None) -> str:
-    """The whole text output of ``costsim optimize`` (``document``: optimize.json)."""
+                    report_dir: str | None, extra_lines: Sequence[str] = ()) -> str:
+    """The whole text output of ``costsim optimize`` (``document``: optimize.json);
+    ``extra_lines``: what steps beside the search print (the budget split), before the
+    block."""
     head = (f"{document['scenario']}: optimizing the {document['objective']} cost, "
             f"{document['replications']:,} replications, seed {document['seed']}")
     parts: list[str] = [head, search_line(document, document["stats"]["wall_s"]), ""]
@@ -141,6 +143,7 @@ def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scen
     parts.append("")
     parts += _block([line for line in (pareto_line(document),) if line])
     parts += _block(reservation_lines(document))
+    parts += _block(extra_lines)
     if plan_block is not None:
         parts += [f"The chosen plan, to paste under `plans:` in {scenario_file}:", "",
                   plan_block.rstrip("\n"), ""]

@@ -25,11 +25,12 @@ PlanBlock = Callable[[Plan], Mapping[str, Any]]
 
 def optimize_json(result: OptimizeResult, *, plan_block: PlanBlock, scenario: str,
                   scenario_sha256: str, costsim_version: str, price_book_date: str, seed: int,
-                  replications: int, limits: RiskLimits, wall_s: float,
-                  generated_at: str) -> JsonDict:
+                  replications: int, limits: RiskLimits, wall_s: float, generated_at: str,
+                  sections: Mapping[str, Any] | None = None) -> JsonDict:
     """The optimizer's answer as JSON: the chosen plan (its scenario block and cost), the
     candidates ranked, the plan-level Pareto front, and what the search measured on the way
-    (reservation cost curves, serving mixes, training fronts)."""
+    (reservation cost curves, serving mixes, training fronts). ``sections``: more top-level
+    keys from steps the CLI runs beside the search (``budget_split`` for --budget-split)."""
     best = result.best
     return {
         "scenario": scenario,
@@ -56,6 +57,7 @@ def optimize_json(result: OptimizeResult, *, plan_block: PlanBlock, scenario: st
         "reservations": [reservation_json(s) for s in result.reservations],
         "serving_mixes": [jsonable(mix) for mix in result.serving_mixes],
         "training_fronts": [training_front_json(f) for f in result.training_fronts],
+        **(sections or {}),
         "stats": {"wall_s": wall_s, "seed": seed, "replications": replications},
         "generated_at": generated_at,
     }

@@ -9,14 +9,14 @@ document, so the two agree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from costsim.optimize.result import OptimizeResult
-from costsim.report.chart_style import render
+from costsim.report.chart_style import Chart, render
 from costsim.report.charts_optimize import optimize_charts
 from costsim.report.files import write_atomic
 from costsim.report.html import RenderedChart, money, percent
@@ -27,11 +27,13 @@ PLAN_FILE = "best-plan.yaml"
 
 
 def write_optimize_report(result: OptimizeResult, document: Mapping[str, Any], out_dir: Path,
-                          *, best_plan_yaml: str | None) -> tuple[Path, ...]:
+                          *, best_plan_yaml: str | None,
+                          extra_charts: Sequence[Chart] = ()) -> tuple[Path, ...]:
     """Write the charts, ``best-plan.yaml`` (when a plan was chosen), ``optimize.json`` and
-    ``optimize.html`` into ``out_dir``; return the paths written."""
+    ``optimize.html`` into ``out_dir``; return the paths written. ``extra_charts``: charts of
+    steps the CLI runs beside the search (the budget split's), drawn after the search's."""
     written: list[Path] = []
-    charts = optimize_charts(result)
+    charts = [*optimize_charts(result), *extra_charts]
     rendered = []
     for chart in charts:
         png, svg = render(chart.figure)

@@ -61,13 +61,14 @@ def test_reservations_show_the_paying_options_and_one_line_per_gpu_where_none_pa
 
 def test_the_whole_text() -> None:
     text = render_optimize(_document(), "  - name: cheap\n", scenario_file="s.yaml",
-                           report_dir="out")
+                           report_dir="out", extra_lines=["Budget split: 2 servers"])
     assert "Screened 1,234 candidate plans analytically; simulated 3 × 10 replications = 30 " \
            "simulator runs; an exhaustive search would simulate 5,000. 2.5 s." in text
     assert "outside the limits: risky: P(deadline missed) 30% > 20%" in text
     assert "infeasible: too-big: does not fit" in text
     assert "Chosen: cheap (search). because it is cheapest." in text
     assert "to paste under `plans:` in s.yaml:\n\n  - name: cheap\n" in text
+    assert text.index("Budget split: 2 servers") < text.index("to paste")
     assert text.endswith("Report: out/optimize.html (best-plan.yaml, optimize.json, charts/)")
     nothing = render_optimize(_document(best=False), None, scenario_file="s.yaml",
                               report_dir=None)

@@ -155,3 +155,25 @@ def test_an_answer_without_a_plan_writes_no_block(tmp_path: Path) -> None:
     write_optimize_report(answer, document, tmp_path, best_plan_yaml=None)
     assert {p.name for p in tmp_path.iterdir()} == {"optimize.json", "optimize.html"}
     assert "No candidate plan is feasible" in (tmp_path / "optimize.html").read_text()
+
+
+def test_steps_beside_the_search_add_their_keys_and_charts(answer: OptimizeResult,
+                                                           tmp_path: Path) -> None:
+    """The hook --budget-split uses: a top-level key in the document, charts in the folder."""
+    from costsim.report.chart_style import Chart, new_figure, subplots
+
+    document = optimize_json(answer, plan_block=_block, scenario="s", scenario_sha256="ab",
+                             costsim_version="0.1.0", price_book_date="2026-05-20", seed=0,
+                             replications=3, limits=LIMITS, wall_s=1.5,
+                             generated_at="2026-12-01T04:00:00Z",
+                             sections={"budget_split": {"servers": 2}})
+    assert document["budget_split"] == {"servers": 2}
+    figure = new_figure()
+    subplots(figure)[0].plot([0, 1], [0, 1])
+    no_charts = dataclasses.replace(answer, run=None, reservations=(), training_fronts=(),
+                                    pareto=(), ranked=answer.ranked[:1])
+    write_optimize_report(no_charts, document, tmp_path, best_plan_yaml=None,
+                          extra_charts=[Chart("budget_split_shares", "Split", figure)])
+    assert {p.name for p in (tmp_path / "charts").iterdir()} == {
+        "budget_split_shares.png", "budget_split_shares.svg"}
+    assert "Split" in (tmp_path / "optimize.html").read_text()
