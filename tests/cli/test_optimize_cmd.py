@@ -219,3 +219,21 @@ def test_the_default_folder_is_named_after_the_scenario_and_the_command(
     (folder,) = (tmp_path / "reports").iterdir()
     assert folder.name.startswith("small-project-optimize-")
     assert json.loads(text)["report_dir"] == str(Path("reports") / folder.name)
+
+
+@pytest.mark.usefixtures("no_charts")
+def test_ctrl_c_leaves_nothing(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import costsim.report.optimize_write as writer
+
+    real = writer.write_optimize_report
+
+    def half_then_interrupt(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writer, "write_optimize_report", half_then_interrupt)
+    code, text, err = _optimize(cli, tmp_path / "report")
+    assert code == 130
+    assert text == ""
+    assert err.strip().splitlines() == ["costsim optimize: interrupted; nothing was written"]
+    assert list(tmp_path.iterdir()) == []
