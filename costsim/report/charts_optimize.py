@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from costsim.optimize.reservation import ReservationSizing
 from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
@@ -138,16 +138,20 @@ def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing
         return
     for index, sizing in enumerate(sizings):
         color = PALETTE[index % len(PALETTE)]
+        best = sizing.aggressive
+        stranded = f", {usd(best.stranded_usd)} stranded" if best.stranded_usd > 0 else ""
         axes.plot([level.gpus for level in sizing.curve],
                   [level.cost_usd for level in sizing.curve], color=color, linewidth=1.2,
-                  label=f"{sizing.option.value} (discount {sizing.discount:.0%})")
+                  label=f"{sizing.option.value} (discount {sizing.discount:.0%}): cheapest at "
+                        f"{best.gpus} GPUs, saves {usd(best.savings_usd)}{stranded}")
         for name, marker in POINT_MARKERS:
             level = getattr(sizing, name)
             axes.scatter([level.gpus], [level.cost_usd], marker=marker, s=60, color=color,
-                         edgecolors="#000000", linewidths=0.6, zorder=3,
-                         label=f"{name}: {level.gpus} GPUs, saves {usd(level.savings_usd)}"
-                         + (f", {usd(level.stranded_usd)} stranded"
-                            if level.stranded_usd > 0 else ""))
+                         edgecolors="#000000", linewidths=0.6, zorder=3)
+    for name, marker in POINT_MARKERS:  # one legend entry per point shape, not per curve
+        axes.scatter([], [], marker=marker, s=60, color="#BBBBBB", edgecolors="#000000",
+                     linewidths=0.6, label=name)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     usd_axis(axes)
     axes.set_xlabel(f"{gpu} GPUs committed for the term (whole instances)")
     axes.set_ylabel("Expected cost: commitment + on-demand (USD)")
