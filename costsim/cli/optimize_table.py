@@ -118,14 +118,16 @@ def chosen_lines(document: Mapping[str, Any]) -> list[str]:
 
 
 def pareto_line(document: Mapping[str, Any]) -> str | None:
-    """The plan-level time–cost front, fastest first."""
-    front = document["pareto"]
-    if len(front) < 2:
-        return None
-    points = sorted(front, key=lambda p: p["finish_days"]["p90"] if p["finish_days"] else 0.0)
+    """The plan-level time–cost front, fastest first (None unless its plans finish on at
+    least two different days)."""
+    points = sorted((p for p in document["pareto"]
+                     if p["finish_days"] and p["objective_usd"] is not None),
+                    key=lambda p: p["finish_days"]["p90"])
+    if len({f"{p['finish_days']['p90']:,.1f}" for p in points}) < 2:
+        return None  # one finish day: a tie on time, not a trade-off
     return "Time–cost front (P90 finish → cost): " + "; ".join(
         f"{p['name']} {p['finish_days']['p90']:,.1f} d → {usd_estimate(p['objective_usd'])}"
-        for p in points if p["finish_days"] and p["objective_usd"] is not None)
+        for p in points)
 
 
 def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scenario_file: str,

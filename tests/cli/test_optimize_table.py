@@ -74,3 +74,15 @@ def test_the_whole_text() -> None:
                               report_dir=None)
     assert "No plan chosen: because it is cheapest." in nothing
     assert "to paste" not in nothing
+
+
+def test_the_front_is_shown_only_when_it_trades_time_for_cost() -> None:
+    from costsim.cli.optimize_table import pareto_line
+
+    def point(name: str, days: float, cost: float) -> dict[str, Any]:
+        return {"name": name, "finish_days": {"p90": days}, "objective_usd": cost}
+
+    document = {"pareto": [point("slow", 30.0, 100.0), point("fast", 12.5, 180.0)]}
+    assert pareto_line(document) == ("Time–cost front (P90 finish → cost): fast 12.5 d → $180; "
+                                     "slow 30.0 d → $100")
+    assert pareto_line({"pareto": [point("a", 30.0, 100.0), point("b", 30.01, 100.0)]}) is None
