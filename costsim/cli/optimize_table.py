@@ -22,7 +22,7 @@ LEGEND = (
     "missed; SLO met: share of requests served within the SLO; finish: day the last phase "
     "ends, P90. Origin: hand-written (the scenario's plans), search (passed the analytic "
     "screen), reservation (commitments sized on simulated demand), serving-mix (the serving "
-    "GPU mix). '*' chosen; '!' outside the limits (reasons below).")
+    "GPU mix). '*' chosen; '!' outside the limits (reasons under the table).")
 
 
 def _cost(row: Mapping[str, Any], key: str) -> str | None:
@@ -137,23 +137,30 @@ def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scen
     block."""
     head = (f"{document['scenario']}: optimizing the {document['objective']} cost, "
             f"{document['replications']:,} replications, seed {document['seed']}")
-    parts: list[str] = [head, search_line(document, document["stats"]["wall_s"]), ""]
+    parts: list[str] = [head, _fill(search_line(document, document["stats"]["wall_s"])), ""]
     if any(r["feasible"] for r in document["ranked"]):
         parts += [ranked_table(document), ""]
     parts += _block(limit_lines(document))
-    parts += [textwrap.fill(line, width=TABLE_WIDTH) for line in chosen_lines(document)]
+    parts += [_fill(line) for line in chosen_lines(document)]
     parts.append("")
-    parts += _block([line for line in (pareto_line(document),) if line])
+    parts += _block([_fill(line) for line in (pareto_line(document),) if line])
     parts += _block(reservation_lines(document))
     parts += _block(extra_lines)
     if plan_block is not None:
         parts += [f"The chosen plan, to paste under `plans:` in {scenario_file}:", "",
                   plan_block.rstrip("\n"), ""]
-    parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
+    parts.append(_fill(LEGEND))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/optimize.html (best-plan.yaml, optimize.json, "
                      "charts/)")
     return "\n".join(parts)
+
+
+def _fill(text: str) -> str:
+    """``text`` wrapped to the table's width, never inside a plan name (``fine-tune``,
+    ``opt-1-h100-spot``): only at spaces."""
+    return textwrap.fill(text, width=TABLE_WIDTH, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def _block(lines: Sequence[str]) -> list[str]:

@@ -63,7 +63,8 @@ def test_the_whole_text() -> None:
     text = render_optimize(_document(), "  - name: cheap\n", scenario_file="s.yaml",
                            report_dir="out", extra_lines=["Budget split: 2 servers"])
     assert "Screened 1,234 candidate plans analytically; simulated 3 × 10 replications = 30 " \
-           "simulator runs; an exhaustive search would simulate 5,000. 2.5 s." in text
+           "simulator runs; an exhaustive search would simulate 5,000. 2.5 s." in " ".join(
+               text.splitlines())
     assert "outside the limits: risky: P(deadline missed) 30% > 20%" in text
     assert "infeasible: too-big: does not fit" in text
     assert "Chosen: cheap (search). because it is cheapest." in text
@@ -86,3 +87,15 @@ def test_the_front_is_shown_only_when_it_trades_time_for_cost() -> None:
     assert pareto_line(document) == ("Time–cost front (P90 finish → cost): fast 12.5 d → $180; "
                                      "slow 30.0 d → $100")
     assert pareto_line({"pareto": [point("a", 30.0, 100.0), point("b", 30.01, 100.0)]}) is None
+
+
+def test_long_lines_wrap_at_spaces_never_inside_a_name() -> None:
+    document = _document()
+    document["explanation"] = ("'opt-1-h100-spot.4b200-spot.h100' runs prototype on H100 spot; "
+                               "fine-tune on 4×B200 spot; serve on H100 on demand. " * 3)
+    text = render_optimize(document, None, scenario_file="s.yaml", report_dir=None)
+    assert "fine-\n" not in text
+    assert "opt-1-h100-spot.4b200-spot.h100" in text
+    wrapped = [line for line in text.splitlines() if "H100" in line or "Screened" in line]
+    assert len(wrapped) > 3
+    assert all(len(line) <= 120 for line in wrapped)
