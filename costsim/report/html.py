@@ -41,11 +41,7 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
                 charts: Sequence[RenderedChart], missing_charts: Sequence[str],
                 breakevens: Sequence[BreakEven] = ()) -> str:
     """The page of a run."""
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("costsim.report", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True)
-    environment.filters.update(usd=money, rate=rate, pct=percent, delta=delta)
+    environment = template_environment()
     plans = {plan["name"]: plan for plan in summary["plans"]}
     phase_order = [p["name"] for p in summary["inputs"].get("phases", [])
                    if isinstance(p, Mapping) and isinstance(p.get("name"), str)]
@@ -56,6 +52,16 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
         baseline=comparison["baseline"],
         details=[plan_details(plans[name], phase_order) for name in plans],
         breakevens=breakeven_rows(breakevens), glossary=GLOSSARY)
+
+
+def template_environment() -> jinja2.Environment:
+    """The report templates, every value escaped (autoescape), with the number filters."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("costsim.report", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True)
+    environment.filters.update(usd=money, rate=rate, pct=percent, delta=delta)
+    return environment
 
 
 def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,13 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from costsim.optimize.result import OptimizeResult
 from costsim.report.chart_style import Chart, render
 from costsim.report.charts_optimize import optimize_charts
 from costsim.report.files import write_atomic
-from costsim.report.html import RenderedChart, money, percent
+from costsim.report.html import RenderedChart, template_environment
 from costsim.report.write import json_bytes
 
 TEMPLATE = "optimize.html.j2"
@@ -41,10 +39,11 @@ def write_optimize_report(result: OptimizeResult, document: Mapping[str, Any], o
         written.append(write_atomic(out_dir, f"charts/{chart.slug}.svg", svg))
         rendered.append(RenderedChart(slug=chart.slug, title=chart.title, svg=svg))
     if best_plan_yaml is not None:
-        header = (f"# costsim optimize: the chosen plan for '{document['scenario']}' "
+        scenario = " ".join(str(document["scenario"]).split())  # one comment line, always
+        header = (f"# costsim optimize: the chosen plan for '{scenario}' "
                   f"(seed {document['seed']}, {document['replications']} replications).\n"
                   "# Paste it under the scenario's `plans:` key; `costsim run` gives it the "
-                  "same cost at the same seed.\n")
+                  "same cost at the same seed and replications.\n")
         written.append(write_atomic(out_dir, PLAN_FILE,
                                     (header + best_plan_yaml).encode("utf-8")))
     written.append(write_atomic(out_dir, "optimize.json", json_bytes(document)))
@@ -57,10 +56,5 @@ def optimize_html(document: Mapping[str, Any], charts: list[RenderedChart],
                   plan_yaml: str | None) -> str:
     """The page: the answer and its explanation, the block to paste, the ranked plans, the
     charts (embedded, so the file needs nothing beside it)."""
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("costsim.report", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True)
-    environment.filters.update(usd=money, pct=percent)
-    return environment.get_template(TEMPLATE).render(
+    return template_environment().get_template(TEMPLATE).render(
         d=document, charts=charts, plan_yaml=plan_yaml)

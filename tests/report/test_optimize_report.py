@@ -177,3 +177,15 @@ def test_steps_beside_the_search_add_their_keys_and_charts(answer: OptimizeResul
     assert {p.name for p in (tmp_path / "charts").iterdir()} == {
         "budget_split_shares.png", "budget_split_shares.svg"}
     assert "Split" in (tmp_path / "optimize.html").read_text()
+
+
+def test_a_scenario_name_cannot_break_out_of_the_blocks_comment(answer: OptimizeResult,
+                                                                tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    import yaml
+
+    monkeypatch.setattr("costsim.report.optimize_write.optimize_charts", lambda *a, **k: [])
+    document = {**_document(answer), "scenario": "x\nplans: [evil]\n#"}
+    write_optimize_report(answer, document, tmp_path, best_plan_yaml="- name: x\n")
+    assert yaml.safe_load((tmp_path / "best-plan.yaml").read_text()) == [{"name": "x"}]
