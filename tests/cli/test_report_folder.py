@@ -34,6 +34,15 @@ def test_default_folder_is_named_after_the_scenario_and_utc_time(
     assert default_out_dir(Path("acme.yaml"), now) == Path("reports/acme-20270304T030607Z-2")
 
 
+def test_a_command_other_than_run_names_itself_in_the_folder(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    monkeypatch.chdir(tmp_path)
+    now = dt.datetime(2027, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
+    assert default_out_dir(Path("acme.yaml"), now, "optimize") == Path(
+        "reports/acme-optimize-20270304T050607Z")
+
+
 def test_an_existing_folder_is_refused_without_force(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"--out: .*the folder exists.*--force"):
         check_out_dir(tmp_path, force=False)
