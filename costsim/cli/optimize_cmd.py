@@ -47,7 +47,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         "costsim optimize scenarios/lifecycle-assistant.yaml --objective p90 "
                         "--max-deadline-risk 0.05 --top 4 --replications 50",
                         "costsim optimize scenarios/buy-vs-rent-8xh100.yaml --exhaustive "
-                        "--replications 20 --out reports/buy-or-rent --force --json"),
+                        "--replications 20 --out reports/buy-or-rent --force --json",
+                        "costsim optimize scenarios/budget-split-pretrain-8b.yaml --budget-split "
+                        "--replications 20"),
     )
     add_scenario_arg(opt)
     opt.add_argument("--objective", choices=OBJECTIVES, default="mean",
@@ -74,6 +76,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     opt.add_argument("--exhaustive", action="store_true",
                      help="simulate every candidate instead of the screen's finalists: slow, "
                           "for checking the screen on small scenarios (default off)")
+    opt.add_argument("--budget-split", action="store_true",
+                     help="also choose an owned cluster for the scenario's training phases: "
+                          "server type and count, system RAM, NVMe, CPU cores and NICs per "
+                          "server, for the most throughput within budget_usd (or the least "
+                          "capex meeting every deadline); adds budget_split to the JSON and "
+                          "its charts to the report (default off)")
     add_simulation_flags(opt, baseline=False)
     opt.add_argument("--out", type=Path, metavar="DIR",
                      help="report folder; must not exist unless --force (default: "
@@ -135,6 +143,7 @@ def run_optimizer(loaded: LoadedScenario, args: argparse.Namespace, limits: Risk
 def _optimize(args: argparse.Namespace) -> int:
     from costsim import __version__
     from costsim.catalog.price_tables import price_book_date
+    from costsim.cli.optimize_split import budget_split, split_charts, split_lines
     from costsim.cli.optimize_table import render_optimize
     from costsim.cli.report_folder import check_out_dir, default_out_dir, staged_out_dir
     from costsim.cli.scenario_names import load_scenario_file
@@ -146,6 +155,8 @@ def _optimize(args: argparse.Namespace) -> int:
     check_out_dir(out, args.force)  # refuse before minutes of search, not after
     loaded = load_scenario_file(args.scenario)
     limits = risk_limits(loaded.scenario, args)
+    # seconds, and refused (no training phase, no budget) before minutes of search
+    split = budget_split(loaded.scenario) if args.budget_split else None
     try:
         result, wall_s = run_optimizer(loaded, args, limits)
         from costsim.report.optimize_json import optimize_json
@@ -156,15 +167,18 @@ def _optimize(args: argparse.Namespace) -> int:
             scenario_sha256=loaded.sha256, costsim_version=__version__,
             price_book_date=price_book_date(), seed=args.seed,
             replications=args.replications, limits=limits, wall_s=wall_s,
-            generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            sections=None if split is None else {"budget_split": split.section})
         block = None if result.best is None else plan_yaml(result.best.candidate.plan)
         with staged_out_dir(out, args.force) as staging:
-            write_optimize_report(result, document, staging, best_plan_yaml=block)
+            write_optimize_report(result, document, staging, best_plan_yaml=block,
+                                  extra_charts=[] if split is None else split_charts(split))
     except KeyboardInterrupt:
         return interrupted("optimize")
     if args.json:
         print_json({**document, "report_dir": str(out)})
     else:
         print(render_optimize(document, block, scenario_file=str(args.scenario),
-                              report_dir=str(out)))
+                              report_dir=str(out),
+                              extra_lines=[] if split is None else split_lines(split)))
     return EXIT_OK

@@ -137,26 +137,26 @@ def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scen
     block."""
     head = (f"{document['scenario']}: optimizing the {document['objective']} cost, "
             f"{document['replications']:,} replications, seed {document['seed']}")
-    parts: list[str] = [head, _fill(search_line(document, document["stats"]["wall_s"])), ""]
+    parts: list[str] = [head, wrap_line(search_line(document, document["stats"]["wall_s"])), ""]
     if any(r["feasible"] for r in document["ranked"]):
         parts += [ranked_table(document), ""]
     parts += _block(limit_lines(document))
-    parts += [_fill(line) for line in chosen_lines(document)]
+    parts += [wrap_line(line) for line in chosen_lines(document)]
     parts.append("")
-    parts += _block([_fill(line) for line in (pareto_line(document),) if line])
+    parts += _block([wrap_line(line) for line in (pareto_line(document),) if line])
     parts += _block(reservation_lines(document))
     parts += _block(extra_lines)
     if plan_block is not None:
         parts += [f"The chosen plan, to paste under `plans:` in {scenario_file}:", "",
                   plan_block.rstrip("\n"), ""]
-    parts.append(_fill(LEGEND))
+    parts.append(wrap_line(LEGEND))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/optimize.html (best-plan.yaml, optimize.json, "
                      "charts/)")
     return "\n".join(parts)
 
 
-def _fill(text: str) -> str:
+def wrap_line(text: str) -> str:
     """``text`` wrapped to the table's width, never inside a plan name (``fine-tune``,
     ``opt-1-h100-spot``): only at spaces."""
     return textwrap.fill(text, width=TABLE_WIDTH, break_on_hyphens=False,

@@ -61,17 +61,26 @@ def plan_yaml(plan: Plan, *, indent: int = PLAN_ITEM_INDENT) -> str:
 
 
 class _PlainDumper(yaml.SafeDumper):
-    """The safe dumper without anchors and aliases: a date shared by two commitments is written
-    twice (``&id001`` / ``*id001`` mean nothing to a reader, and break when two pasted blocks
-    bring the same anchor name)."""
+    """The safe dumper without anchors and aliases (a date shared by two commitments is written
+    twice: ``&id001`` / ``*id001`` mean nothing to a reader, and break when two pasted blocks
+    bring the same anchor name), with list items indented under their key as the shipped
+    scenarios write them (``owned:`` then ``  - {server: …}``)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
 
 def _put(mapping: dict[str, Any], key: str, value: object) -> None:
-    if value is not None:
-        mapping[key] = value.value if isinstance(value, PurchaseOption) else value
+    if value is None:
+        return
+    if isinstance(value, PurchaseOption):
+        value = value.value
+    elif isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)  # 400, as a person writes it, not 400.0 (the loader reads both)
+    mapping[key] = value
 
 
 def _entry(entry: UseEntry) -> dict[str, Any]:

@@ -41,6 +41,11 @@ def _deterministic(value: Any) -> Any:
     return value
 
 
+def _as_json(value: Any) -> Any:
+    """YAML's dates as the JSON document writes them (ISO strings)."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def test_the_flags_defaults_are_the_optimizers() -> None:
     from costsim.optimize.result import Objective
     from costsim.optimize.search import DEFAULT_TOP_K as SEARCH_TOP_K
@@ -75,7 +80,7 @@ def test_optimize_prints_the_choice_and_its_block_and_writes_the_report(
     # the block printed is best-plan.yaml's, and it is the plan optimize.json describes
     block = (out / "best-plan.yaml").read_text()
     assert block.split("\n", 2)[2] in text
-    assert yaml.safe_load(block) == [best["plan"]]
+    assert _as_json(yaml.safe_load(block)) == [best["plan"]]
     assert {p.name for p in out.iterdir()} >= {"optimize.json", "best-plan.yaml",
                                                "optimize.html"}
     assert f"Report: {out}/optimize.html" in text
@@ -237,3 +242,43 @@ def test_ctrl_c_leaves_nothing(cli: Cli, tmp_path: Path, monkeypatch: pytest.Mon
     assert text == ""
     assert err.strip().splitlines() == ["costsim optimize: interrupted; nothing was written"]
     assert list(tmp_path.iterdir()) == []
+
+
+SPLIT = Path(__file__).parents[2] / "scenarios" / "budget-split-pretrain-8b.yaml"
+
+
+@pytest.mark.slow  # the split rates ~330,000 clusters (~15 s on 2 cores)
+@pytest.mark.usefixtures("no_charts")
+def test_budget_split_adds_its_answer_and_its_cluster_runs(cli: Cli, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    monkeypatch.setattr("costsim.report.budget_split.budget_split_charts", lambda *a: [])
+    code, text, err = _optimize(cli, tmp_path / "opt", "--budget-split", "--replications", "4",
+                                scenario=SPLIT)
+    assert code == 0, err
+    split = json.loads((tmp_path / "opt" / "optimize.json").read_text())["budget_split"]
+    assert split["plan_covers_every_phase"]
+    assert split["best"]["capex_usd"] <= split["budget_usd"]
+    flat = " ".join(text.splitlines())
+    assert f"{split['best']['servers']} × {split['best']['server']}" in flat
+    assert "GPUs are 60–70 % of the budget" in text
+    # the cluster's block, pasted as the scenario's only plan, runs
+    block = text.split("The cluster as a plan block:\n", 1)[1].split("\n\n", 1)[0] + "\n"
+    assert _as_json(yaml.safe_load(block)) == [split["plan"]]
+    pasted = tmp_path / "pasted.yaml"
+    pasted.write_text(with_plans(SPLIT.read_text(), [block]))
+    code, text, err = cli("run", str(pasted), "--json", "--replications", "4", "--workers", "1",
+                          "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    (plan,) = json.loads(text)["plans"]
+    assert plan["feasible"], plan["infeasible_reasons"]
+
+
+def test_budget_split_needs_a_training_phase(cli: Cli, tmp_path: Path) -> None:
+    code, text, err = _optimize(cli, tmp_path / "opt", "--budget-split",
+                                scenario=FLAGSHIP.with_name("seed-startup-4090.yaml"))
+    assert code == 2
+    assert text == ""
+    assert "needs a training phase" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "opt").exists()
