@@ -67,17 +67,25 @@ def limit_breaches(result: PlanResult, risk: RiskLimits) -> list[str]:
     breaches = []
     if (risk.max_p_over_budget is not None and result.p_over_budget is not None
             and result.p_over_budget > risk.max_p_over_budget):
-        breaches.append(f"P(over budget) {result.p_over_budget:.0%} > "
-                        f"{risk.max_p_over_budget:.0%}")
+        breaches.append("P(over budget) " + _versus(result.p_over_budget, ">",
+                                                    risk.max_p_over_budget, 0))
     if (risk.max_p_deadline_missed is not None and result.p_deadline_missed is not None
             and result.p_deadline_missed > risk.max_p_deadline_missed):
-        breaches.append(f"P(deadline missed) {result.p_deadline_missed:.0%} > "
-                        f"{risk.max_p_deadline_missed:.0%}")
+        breaches.append("P(deadline missed) " + _versus(result.p_deadline_missed, ">",
+                                                        risk.max_p_deadline_missed, 0))
     attainment = result.metrics.slo_attainment if result.metrics else None
     if (risk.min_slo_attainment is not None and attainment is not None
             and attainment < risk.min_slo_attainment):
-        breaches.append(f"SLO attainment {attainment:.1%} < {risk.min_slo_attainment:.1%}")
+        breaches.append("SLO attainment " + _versus(attainment, "<", risk.min_slo_attainment, 1))
     return breaches
+
+
+def _versus(value: float, sign: str, limit: float, decimals: int) -> str:
+    """``value sign limit`` as percentages with enough decimals to tell them apart (99.97 %
+    against a 100 % limit must not read "100.0% < 100.0%")."""
+    while decimals < 4 and f"{value:.{decimals}%}" == f"{limit:.{decimals}%}":
+        decimals += 1
+    return f"{value:.{decimals}%} {sign} {limit:.{decimals}%}"
 
 
 def recommend(plans: Sequence[PlanResult], risk: RiskLimits) -> Recommendation:

@@ -9,7 +9,7 @@ import pytest
 from costsim.domain.scenario import RiskLimits
 from costsim.errors import CatalogError
 from costsim.sim.montecarlo import PlanMetrics, PlanResult, Stats
-from costsim.sim.run_result import defaults_used, recommend, simulate_scenario
+from costsim.sim.run_result import defaults_used, limit_breaches, recommend, simulate_scenario
 from tests.domain.scenario_builders import lifecycle
 
 
@@ -62,3 +62,16 @@ def test_a_run_keeps_the_baseline_and_every_default_it_used() -> None:
     first = run.plan("all-on-demand")
     assert first.prices
     assert all(p.source and p.effective_date for p in first.prices)
+
+
+def test_a_limit_breach_reads_as_two_different_percentages() -> None:
+    """99.97 % SLO attainment against a 100 % floor must not print "100.0% < 100.0%"."""
+    metrics = PlanMetrics(gpu_hours_used=1, gpu_hours_paid=1, reserved_utilization=None,
+                          stranded_commitment_usd=0, queue_wait_p95_s=None,
+                          slo_attainment=0.9997)
+    result = PlanResult(name="p", feasible=True, infeasible_reasons=(), replications=1,
+                        p_deadline_missed=0.1004, metrics=metrics)
+    breaches = limit_breaches(result, RiskLimits(min_slo_attainment=1.0,
+                                                 max_p_deadline_missed=0.1))
+    assert breaches == ["P(deadline missed) 10.04% > 10.00%",
+                        "SLO attainment 99.97% < 100.00%"]
