@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 
@@ -44,3 +45,23 @@ def csv_bool(text: str) -> bool:
 def csv_optional_float(text: str) -> float | None:
     """A number cell of a shipped CSV that may be blank (blank reads as None)."""
     return float(text) if text.strip() else None
+
+
+def shipped_data_sha256() -> str:
+    """SHA-256 of every shipped data file (its path and bytes, in name order): the identity of
+    the price book and of every default the engines read, for caches of computed results
+    (``costsim sweep``) that must never outlive the data they came from."""
+    import hashlib
+
+    digest = hashlib.sha256()
+
+    def walk(node: Traversable, prefix: str) -> None:
+        for child in sorted(node.iterdir(), key=lambda c: c.name):
+            if child.is_dir():
+                walk(child, f"{prefix}{child.name}/")
+            elif not child.name.startswith("."):
+                digest.update(f"{prefix}{child.name}\0".encode())
+                digest.update(child.read_bytes())
+
+    walk(resources.files("costsim").joinpath("data"), "")
+    return digest.hexdigest()

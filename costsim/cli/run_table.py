@@ -43,7 +43,7 @@ def _cost(result: PlanResult, part: str) -> str | None:
 
 
 # (header, cell); the legend under the table says what each header means
-_COLUMNS: tuple[tuple[str, _Cell], ...] = (
+PLAN_COLUMNS: tuple[tuple[str, _Cell], ...] = (
     ("mean", lambda r: _cost(r, "mean")),
     ("P50", lambda r: _cost(r, "p50")),
     ("P10–P90", lambda r: _cost(r, "range")),
@@ -72,7 +72,7 @@ def ranked(results: Sequence[PlanResult]) -> list[PlanResult]:
 def plan_table(run: RunResult) -> str:
     """The ranked table of the feasible plans (recommended '*', baseline 'b')."""
     rows_of = ranked(run.plans)
-    columns = [(h, cell) for h, cell in _COLUMNS if any(cell(r) is not None for r in rows_of)]
+    columns = [(h, cell) for h, cell in PLAN_COLUMNS if any(cell(r) is not None for r in rows_of)]
     rows = []
     for rank, result in enumerate(rows_of, start=1):
         marks = ("*" if result.name == run.recommendation.plan else "") + (

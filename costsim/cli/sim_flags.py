@@ -28,6 +28,12 @@ def add_simulation_flags(parser: argparse.ArgumentParser, *, baseline: bool = Tr
         parser.add_argument("--baseline", metavar="PLAN",
                             help="the plan savings and differences are measured against "
                                  "(default: the scenario's first plan)")
+    add_replications_and_seed(parser)
+    add_workers_flag(parser, "default: the CPU cores, at most 4")
+
+
+def add_replications_and_seed(parser: argparse.ArgumentParser) -> None:
+    """``--replications`` and ``--seed``."""
     parser.add_argument("--replications", type=range_argtype("--replications"),
                         default=DEFAULT_REPLICATIONS, metavar="N",
                         help=f"Monte Carlo replications per plan, "
@@ -36,6 +42,10 @@ def add_simulation_flags(parser: argparse.ArgumentParser, *, baseline: bool = Tr
                         metavar="S",
                         help=f"random seed, {describe('--seed')}; the same seed gives the same "
                              f"results (default {DEFAULT_SEED})")
+
+
+def add_workers_flag(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--workers`` (``default`` says what happens without it)."""
     parser.add_argument("--workers", type=range_argtype("--workers"), metavar="K",
                         help=f"worker processes, {describe('--workers')}; results do not depend "
-                             "on it (default: the CPU cores, at most 4)")
+                             f"on it ({default})")

@@ -91,17 +91,47 @@ class PlanResult:
     events: int = 0
 
 
-def _quiet_on_interrupt() -> None:
+def quiet_on_interrupt() -> None:
     """In a worker process: Ctrl-C (SIGINT, sent to the whole terminal process group) ends the
     worker at once, silently, instead of printing a KeyboardInterrupt traceback per worker; the
     parent process gets KeyboardInterrupt and decides what to do."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def simulate_block(prep: PreparedPlan, *, seed: int, replications: int,
+                   indices: Sequence[int]) -> tuple[Replication, ...]:
+    """Replications ``indices`` (each in ``range(replications)``) of a feasible prepared plan,
+    each on the stream ``run`` gives it: a run split into blocks anywhere, in any order, on any
+    machine, summarizes to the same figures (:func:`plan_result`)."""
+    roots = replication_seeds(seed, replications)
+    return tuple(simulate_replication(prep, roots[i], i) for i in indices)
+
+
 def _simulate_chunk(prep: PreparedPlan, seed: int, replications: int,
                     indices: Sequence[int]) -> list[Replication]:
-    roots = replication_seeds(seed, replications)
-    return [simulate_replication(prep, roots[i], i) for i in indices]
+    return list(simulate_block(prep, seed=seed, replications=replications, indices=indices))
+
+
+def infeasible_result(prep: PreparedPlan) -> PlanResult:
+    """The result of a plan that cannot work: its reasons, nothing simulated."""
+    return PlanResult(name=prep.plan.name, feasible=False,
+                      infeasible_reasons=prep.infeasible_reasons, replications=0,
+                      prices=prep.prices_used())
+
+
+def plan_result(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
+    """The plan's result from replications simulated in blocks, in any order: they are put in
+    index order first, so the figures equal :func:`run_plan`'s bit for bit.
+
+    Raises:
+        ValueError: the plan is feasible and ``reps`` is empty or repeats an index.
+    """
+    if not prep.feasible:
+        return infeasible_result(prep)
+    ordered = sorted(reps, key=lambda r: r.index)
+    if not ordered or len({r.index for r in ordered}) != len(ordered):
+        raise ValueError(f"plan {prep.plan.name!r}: replications must be distinct and non-empty")
+    return summarize(prep, ordered)
 
 
 def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
@@ -109,13 +139,10 @@ def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
     """Simulate ``replications`` futures of a prepared plan and summarize them."""
     if replications < 1:
         raise ValueError(f"replications must be >= 1, got {replications}")
-    name = prep.plan.name
     if not prep.feasible:
         if progress:
             progress(replications, replications)
-        return PlanResult(name=name, feasible=False,
-                          infeasible_reasons=prep.infeasible_reasons, replications=0,
-                          prices=prep.prices_used())
+        return infeasible_result(prep)
     reps: list[Replication] = []
     if workers <= 1:
         roots = replication_seeds(seed, replications)
@@ -125,7 +152,7 @@ def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
                 progress(i + 1, replications)
     else:
         chunks = [list(range(replications))[k::workers] for k in range(workers)]
-        with ProcessPoolExecutor(max_workers=workers, initializer=_quiet_on_interrupt) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=quiet_on_interrupt) as pool:
             futures = [pool.submit(_simulate_chunk, prep, seed, replications, c)
                        for c in chunks if c]
             for future in futures:

@@ -1,0 +1,134 @@
+"""Where a sweep's tasks run: a Dask cluster (local or remote) or a local process pool.
+
+``--scheduler local`` starts a Dask ``LocalCluster`` of K single-threaded worker processes (the
+simulator is pure Python: threads would share one interpreter lock); an address connects to a
+running scheduler. Without the ``distributed`` extra, ``local`` falls back to
+``concurrent.futures.ProcessPoolExecutor`` and says so in one line. Both run the same functions
+on the same arguments, so the results are the same (docs/sweep.md "Engine").
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from costsim.errors import InputError
+from costsim.sim.montecarlo import quiet_on_interrupt
+
+LOCAL = "local"
+DASK = "dask"
+PROCESS_POOL = "process-pool"
+# A remote scheduler that does not answer in this time is reported, not waited on forever.
+CONNECT_TIMEOUT_S = 10
+FALLBACK_NOTICE = ("costsim sweep: the 'distributed' extra is not installed (pip install "
+                   "'costsim[distributed]'); running on a local process pool instead of Dask")
+
+
+class Engine(Protocol):
+    """Submits functions, says which have finished, hands results back."""
+
+    name: str  # "dask" | "process-pool" (sweep JSON "engine")
+
+    def submit(self, fn: Callable[..., Any], *args: Any, label: str) -> Any:
+        """Start ``fn(*args)``; an argument may be the handle of a finished task."""
+
+    def done(self, pending: Iterable[Any]) -> set[Any]:
+        """Block until at least one of ``pending`` has finished; return those finished."""
+
+    def result(self, handle: Any) -> Any:
+        """The finished task's value (its exception re-raised)."""
+
+    def release(self, handle: Any) -> None:
+        """Forget a task whose value is no longer needed."""
+
+    def close(self) -> None:
+        """Stop the workers this engine started (a remote cluster is left running)."""
+
+
+class ProcessPoolEngine:
+    """``concurrent.futures.ProcessPoolExecutor`` with ``workers`` processes."""
+
+    name = PROCESS_POOL
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=quiet_on_interrupt)
+
+    def submit(self, fn: Callable[..., Any], *args: Any, label: str) -> cf.Future[Any]:
+        # a finished handle among the arguments is passed on as its value
+        values = [a.result() if isinstance(a, cf.Future) else a for a in args]
+        return self._pool.submit(fn, *values)
+
+    def done(self, pending: Iterable[Any]) -> set[Any]:
+        finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+        return set(finished)
+
+    def result(self, handle: Any) -> Any:
+        return handle.result()
+
+    def release(self, handle: Any) -> None:
+        """Nothing to do: the value lives in the handle until it is dropped."""
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskEngine:
+    """A ``distributed.Client`` on a LocalCluster it started, or on a running scheduler."""
+
+    name = DASK
+
+    def __init__(self, client: Any, cluster: Any = None) -> None:
+        self._client = client
+        self._cluster = cluster
+        self.workers = len(client.scheduler_info().get("workers", {}))
+
+    def submit(self, fn: Callable[..., Any], *args: Any, label: str) -> Any:
+        # an explicit key: Dask would otherwise hash every argument (the scenario) per task
+        return self._client.submit(fn, *args, key=label, pure=False)
+
+    def done(self, pending: Iterable[Any]) -> set[Any]:
+        from distributed import wait
+
+        finished = wait(list(pending), return_when="FIRST_COMPLETED").done
+        return set(finished)
+
+    def result(self, handle: Any) -> Any:
+        return handle.result()
+
+    def release(self, handle: Any) -> None:
+        handle.release()
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def open_engine(scheduler: str, workers: int) -> tuple[Engine, str | None]:
+    """The engine ``--scheduler`` names, and the notice to print when it fell back.
+
+    Raises:
+        InputError: an address was given but the extra is not installed, or no scheduler
+            answered there.
+    """
+    try:
+        import distributed
+    except ImportError:
+        if scheduler != LOCAL:
+            raise InputError("--scheduler", scheduler, "connecting to a Dask cluster needs the "
+                             "'distributed' extra: pip install 'costsim[distributed]'") from None
+        return ProcessPoolEngine(workers), FALLBACK_NOTICE
+    if scheduler == LOCAL:
+        cluster = distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=50)  # logging.CRITICAL: the sweep's stderr is for its progress bar
+        return DaskEngine(distributed.Client(cluster), cluster), None
+    try:
+        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise InputError("--scheduler", scheduler, f"no Dask scheduler answered there within "
+                         f"{CONNECT_TIMEOUT_S} s ({exc}); start one with `dask scheduler` or "
+                         "use --scheduler local") from None
+    return DaskEngine(client), None
