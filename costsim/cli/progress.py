@@ -17,7 +17,8 @@ class RunProgress:
     """A callable ``progress(done, total)`` for ``simulate_scenario``, drawing one bar."""
 
     def __init__(self, plans: int | None, replications: int, *,
-                 enabled: bool | None = None) -> None:
+                 enabled: bool | None = None, unit: str = "rep",
+                 desc: str = "simulating") -> None:
         self._offset = 0
         self._last_done = 0
         self._last_total = 0
@@ -29,8 +30,8 @@ class RunProgress:
 
             # plans None: not known ahead (optimize simulates the finalists the screen picks)
             total = None if plans is None else plans * replications
-            self._bar = tqdm(total=total, unit="rep", file=sys.stderr,
-                             desc="simulating", leave=False, dynamic_ncols=True)
+            self._bar = tqdm(total=total, unit=unit, file=sys.stderr,
+                             desc=desc, leave=False, dynamic_ncols=True)
 
     @property
     def done(self) -> int:

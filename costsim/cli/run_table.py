@@ -53,12 +53,14 @@ PLAN_COLUMNS: tuple[tuple[str, _Cell], ...] = (
     ("P(>budget)", lambda r: _optional(r.p_over_budget, percent)),
     ("SLO met", _slo),
 )
-LEGEND = (
+COLUMN_LEGEND = (
     "Costs: the economic cost over the horizon (commitments in full, owned hardware net of its "
     "residual value) in $, mean and P10/P50/P90 over the replications. $/train run: cost of a "
     "training phase; $/1M tok: serving cost per million tokens (prompt + output); P(late): "
     "probability a deadline is missed; P(>budget): probability the cost exceeds the budget; "
-    "SLO met: share of requests served within the SLO. '*' recommended (the cheapest feasible "
+    "SLO met: share of requests served within the SLO.")
+LEGEND = COLUMN_LEGEND + (
+    " '*' recommended (the cheapest feasible "
     "plan within the risk limits), 'b' baseline. Ledger, monthly cash flow, prices with their "
     "sources: the report folder or --json.")
 

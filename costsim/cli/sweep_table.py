@@ -1,0 +1,40 @@
+"""The terminal view of a sweep: one row per variant × plan with ``run``'s columns, and where
+the results, sweep.json and charts were written."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING
+
+from costsim.cli.common import format_table
+from costsim.cli.run_table import COLUMN_LEGEND, PLAN_COLUMNS, TABLE_WIDTH
+
+if TYPE_CHECKING:
+    from costsim.sweep.results import SweepResult
+
+
+def render_sweep(result: SweepResult, out_dir: str, table_name: str) -> str:
+    """The whole text output of ``costsim sweep``."""
+    settings = result.settings
+    head = (f"{result.variants} variant(s) × plans, {settings.replications:,} replications, "
+            f"seed {settings.seed}: {result.tasks} tasks on {result.engine} "
+            f"({result.workers} workers, {result.wall_s:.1f} s)")
+    feasible = [r for r in result.rows if r.result.feasible]
+    columns = [(h, cell) for h, cell in PLAN_COLUMNS
+               if any(cell(r.result) is not None for r in feasible)]
+    rows = [(row.label or "(as written)", row.result.name,
+             *("-" if (text := cell(row.result)) is None else text for _, cell in columns))
+            for row in feasible]
+    parts = [head, ""]
+    if rows:
+        parts.append(format_table(rows, ("variant", "plan", *(h for h, _ in columns)),
+                                  right_align=range(2, 2 + len(columns)),
+                                  max_width=TABLE_WIDTH, shrink=(0,)))
+        parts.append("")
+    parts += [f"infeasible: {row.label or '(as written)'}: {row.result.name}: "
+              + "; ".join(row.result.infeasible_reasons or ("no reason given",))
+              for row in result.rows if not row.result.feasible]
+    parts += [textwrap.fill(COLUMN_LEGEND, width=TABLE_WIDTH), "",
+              f"Results: {out_dir}/{table_name}, {out_dir}/sweep.json; charts: "
+              f"{out_dir}/report/charts/"]
+    return "\n".join(parts)
