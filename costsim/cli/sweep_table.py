@@ -28,8 +28,7 @@ def render_sweep(result: SweepResult, out_dir: str, table_name: str) -> str:
     parts = [head, ""]
     if rows:
         parts.append(format_table(rows, ("variant", "plan", *(h for h, _ in columns)),
-                                  right_align=range(2, 2 + len(columns)),
-                                  max_width=TABLE_WIDTH, shrink=(0,)))
+                                  right_align=range(2, 2 + len(columns))))
         parts.append("")
     parts += [f"infeasible: {row.label or '(as written)'}: {row.result.name}: "
               + "; ".join(row.result.infeasible_reasons or ("no reason given",))

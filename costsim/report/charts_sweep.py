@@ -88,7 +88,11 @@ def tornado(result: SweepResult) -> Chart | None:
                           ha="left", va="center", fontsize=7)
         axes.set_yticks(positions, [e.key for e in mine], fontsize=8)
         axes.invert_yaxis()
-        axes.margins(x=0.25)
+        # room for the value labels at both ends (bars are sticky at their base, so margins
+        # alone would not move the left edge)
+        low, high = min(e.low_usd for e in mine), max(e.high_usd for e in mine)
+        pad = 0.3 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
+        axes.set_xlim(low - pad, high + pad)
         usd_axis(axes, "x")
         axes.set_title(f"{plan}: mean cost by swept input (dashed: mean over the variants)",
                        fontsize=9)
