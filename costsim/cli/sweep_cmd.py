@@ -45,12 +45,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "(docs/sweep.md)."),
         epilog=examples(
             "costsim sweep scenarios/inference-growth.yaml --set "
-            "prices.gpu_price_change_pct.H100=-10,-25,-40 --replications 20 --out sweeps/h100",
-            "costsim sweep scenarios/inference-growth.yaml --sweep-file "
-            "sweeps/inference-growth-prices.yaml --replications 20 --workers 2 --json",
+            "prices.gpu_price_change_pct.H100=-10,-25,-40 --replications 20 "
+            "--out reports/h100-prices",
             "costsim sweep scenarios/inference-growth.yaml --set "
-            "prices.gpu_price_change_pct.H100=-10,-25,-40 --replications 20 --out sweeps/h100 "
-            "--resume"),
+            "prices.gpu_price_change_pct.H100=-10,-25,-40 --replications 20 "
+            "--out reports/h100-prices --resume",
+            "costsim sweep scenarios/lifecycle-assistant.yaml --sweep-file "
+            "sweeps/lifecycle-what-if.yaml --plan reserved-base --replications 10 --workers 2 "
+            "--json"),
     )
     add_scenario_arg(sweep)
     sweep.add_argument("--set", action="append", dest="sets", metavar="KEY.PATH=V1,V2",

@@ -75,18 +75,29 @@ class ProcessPoolEngine:
 
 
 class DaskEngine:
-    """A ``distributed.Client`` on a LocalCluster it started, or on a running scheduler."""
+    """A ``distributed.Client`` on a running scheduler, or on a LocalCluster started at the
+    first task (a resumed sweep whose tasks are all cached starts no cluster)."""
 
     name = DASK
 
-    def __init__(self, client: Any, cluster: Any = None) -> None:
-        self._client = client
-        self._cluster = cluster
-        self.workers = len(client.scheduler_info().get("workers", {}))
+    def __init__(self, connect: Callable[[], tuple[Any, Any]], workers: int | None = None
+                 ) -> None:
+        self._connect = connect
+        self._client: Any = None
+        self._cluster: Any = None
+        self.workers = workers if workers is not None else len(self.client.scheduler_info().get(
+            "workers", {}))
+
+    @property
+    def client(self) -> Any:
+        """The client, connected (or its cluster started) on first use."""
+        if self._client is None:
+            self._client, self._cluster = self._connect()
+        return self._client
 
     def submit(self, fn: Callable[..., Any], *args: Any, label: str) -> Any:
         # an explicit key: Dask would otherwise hash every argument (the scenario) per task
-        return self._client.submit(fn, *args, key=label, pure=False)
+        return self.client.submit(fn, *args, key=label, pure=False)
 
     def done(self, pending: Iterable[Any]) -> set[Any]:
         from distributed import wait
@@ -101,7 +112,8 @@ class DaskEngine:
         handle.release()
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
         if self._cluster is not None:
             self._cluster.close()
 
@@ -121,14 +133,21 @@ def open_engine(scheduler: str, workers: int) -> tuple[Engine, str | None]:
                              "'distributed' extra: pip install 'costsim[distributed]'") from None
         return ProcessPoolEngine(workers), FALLBACK_NOTICE
     if scheduler == LOCAL:
-        cluster = distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-            silence_logs=50)  # logging.CRITICAL: the sweep's stderr is for its progress bar
-        return DaskEngine(distributed.Client(cluster), cluster), None
+        def start() -> tuple[Any, Any]:
+            cluster = distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                dashboard_address=None,
+                silence_logs=50)  # logging.CRITICAL: stderr is for the progress bar
+            return distributed.Client(cluster), cluster
+
+        return DaskEngine(start, workers), None
+
+    def connect() -> tuple[Any, Any]:
+        return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S), None
+
     try:
-        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        return DaskEngine(connect), None  # connects now: a wrong address fails before any work
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise InputError("--scheduler", scheduler, f"no Dask scheduler answered there within "
                          f"{CONNECT_TIMEOUT_S} s ({exc}); start one with `dask scheduler` or "
                          "use --scheduler local") from None
-    return DaskEngine(client), None

@@ -136,7 +136,7 @@ def test_a_training_flag_given_to_serve_is_refused_naming_where_it_belongs(cli: 
 
 
 # Commands whose examples simulate a scenario (tests/cli/test_run_examples.py runs them).
-SIMULATING = {"run", "compare", "diff", "optimize"}
+SIMULATING = {"run", "compare", "diff", "optimize", "sweep"}
 
 
 def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,

@@ -1,5 +1,5 @@
-"""The examples in the help of ``run``, ``compare``, ``diff`` and ``optimize``: each parses
-(fast) and runs as printed on the shipped scenarios (slow: they simulate)."""
+"""The examples in the help of ``run``, ``compare``, ``diff``, ``optimize`` and ``sweep``:
+each parses (fast) and runs as printed on the shipped scenarios (slow: they simulate)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_the_examples_name_a_shipped_scenario_and_its_plans() -> None:
         for line in _examples(command):
             args = build_parser().parse_args(line.split()[1:])
             plans = {p.name for p in load_scenario_file(ROOT / args.scenario).scenario.plans}
-            baseline = getattr(args, "baseline", None)  # optimize has none
+            baseline = getattr(args, "baseline", None)  # optimize and sweep have none
             named = set(getattr(args, "plan", None) or ()) | {baseline or min(plans)}
             assert named <= plans, line
 
@@ -49,7 +49,8 @@ def test_the_examples_run(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPa
                 code, _, err = cli("run", "scenarios/lifecycle-assistant.yaml",
                                    "--replications", "4", "--out", str(folder))
                 assert code == 0, err
-    for command in ("run", "compare", "diff", "optimize"):
+    shutil.copytree(ROOT / "sweeps", tmp_path / "sweeps")
+    for command in ("run", "compare", "diff", "optimize", "sweep"):
         assert command in PARSERS
         for line in _examples(command):
             code, _, err = cli(*line.split()[1:])

@@ -52,3 +52,27 @@ def test_without_the_extra_an_address_is_refused(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(InputError, match=r"--scheduler: tcp://h:8786: .*costsim\[distributed\]"):
         open_engine("tcp://h:8786", 1)
+
+
+@pytest.mark.slow
+def test_an_address_runs_the_sweep_on_that_cluster(variants: list[SweepVariant],
+                                                   settings: SweepSettings) -> None:
+    distributed = pytest.importorskip("distributed")
+    expected = run_sweep(variants, settings, InProcessEngine()).rows
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        engine, notice = open_engine(cluster.scheduler_address, 1)
+        try:
+            result = run_sweep(variants, settings, engine)
+        finally:
+            engine.close()
+    assert notice is None
+    assert (result.engine, result.workers, result.rows) == ("dask", 1, expected)
+
+
+def test_an_address_where_no_scheduler_answers_is_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+    monkeypatch.setattr("costsim.sweep.engines.CONNECT_TIMEOUT_S", 1)
+    with pytest.raises(InputError, match=r"--scheduler: tcp://127.0.0.1:9: no Dask scheduler"):
+        open_engine("tcp://127.0.0.1:9", 1)
