@@ -40,7 +40,7 @@ def test_results_do_not_depend_on_the_order_tasks_finish(variants: list[SweepVar
     assert cheaper[1] < cheaper[0]  # H100s 40 % off cost less than 10 % off
 
 
-class Stop(Exception):
+class KilledError(Exception):
     """Stands in for a kill midway."""
 
 
@@ -52,9 +52,9 @@ def test_an_interrupted_sweep_resumes_without_recomputing_finished_tasks(
     def stop_after_four(task: object) -> None:
         finished.append(task)
         if len(finished) == 4:
-            raise Stop
+            raise KilledError
 
-    with pytest.raises(Stop):
+    with pytest.raises(KilledError):
         run_sweep(variants, settings, InProcessEngine(), cache=TaskCache(tmp_path),
                   task_done=stop_after_four)
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("block-*")}
