@@ -1,0 +1,95 @@
+"""Speed-up of ``costsim sweep`` on 2 local Dask workers over 1 (issue 12: the sweep big enough
+that one worker takes at least 60 s, so start-up is small beside it; target efficiency >= 0.8
+on 2 cores).
+
+The sweep is the flagship what-if (sweeps/lifecycle-what-if.yaml: 18 variants of
+scenarios/lifecycle-assistant.yaml, every plan) with ``--replications`` each. Each run starts
+its own LocalCluster (start-up included in the wall time, as a user waits for it), runs every
+task with no cache, and the rows of the two runs are checked to be identical. The process is
+pinned to ``--cores`` cores.
+
+Run: ``.venv/bin/python benchmarks/bench_sweep.py [--replications 60] [--cores 2]``.
+
+Measured: see the issue-12 note (the machine and its load are printed with the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from costsim.sweep.results import SweepRow
+    from costsim.sweep.tasks import SweepSettings, SweepVariant
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_EFFICIENCY = 0.8
+MIN_ONE_WORKER_S = 60.0
+
+
+def _sweep(variants: Sequence[SweepVariant], settings: SweepSettings, workers: int
+           ) -> tuple[float, float, tuple[SweepRow, ...]]:
+    """(wall s incl. cluster start-up, wall s of the tasks alone, the rows)."""
+    from costsim.sweep.engines import open_engine
+    from costsim.sweep.run import run_sweep
+
+    start = time.perf_counter()
+    engine, notice = open_engine("local", workers)
+    if notice:
+        raise SystemExit("bench_sweep needs the 'distributed' extra: " + notice)
+    try:
+        result = run_sweep(variants, settings, engine, clock=time.perf_counter)
+    finally:
+        engine.close()
+    return time.perf_counter() - start, result.wall_s, result.rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scenario", type=Path,
+                        default=ROOT / "scenarios" / "lifecycle-assistant.yaml")
+    parser.add_argument("--sweep-file", type=Path,
+                        default=ROOT / "sweeps" / "lifecycle-what-if.yaml")
+    parser.add_argument("--replications", type=int, default=60)
+    parser.add_argument("--cores", type=int, default=2, help="CPU cores to use (0: all)")
+    args = parser.parse_args()
+    cores = sorted(os.sched_getaffinity(0))
+    if args.cores:
+        cores = cores[: args.cores]
+    os.sched_setaffinity(0, cores)  # the cluster's worker processes inherit it
+
+    from costsim import __version__
+    from costsim.cli.sweep_variants import load_variants
+    from costsim.sweep.tasks import SweepSettings, task_list
+
+    _, variants = load_variants(args.scenario, [], args.sweep_file)
+    settings = SweepSettings(seed=0, replications=args.replications,
+                             costsim_version=__version__, price_book="bench")
+    tasks = len(task_list(variants, settings))
+    load = os.getloadavg()[0]
+    one, one_tasks, rows_one = _sweep(variants, settings, 1)
+    two, two_tasks, rows_two = _sweep(variants, settings, 2)
+    assert rows_one == rows_two, "the rows differ between 1 and 2 workers"
+    speedup = one / two
+    efficiency = speedup / 2
+    print(f"sweep {args.sweep_file.name}: {len(variants)} variants x every plan x "
+          f"{args.replications} replications = {tasks} tasks (+ {len(variants)} preparations)")
+    print(f"1 worker : {one:6.1f} s wall ({one_tasks:.1f} s after the cluster started)")
+    print(f"2 workers: {two:6.1f} s wall ({two_tasks:.1f} s after the cluster started)")
+    print(f"speed-up {speedup:.2f}, efficiency {efficiency:.2f} (target >= "
+          f"{TARGET_EFFICIENCY}: {'met' if efficiency >= TARGET_EFFICIENCY else 'MISSED'}); "
+          f"one worker {'>=' if one >= MIN_ONE_WORKER_S else 'UNDER'} {MIN_ONE_WORKER_S:.0f} s")
+    print(f"on {len(cores)} of {os.cpu_count()} cores ({platform.processor() or platform.machine()}"
+          f", Python {platform.python_version()}), load average {load:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end (other processes share the cores when above "
+          f"{len(cores)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
