@@ -136,7 +136,7 @@ def open_engine(scheduler: str, workers: int) -> tuple[Engine, str | None]:
         def start() -> tuple[Any, Any]:
             cluster = distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True,
-                dashboard_address=None,
+                dashboard_address=None, preload=["costsim.sweep.worker_setup"],
                 silence_logs=50)  # logging.CRITICAL: stderr is for the progress bar
             return distributed.Client(cluster), cluster
 
