@@ -10,8 +10,9 @@ on the same arguments, so the results are the same (docs/sweep.md "Engine").
 from __future__ import annotations
 
 import concurrent.futures as cf
+import queue
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from costsim.errors import InputError
 from costsim.sim.montecarlo import quiet_on_interrupt
@@ -34,7 +35,8 @@ class Engine(Protocol):
         """Start ``fn(*args)``; an argument may be the handle of a finished task."""
 
     def done(self, pending: Iterable[Any]) -> set[Any]:
-        """Block until at least one of ``pending`` has finished; return those finished."""
+        """Block until at least one of ``pending`` (every task submitted and not yet returned
+        here) has finished; return those finished."""
 
     def result(self, handle: Any) -> Any:
         """The finished task's value (its exception re-raised)."""
@@ -46,6 +48,37 @@ class Engine(Protocol):
         """Stop the workers this engine started (a remote cluster is left running)."""
 
 
+Handle = TypeVar("Handle")
+
+
+class _FinishedQueue:
+    """Tasks in the order they finish, told by their done-callbacks: waiting for the next one
+    costs the same whether ten tasks are pending or ten thousand (``wait(FIRST_COMPLETED)``
+    would visit every pending task each time)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def watch(self, handle: Handle) -> Handle:
+        handle.add_done_callback(self._queue.put)  # type: ignore[attr-defined]
+        return handle
+
+    def next(self) -> set[Any]:
+        """At least one finished task, and any others finished by then."""
+        finished: set[Any] = set()
+        while not finished:
+            try:
+                # a timeout, so that Ctrl-C is seen at once on every platform
+                finished.add(self._queue.get(timeout=0.5))
+            except queue.Empty:
+                continue
+        while True:
+            try:
+                finished.add(self._queue.get_nowait())
+            except queue.Empty:
+                return finished
+
+
 class ProcessPoolEngine:
     """``concurrent.futures.ProcessPoolExecutor`` with ``workers`` processes."""
 
@@ -54,15 +87,15 @@ class ProcessPoolEngine:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=quiet_on_interrupt)
+        self._finished = _FinishedQueue()
 
     def submit(self, fn: Callable[..., Any], *args: Any, label: str) -> cf.Future[Any]:
         # a finished handle among the arguments is passed on as its value
         values = [a.result() if isinstance(a, cf.Future) else a for a in args]
-        return self._pool.submit(fn, *values)
+        return self._finished.watch(self._pool.submit(fn, *values))
 
     def done(self, pending: Iterable[Any]) -> set[Any]:
-        finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
-        return set(finished)
+        return self._finished.next()
 
     def result(self, handle: Any) -> Any:
         return handle.result()
@@ -85,6 +118,7 @@ class DaskEngine:
         self._connect = connect
         self._client: Any = None
         self._cluster: Any = None
+        self._finished = _FinishedQueue()
         self.workers = workers if workers is not None else len(self.client.scheduler_info().get(
             "workers", {}))
 
@@ -97,13 +131,10 @@ class DaskEngine:
 
     def submit(self, fn: Callable[..., Any], *args: Any, label: str) -> Any:
         # an explicit key: Dask would otherwise hash every argument (the scenario) per task
-        return self.client.submit(fn, *args, key=label, pure=False)
+        return self._finished.watch(self.client.submit(fn, *args, key=label, pure=False))
 
     def done(self, pending: Iterable[Any]) -> set[Any]:
-        from distributed import wait
-
-        finished = wait(list(pending), return_when="FIRST_COMPLETED").done
-        return set(finished)
+        return self._finished.next()
 
     def result(self, handle: Any) -> Any:
         return handle.result()
