@@ -33,8 +33,13 @@ class _Variant:
 
     preps: tuple[PreparedPlan, ...] | None = None
     prep_handle: Any = None
-    blocks: dict[int, BlockResult] = field(default_factory=dict)
+    blocks: dict[int, BlockResult] = field(default_factory=dict)  # computed this time
+    cached: set[int] = field(default_factory=set)  # in the cache: loaded when summarized
     rows: tuple[SweepRow, ...] = ()
+
+    def complete(self, blocks: int) -> bool:
+        """Whether every block and the prepared plans are at hand."""
+        return self.preps is not None and len(self.blocks) + len(self.cached) == blocks
 
 
 def run_sweep(variants: Sequence[SweepVariant], settings: SweepSettings, engine: Engine, *,
@@ -54,17 +59,20 @@ def run_sweep(variants: Sequence[SweepVariant], settings: SweepSettings, engine:
     if cache is not None:
         for task in tasks:
             if cache.has(BLOCK, task.key):
-                state[task.variant].blocks[task.block] = _block(cache.load(BLOCK, task.key))
-    from_cache = sum(len(s.blocks) for s in state)
+                state[task.variant].cached.add(task.block)
+    from_cache = sum(len(s.cached) for s in state)
     done = from_cache
     if progress:
         progress(done, len(tasks))
     pending: dict[Any, tuple[str, int, SweepTask | None]] = {}
 
+    def own(v: int) -> Sequence[SweepTask]:
+        return tasks[v * per_variant:(v + 1) * per_variant]
+
     def submit_blocks(v: int) -> None:
         preps: Any = state[v].prep_handle if state[v].prep_handle is not None else state[v].preps
-        for task in tasks[v * per_variant:(v + 1) * per_variant]:
-            if task.block not in state[v].blocks:
+        for task in own(v):
+            if task.block not in state[v].cached:
                 handle = engine.submit(simulate_task, preps, settings.seed,
                                        settings.replications, task.indices,
                                        label=f"block-{v}-{task.block}-{task.key[:16]}")
@@ -101,15 +109,15 @@ def run_sweep(variants: Sequence[SweepVariant], settings: SweepSettings, engine:
                     task_done(finished)
                 if progress:
                     progress(done, len(tasks))
-            if len(state[v].blocks) == per_variant and state[v].preps is not None:
-                state[v].rows = _summarize(v, variants[v], state[v])
+            if state[v].complete(per_variant):
+                state[v].rows = _summarize(v, variants[v], state[v], own(v), cache)
                 if state[v].prep_handle is not None:
                     engine.release(state[v].prep_handle)
                     state[v].prep_handle = None
                 state[v].blocks.clear()  # summarized: the replications are no longer needed
     for v, variant in enumerate(variants):
-        if not state[v].rows and state[v].preps is not None:  # every block came from the cache
-            state[v].rows = _summarize(v, variant, state[v])
+        if not state[v].rows and state[v].complete(per_variant):  # all from the cache
+            state[v].rows = _summarize(v, variant, state[v], own(v), cache)
     return SweepResult(settings=settings, rows=tuple(r for s in state for r in s.rows),
                        variants=len(variants), tasks=len(tasks), tasks_computed=computed,
                        tasks_from_cache=from_cache, engine=engine.name,
@@ -117,9 +125,15 @@ def run_sweep(variants: Sequence[SweepVariant], settings: SweepSettings, engine:
                        wall_s=(clock() - start) if clock else 0.0)
 
 
-def _summarize(index: int, variant: SweepVariant, state: _Variant) -> tuple[SweepRow, ...]:
-    """One row per prepared plan, from the variant's blocks in block order."""
+def _summarize(index: int, variant: SweepVariant, state: _Variant,
+               tasks: Sequence[SweepTask], cache: TaskCache | None) -> tuple[SweepRow, ...]:
+    """One row per prepared plan, from the variant's blocks in block order (those from the
+    cache read now, one variant at a time: a resumed sweep never holds them all)."""
     assert state.preps is not None
+    for task in tasks:  # the variant's own
+        if task.block in state.cached:
+            assert cache is not None
+            state.blocks[task.block] = _block(cache.load(BLOCK, task.key))
     ordered = [state.blocks[b] for b in sorted(state.blocks)]
     rows = []
     for p, prep in enumerate(state.preps):
