@@ -61,8 +61,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "phases.train.tokens=1e12,2e12 (repeatable: the variants are the "
                             "Cartesian product; docs/sweep.md; default: the file as written)")
     sweep.add_argument("--sweep-file", type=Path, metavar="FILE",
-                       help="a sweep file listing the variants explicitly (sweeps/; "
-                            "default: none, use --set)")
+                       help="a sweep file listing the variants explicitly (sweeps/); with "
+                            "--set, each of its variants is crossed with the --set product "
+                            "(default: none)")
     sweep.add_argument("--plan", action="append", metavar="NAME",
                        help="simulate only this plan (repeatable; default: every plan)")
     add_replications_and_seed(sweep)

@@ -16,13 +16,15 @@ if TYPE_CHECKING:
 def render_sweep(result: SweepResult, out_dir: str, table_name: str) -> str:
     """The whole text output of ``costsim sweep``."""
     settings = result.settings
-    head = (f"{result.variants} variant(s) × plans, {settings.replications:,} replications, "
+    plans = len({row.result.name for row in result.rows})
+    head = (f"{result.variants} variants × {plans} plans, {settings.replications:,} "
+            f"replications, "
             f"seed {settings.seed}: {result.tasks} tasks on {result.engine} "
             f"({result.workers} workers, {result.wall_s:.1f} s)")
     feasible = [r for r in result.rows if r.result.feasible]
     columns = [(h, cell) for h, cell in PLAN_COLUMNS
                if any(cell(r.result) is not None for r in feasible)]
-    rows = [(row.label or "(as written)", row.result.name,
+    rows = [(row.label, row.result.name,
              *("-" if (text := cell(row.result)) is None else text for _, cell in columns))
             for row in feasible]
     parts = [head, ""]
@@ -30,7 +32,7 @@ def render_sweep(result: SweepResult, out_dir: str, table_name: str) -> str:
         parts.append(format_table(rows, ("variant", "plan", *(h for h, _ in columns)),
                                   right_align=range(2, 2 + len(columns))))
         parts.append("")
-    parts += [f"infeasible: {row.label or '(as written)'}: {row.result.name}: "
+    parts += [f"infeasible: {row.label}: {row.result.name}: "
               + "; ".join(row.result.infeasible_reasons or ("no reason given",))
               for row in result.rows if not row.result.feasible]
     parts += [textwrap.fill(COLUMN_LEGEND, width=TABLE_WIDTH), "",

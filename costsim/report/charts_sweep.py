@@ -47,8 +47,7 @@ def cost_distribution(result: SweepResult) -> Chart | None:
         axes.plot([c.p50 for c in costs], y, "|", color="black", markersize=8)
         axes.plot([c.mean for c in costs], y, "o", color=colors[plan], markersize=4,
                   markeredgecolor="black", markeredgewidth=0.5)
-    axes.set_yticks(range(len(variants)), [label or "(scenario as written)"
-                                           for _, label in variants], fontsize=7)
+    axes.set_yticks(range(len(variants)), [label for _, label in variants], fontsize=7)
     axes.invert_yaxis()
     usd_axis(axes, "x")
     axes.set_xlabel("Economic cost over the horizon (USD): line P10–P90, tick P50, dot mean")

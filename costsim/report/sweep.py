@@ -28,6 +28,7 @@ def sweep_row_json(row: SweepRow) -> dict[str, Any]:
     result = row.result
     return {
         "variant": dict(row.overrides), "variant_index": row.variant, "variant_label": row.label,
+        "variant_name": row.name,
         "plan": result.name, "feasible": result.feasible,
         "infeasible_reasons": list(result.infeasible_reasons),
         "within_limits": result.feasible and not row.limit_breaches,

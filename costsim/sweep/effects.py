@@ -33,13 +33,26 @@ class InputEffect:
         return self.high_usd - self.low_usd
 
 
+# The pseudo key path of a sweep file's variant names: a named variant (a bigger model served
+# quantized) is one input that changes several keys together.
+NAME_KEY = "variant"
+
+
+def _setting(row: SweepRow, key: str) -> tuple[bool, Any]:
+    """Whether the row's variant sets ``key``, and to what."""
+    if key == NAME_KEY:
+        return bool(row.name), row.name
+    return key in row.overrides, row.overrides.get(key)
+
+
 def _text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
 def input_effects(result: SweepResult) -> tuple[InputEffect, ...]:
     """Each plan's effects, plans in sweep order, each plan's keys by swing (largest first);
-    a key with one value (or none feasible) has no effect to show and is left out."""
+    a sweep file's variant names count as one more input (``variant``). A key with one value
+    (or none feasible) has no effect to show and is left out."""
     plans: dict[str, list[SweepRow]] = {}
     for row in result.rows:
         if row.result.feasible and row.result.cost_usd is not None:
@@ -47,11 +60,12 @@ def input_effects(result: SweepResult) -> tuple[InputEffect, ...]:
     effects = []
     for plan, rows in plans.items():
         found = []
-        for key in result.swept_keys:
+        named = [NAME_KEY] if any(row.name for row in rows) else []
+        for key in [*named, *result.swept_keys]:
             groups: dict[str, tuple[Any, list[float]]] = {}
             for row in rows:
-                if key in row.overrides and row.result.cost_usd is not None:
-                    value = row.overrides[key]
+                present, value = _setting(row, key)
+                if present and row.result.cost_usd is not None:
                     groups.setdefault(_text(value), (value, []))[1].append(
                         row.result.cost_usd.mean)
             if len(groups) < 2:

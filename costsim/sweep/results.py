@@ -22,6 +22,7 @@ class SweepRow:
     label: str  # e.g. "phases.train.tokens=2e12, prices.gpu_price_change_pct.H100=-10"
     overrides: Mapping[str, Any]
     result: PlanResult
+    name: str = ""  # a sweep file's name for the variant
     limit_breaches: tuple[str, ...] = ()  # why the plan is outside the scenario's risk limits
 
 
@@ -82,7 +83,8 @@ def table_columns(result: SweepResult) -> dict[str, list[Any]]:
     the variant leaves it alone), then the plan's figures."""
     keys = result.swept_keys
     columns: dict[str, list[Any]] = {"variant": [r.variant for r in result.rows],
-                                     "variant_label": [r.label for r in result.rows]}
+                                     "variant_label": [r.label for r in result.rows],
+                                     "variant_name": [r.name for r in result.rows]}
     for key in keys:
         columns[f"set:{key}"] = [r.overrides.get(key) for r in result.rows]
     for name, value in PLAN_COLUMNS:

@@ -139,8 +139,9 @@ def _summarize(index: int, variant: SweepVariant, state: _Variant,
     for p, prep in enumerate(state.preps):
         result = plan_result(prep, [rep for block in ordered for rep in block[p]])
         breaches = tuple(limit_breaches(result, prep.scenario.risk)) if result.feasible else ()
-        rows.append(SweepRow(variant=index, label=variant.label, overrides=variant.overrides,
-                             result=result, limit_breaches=breaches))
+        rows.append(SweepRow(variant=index, label=variant.label, name=variant.name,
+                             overrides=variant.overrides, result=result,
+                             limit_breaches=breaches))
     return tuple(rows)
 
 

@@ -31,6 +31,7 @@ class SweepVariant:
 
     label: str
     overrides: Mapping[str, Any]  # key path → value, in the order given (JSON-able)
+    name: str = ""  # a sweep file's name for the variant ("": none); results only
     scenario: Scenario
     resolved: Mapping[str, Any] = field(repr=False)  # the variant's scenario, every default filled
     referenced_sha256: Mapping[str, str] = field(default_factory=dict, repr=False)

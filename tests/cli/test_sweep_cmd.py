@@ -108,9 +108,6 @@ def test_resume_reuses_what_an_edit_leaves_alone_and_recomputes_the_rest(
                                  "address such as tcp://host:8786 (got 'nowhere')"),
     (("--scheduler", "tcp://127.0.0.1:1"),
      "error: --workers: 1: applies to --scheduler local only"),
-    (("--sweep-file", "sweeps/lifecycle-what-if.yaml"),
-     "error: --sweep-file: sweeps/lifecycle-what-if.yaml: give the variants either with --set "
-     "or in a sweep file, not both"),
     (("--plan", "h100-on-demnd"), "did you mean"),
 ])
 def test_bad_flags_are_one_line_naming_the_flag(cli: Cli, scenario: Path, tmp_path: Path,
@@ -149,3 +146,19 @@ def test_starting_the_cli_does_not_import_dask() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_sweep_file_and_set_flags_are_crossed(scenario: Path, tmp_path: Path) -> None:
+    from costsim.cli.sweep_variants import load_variants
+
+    sweep_file = tmp_path / "what-if.yaml"
+    sweep_file.write_text("scenario: growth.yaml\nvariants:\n"
+                          "  - {name: small, set: {phases.serve.load.peak_requests_per_s: 5}}\n"
+                          "  - {name: big, set: {phases.serve.load.peak_requests_per_s: 50}}\n")
+    _, variants = load_variants(scenario, ["prices.gpu_price_change_pct.H100=-10,-40"],
+                                sweep_file)
+    assert [(v.name, dict(v.overrides)) for v in variants] == [
+        (name, {"phases.serve.load.peak_requests_per_s": peak,
+                "prices.gpu_price_change_pct.H100": change})
+        for name, peak in (("small", 5), ("big", 50)) for change in (-10, -40)]
+    assert variants[3].scenario.phases[0].load.peak_requests_per_s == 50
