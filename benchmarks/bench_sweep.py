@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,12 +33,21 @@ TARGET_EFFICIENCY = 0.8
 MIN_ONE_WORKER_S = 60.0
 
 
+def _cpu_s() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its finished child processes."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 def _sweep(variants: Sequence[SweepVariant], settings: SweepSettings, workers: int
-           ) -> tuple[float, float, tuple[SweepRow, ...]]:
-    """(wall s incl. cluster start-up, wall s of the tasks alone, the rows)."""
+           ) -> tuple[float, float, tuple[SweepRow, ...], tuple[float, float]]:
+    """(wall s incl. cluster start-up, wall s of the tasks alone, the rows, CPU s of this
+    process — the Dask scheduler and client, the summaries — and of the worker processes)."""
     from costsim.sweep.engines import open_engine
     from costsim.sweep.run import run_sweep
 
+    own_before, children_before = _cpu_s()
     start = time.perf_counter()
     engine, notice = open_engine("local", workers)
     if notice:
@@ -46,7 +56,10 @@ def _sweep(variants: Sequence[SweepVariant], settings: SweepSettings, workers: i
         result = run_sweep(variants, settings, engine, clock=time.perf_counter)
     finally:
         engine.close()
-    return time.perf_counter() - start, result.wall_s, result.rows
+    wall = time.perf_counter() - start
+    own_after, children_after = _cpu_s()  # the workers have ended: their CPU time is counted
+    return wall, result.wall_s, result.rows, (own_after - own_before,
+                                              children_after - children_before)
 
 
 def main() -> int:
@@ -72,15 +85,18 @@ def main() -> int:
                              costsim_version=__version__, price_book="bench")
     tasks = len(task_list(variants, settings))
     load = os.getloadavg()[0]
-    one, one_tasks, rows_one = _sweep(variants, settings, 1)
-    two, two_tasks, rows_two = _sweep(variants, settings, 2)
+    one, one_tasks, rows_one, cpu_one = _sweep(variants, settings, 1)
+    two, two_tasks, rows_two, cpu_two = _sweep(variants, settings, 2)
     assert rows_one == rows_two, "the rows differ between 1 and 2 workers"
     speedup = one / two
     efficiency = speedup / 2
     print(f"sweep {args.sweep_file.name}: {len(variants)} variants x every plan x "
           f"{args.replications} replications = {tasks} tasks (+ {len(variants)} preparations)")
-    print(f"1 worker : {one:6.1f} s wall ({one_tasks:.1f} s after the cluster started)")
-    print(f"2 workers: {two:6.1f} s wall ({two_tasks:.1f} s after the cluster started)")
+    for label, wall, tasks_s, (own, workers) in (("1 worker ", one, one_tasks, cpu_one),
+                                                   ("2 workers", two, two_tasks, cpu_two)):
+        print(f"{label}: {wall:6.1f} s wall ({tasks_s:.1f} s after the cluster started); CPU "
+              f"{workers:.1f} s in the workers, {own:.1f} s in this process (scheduler, "
+              f"client, summaries)")
     print(f"speed-up {speedup:.2f}, efficiency {efficiency:.2f} (target >= "
           f"{TARGET_EFFICIENCY}: {'met' if efficiency >= TARGET_EFFICIENCY else 'MISSED'}); "
           f"one worker {'>=' if one >= MIN_ONE_WORKER_S else 'UNDER'} {MIN_ONE_WORKER_S:.0f} s")
