@@ -16,11 +16,11 @@ from typing import Any
 from costsim.sim.montecarlo import plan_result
 from costsim.sim.prepare import PreparedPlan
 from costsim.sim.run_result import limit_breaches
-from costsim.sweep.cache import TaskCache
+from costsim.sweep.cache import TaskCache, decode
 from costsim.sweep.engines import Engine
 from costsim.sweep.results import SweepResult, SweepRow
 from costsim.sweep.tasks import SweepSettings, SweepTask, SweepVariant, prep_key, task_list
-from costsim.sweep.work import BlockResult, prepare_variant, simulate_task
+from costsim.sweep.work import BlockResult, EncodedBlock, prepare_variant, simulate_task
 
 PREP = "prep"
 BLOCK = "block"
@@ -33,7 +33,7 @@ class _Variant:
 
     preps: tuple[PreparedPlan, ...] | None = None
     prep_handle: Any = None
-    blocks: dict[int, BlockResult] = field(default_factory=dict)  # computed this time
+    blocks: dict[int, EncodedBlock] = field(default_factory=dict)  # computed this time
     cached: set[int] = field(default_factory=set)  # in the cache: loaded when summarized
     rows: tuple[SweepRow, ...] = ()
 
@@ -98,11 +98,12 @@ def run_sweep(variants: Sequence[SweepVariant], settings: SweepSettings, engine:
                 submit_blocks(v)
             else:
                 assert finished is not None
-                block = _block(engine.result(handle))
+                data = engine.result(handle)
+                assert isinstance(data, bytes)
                 engine.release(handle)
                 if cache is not None:
-                    cache.store(BLOCK, finished.key, block)
-                state[v].blocks[finished.block] = block
+                    cache.store_bytes(BLOCK, finished.key, data)
+                state[v].blocks[finished.block] = data
                 computed += 1
                 done += 1
                 if task_done:
@@ -133,8 +134,8 @@ def _summarize(index: int, variant: SweepVariant, state: _Variant,
     for task in tasks:  # the variant's own
         if task.block in state.cached:
             assert cache is not None
-            state.blocks[task.block] = _block(cache.load(BLOCK, task.key))
-    ordered = [state.blocks[b] for b in sorted(state.blocks)]
+            state.blocks[task.block] = cache.load_bytes(BLOCK, task.key)
+    ordered = [_block(decode(state.blocks[b])) for b in sorted(state.blocks)]
     rows = []
     for p, prep in enumerate(state.preps):
         result = plan_result(prep, [rep for block in ordered for rep in block[p]])

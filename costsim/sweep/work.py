@@ -14,9 +14,12 @@ from costsim.domain.scenario import Scenario
 from costsim.sim.montecarlo import simulate_block
 from costsim.sim.prepare import PreparedPlan, prepare_plan
 from costsim.sim.results import Replication
+from costsim.sweep.cache import encode
 
 # A block's replications, one tuple per prepared plan (empty for an infeasible plan).
 BlockResult = tuple[tuple[Replication, ...], ...]
+# ... as it travels and is cached: costsim.sweep.cache.encode's bytes
+EncodedBlock = bytes
 
 
 def chosen_plans(scenario: Scenario, plans: Sequence[str] | None) -> list[str]:
@@ -33,8 +36,10 @@ def prepare_variant(scenario: Scenario, plans: tuple[str, ...] | None) -> tuple[
 
 
 def simulate_task(preps: tuple[PreparedPlan, ...], seed: int, replications: int,
-                  indices: range) -> BlockResult:
-    """Replications ``indices`` of every feasible prepared plan."""
-    return tuple(simulate_block(prep, seed=seed, replications=replications, indices=indices)
-                 if prep.feasible else () for prep in preps)
+                  indices: range) -> EncodedBlock:
+    """Replications ``indices`` of every feasible prepared plan, encoded as a cache entry."""
+    block: BlockResult = tuple(
+        simulate_block(prep, seed=seed, replications=replications, indices=indices)
+        if prep.feasible else () for prep in preps)
+    return encode(block)
 
