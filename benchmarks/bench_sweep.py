@@ -11,13 +11,13 @@ pinned to ``--cores`` cores.
 Run: ``.venv/bin/python benchmarks/bench_sweep.py [--replications 60] [--cores 2]``.
 
 Measured (2026-12-01, 2-core x86_64 VM shared with five other sessions, Python 3.11.7,
---replications 60: 108 tasks): 1 worker 66.0 s, 2 workers 57.3 s (speed-up 1.15, efficiency
-0.58) while another session's process kept one core ~90 % busy; a second run, load 2.5-4.2:
-53.5 s vs 63.0 s. CPU accounting of that run: the workers used 42.6 s (1) and 51.6 s (2, each
-worker importing costsim and contending for the cache), this process 6.6-7.6 s (Dask scheduler,
-client, receiving ~0.9 MB per task, summaries). On an idle 2-core machine that predicts about
-(51.6 + 7.6) / 2 = 30 s for 2 workers against ~43 s for 1, a speed-up of ~1.4 (efficiency
-~0.7): an estimate, not a measurement; the target of 0.8 was not shown on this machine.
+--replications 60: 108 tasks + 18 preparations): 1 worker 67.0 s, 2 workers 47.3 s, speed-up
+1.41, efficiency 0.71 (load average 3.5 at the start, 5.7 at the end: other sessions' processes
+held part of both cores throughout). CPU accounting of that run: the workers 43.6 s (1) and
+45.3 s (2; each worker imports costsim once), this process 7.0 and 6.2 s (an idle LocalCluster
+costs ~0.04 CPU-s per second here — scheduler and nanny loops — the rest is receiving ~0.3 MB
+per task and the summaries). Before the workers encoded their own blocks, the same sweep gave
+0.42-0.58 on the same busy machine. The target of 0.8 was not shown on this shared machine.
 """
 
 from __future__ import annotations
