@@ -15,19 +15,20 @@ the workers encode their own blocks; the load average is the bench's own reading
 
 | replications | tasks | 1 worker | 2 workers | speed-up | efficiency | load average |
 |---|---|---|---|---|---|---|
+| 100 | 180 | 78.4 s | 41.3 s | 1.90 | 0.95 | 0.2 → 1.6 (quiet) |
 | 60 | 108 | 46.0 s | 25.0 s | 1.84 | 0.92 | 0.4 → 1.5 (quiet) |
 | 80 | 144 | 53.9 s | 32.6 s | 1.65 | 0.83 | 1.5 → 1.8 |
 | 100 | 180 | 98.5 s | 71.3 s | 1.38 | 0.69 | 1.1 → 3.3 (others' tests ran) |
 | 100 | 180 | 71.2 s | 72.3 s | 0.98 | 0.49 | 1.8 → 3.2 (others' tests ran) |
 | 60 | 108 | 67.0 s | 47.3 s | 1.41 | 0.71 | 3.5 → 5.7 |
 
-When the cores were free the target was met (0.92 and 0.83), but with one worker under 60 s
-there (the default is now 100 replications, ~70 s on one free core); no run with one worker
-over 60 s had both cores free. CPU accounting is load-independent: with 2 workers the workers
-use no more CPU than with 1 (42.0 vs 45.8 s at 60 replications), and this process (Dask's
-scheduler and nannies, receiving results, the summaries) ~12 % of the total — it shares the two
-cores with the workers. Before the workers encoded their own blocks the busy machine gave
-0.42-0.58.
+With both cores free the target is met: 100 replications, one worker 78.4 s (over 60 s, so
+start-up is small beside it), two 41.3 s, efficiency 0.95 (and 0.92, 0.83 at 60 and 80). Runs
+while other sessions' tests held the cores gave 0.49-0.71. CPU accounting does not depend on
+the load: with 2 workers the workers use no more CPU than with 1 (70.5 vs 77.9 s at 100
+replications), and this process (Dask's scheduler and nannies, receiving results, the
+summaries) ~12 % of the total — it shares the two cores with the workers. Before the workers
+encoded their own blocks the busy machine gave 0.42-0.58.
 """
 
 from __future__ import annotations
