@@ -17,7 +17,11 @@ from costsim.cli.common import EXIT_OK, examples, print_json
 from costsim.cli.flags import range_argtype
 from costsim.cli.ranges import describe
 from costsim.cli.run_cmd import interrupted, utc_now
-from costsim.cli.sim_flags import add_scenario_arg, add_simulation_flags
+from costsim.cli.sim_flags import (
+    add_report_folder_flags,
+    add_scenario_arg,
+    add_simulation_flags,
+)
 from costsim.errors import InputError
 
 if TYPE_CHECKING:
@@ -83,12 +87,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "capex meeting every deadline); adds budget_split to the JSON and "
                           "its charts to the report (default off)")
     add_simulation_flags(opt, baseline=False)
-    opt.add_argument("--out", type=Path, metavar="DIR",
-                     help="report folder; must not exist unless --force (default: "
-                          "reports/<scenario file name>-optimize-<UTC time>/)")
-    opt.add_argument("--force", action="store_true",
-                     help="replace the report in an existing --out folder (only a folder that "
-                          "holds a costsim report or nothing; default off)")
+    add_report_folder_flags(opt, "<scenario file name>-optimize-<UTC time>")
     opt.add_argument("--json", action="store_true",
                      help="print optimize.json (with report_dir) on stdout instead of the "
                           "table; the report is written all the same (default: the table)")

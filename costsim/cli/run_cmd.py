@@ -8,7 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costsim.cli.common import EXIT_OK, examples, print_json
-from costsim.cli.sim_flags import add_scenario_arg, add_simulation_flags
+from costsim.cli.sim_flags import (
+    add_report_folder_flags,
+    add_scenario_arg,
+    add_simulation_flags,
+)
 
 if TYPE_CHECKING:
     from costsim.scenario import LoadedScenario
@@ -39,12 +43,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--plan", action="append", metavar="NAME",
                      help="simulate only this plan (repeatable; default: every plan)")
     add_simulation_flags(run)
-    run.add_argument("--out", type=Path, metavar="DIR",
-                     help="report folder; must not exist unless --force (default: "
-                          "reports/<scenario file name>-<UTC time>/)")
-    run.add_argument("--force", action="store_true",
-                     help="replace the report in an existing --out folder (only a folder that "
-                          "holds a costsim report or nothing; default off)")
+    add_report_folder_flags(run, "<scenario file name>-<UTC time>")
     run.add_argument("--json", action="store_true",
                      help="print the run's summary (summary.json, with report_dir) on stdout "
                           "instead of the table; the report is written all the same "

@@ -49,3 +49,14 @@ def add_workers_flag(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument("--workers", type=range_argtype("--workers"), metavar="K",
                         help=f"worker processes, {describe('--workers')}; results do not depend "
                              f"on it ({default})")
+
+
+def add_report_folder_flags(parser: argparse.ArgumentParser, default_name: str) -> None:
+    """``--out`` and ``--force`` of a command that writes a report folder; ``default_name`` is
+    the folder's default name under reports/."""
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help=f"report folder; must not exist unless --force (default: "
+                             f"reports/{default_name}/)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace the report in an existing --out folder (only a folder "
+                             "that holds a costsim report or nothing; default off)")

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from costsim.optimize.result import OptimizeResult
-from costsim.report.chart_style import Chart, render
+from costsim.report.chart_style import Chart
 from costsim.report.charts_optimize import optimize_charts
 from costsim.report.files import write_atomic
 from costsim.report.html import RenderedChart, template_environment
-from costsim.report.write import json_bytes
+from costsim.report.write import json_bytes, write_charts
 
 TEMPLATE = "optimize.html.j2"
 PLAN_FILE = "best-plan.yaml"
@@ -32,12 +32,7 @@ def write_optimize_report(result: OptimizeResult, document: Mapping[str, Any], o
     steps the CLI runs beside the search (the budget split's), drawn after the search's."""
     written: list[Path] = []
     charts = [*optimize_charts(result), *extra_charts]
-    rendered = []
-    for chart in charts:
-        png, svg = render(chart.figure)
-        written.append(write_atomic(out_dir, f"charts/{chart.slug}.png", png))
-        written.append(write_atomic(out_dir, f"charts/{chart.slug}.svg", svg))
-        rendered.append(RenderedChart(slug=chart.slug, title=chart.title, svg=svg))
+    rendered = write_charts(out_dir, charts, written)
     if best_plan_yaml is not None:
         scenario = " ".join(str(document["scenario"]).split())  # one comment line, always
         header = (f"# costsim optimize: the chosen plan for '{scenario}' "

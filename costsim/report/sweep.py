@@ -62,14 +62,10 @@ def sweep_json(result: SweepResult, *, results_path: str, provenance: Mapping[st
 
 def write_sweep_report(result: SweepResult, out_dir: Path) -> tuple[Path, ...]:
     """Draw the sweep's charts into ``out_dir/report/charts`` (PNG and SVG); return the paths."""
-    from costsim.report.chart_style import render
     from costsim.report.charts_sweep import sweep_charts
-    from costsim.report.files import write_atomic
+    from costsim.report.write import write_charts
 
-    written = []
+    written: list[Path] = []
     (out_dir / REPORT_DIR).mkdir(exist_ok=True)
-    for chart in sweep_charts(result):
-        png, svg = render(chart.figure)
-        written.append(write_atomic(out_dir, f"{REPORT_DIR}/charts/{chart.slug}.png", png))
-        written.append(write_atomic(out_dir, f"{REPORT_DIR}/charts/{chart.slug}.svg", svg))
+    write_charts(out_dir, sweep_charts(result), written, f"{REPORT_DIR}/charts")
     return tuple(written)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from costsim.domain.breakeven import BreakEven
-from costsim.report.chart_style import render
+from costsim.report.chart_style import Chart, render
 from costsim.report.charts import build_charts, missing_charts
 from costsim.report.compare import compare_plans
 from costsim.report.files import write_atomic
@@ -36,12 +36,7 @@ def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
     written: list[Path] = []
     curves = run.breakevens if breakevens is None else tuple(breakevens)
     charts = build_charts(run, curves)
-    rendered = []
-    for chart in charts:
-        png, svg = render(chart.figure)
-        written.append(write_atomic(out_dir, f"charts/{chart.slug}.png", png))
-        written.append(write_atomic(out_dir, f"charts/{chart.slug}.svg", svg))
-        rendered.append(RenderedChart(slug=chart.slug, title=chart.title, svg=svg))
+    rendered = write_charts(out_dir, charts, written)
     written.append(write_atomic(out_dir, "ledger.csv", csv_bytes(ledger_table(summary))))
     written.append(write_atomic(out_dir, "monthly.csv", csv_bytes(monthly_table(summary))))
     written.append(write_atomic(out_dir, "report.xlsx", workbook_bytes(summary)))
@@ -77,3 +72,16 @@ def _csv_cell(value: object, kind: Kind) -> str:
     if kind is Kind.USD and isinstance(value, int | float):
         return f"{value:.2f}"
     return str(value)
+
+
+def write_charts(out_dir: Path, charts: Sequence[Chart], written: list[Path],
+                 folder: str = "charts") -> list[RenderedChart]:
+    """Render each chart to ``folder/<slug>.png`` and ``.svg`` in ``out_dir`` (appending the
+    paths to ``written``); return the SVGs for the HTML page."""
+    rendered = []
+    for chart in charts:
+        png, svg = render(chart.figure)
+        written.append(write_atomic(out_dir, f"{folder}/{chart.slug}.png", png))
+        written.append(write_atomic(out_dir, f"{folder}/{chart.slug}.svg", svg))
+        rendered.append(RenderedChart(slug=chart.slug, title=chart.title, svg=svg))
+    return rendered
