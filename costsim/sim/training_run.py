@@ -132,12 +132,12 @@ def simulate_run(spec: RunSpec, rng: np.random.Generator) -> RunOutcome:
         wall += spec.restart_s
         if preempted:
             preemptions += 1
-            preempt_loss += spec.restart_s
             if spec.fallback:  # restart at once on on-demand, for the reacquire window
-                fallback += spec.restart_s
+                fallback += spec.restart_s  # billed there: not spot time lost
                 fallback_left = spec.reacquire_s
             else:  # wait, unbilled, for spot capacity to come back
                 billed += spec.restart_s
+                preempt_loss += spec.restart_s
                 wall += spec.reacquire_s
                 waiting += spec.reacquire_s
         else:

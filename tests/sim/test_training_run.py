@@ -98,3 +98,18 @@ def test_time_is_never_below_the_work_and_parts_add_up(mtbf_h: float, loss: floa
     assert out.wall_s >= BASE["work_s"] - 1e-6
     assert out.wall_s == pytest.approx(out.billed_s + out.fallback_s + out.waiting_s)
     assert min(out.lost_work_s, out.restart_total_s, out.checkpoint_total_s) >= 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.booleans(), st.floats(min_value=0.05, max_value=1), st.integers(0, 2**31))
+def test_spot_time_lost_is_part_of_the_spot_time_billed(fallback: bool, scale: float,
+                                                        seed: int) -> None:
+    """The ledger books the last ``preemption_loss_s`` of the spot time as lost work: it can
+    never exceed that time. With a fallback (which always makes progress) the hazard goes up
+    to 20 reclaims an hour, shorter than a restart; restarts then run, and are billed, on
+    on-demand."""
+    hazard_per_h = scale * (20 if fallback else 1.5)  # without a fallback: still finishes
+    spec = _spec(mtbf_s=math.inf, spot_hazard_per_s=hazard_per_h / SECONDS_PER_HOUR,
+                 reacquire_s=1800.0, fallback=fallback)
+    out = simulate_run(spec, np.random.default_rng(seed))
+    assert 0 <= out.preemption_loss_s <= out.billed_s + 1e-6
