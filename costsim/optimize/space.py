@@ -13,7 +13,11 @@ bought when the phase starts, or its own servers), so a whole plan is any one ch
 Per phase kind:
 
 * experiments: every catalog GPU whose job fits, elastic (one job-sized instance per job),
-  on demand or on spot with an on-demand fallback;
+  on demand or on spot with an on-demand fallback. A *generic* job (``gpu_memory_gib`` and
+  ``gpu_hours``, no model) states its GPU-hours without saying how they change with the GPU,
+  so the search keeps to the GPU types the scenario's own plans run that phase on and varies
+  only how they are bought: on a slower card the same hours would be a guess (a T4 does not
+  finish an A100's 8 GPU-hours in 8 hours), and the cheapest card would always win;
 * training: the training front's options (GPU type × count × purchase option; owned only where
   a shipped server carries the GPU, reserved only where its term can pay for the run);
 * serving: every GPU type that serves the phase within its SLO as one elastic on-demand fleet,
@@ -29,11 +33,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costsim.catalog.gpus import gpu_catalog
+from costsim.catalog.gpus import canonical_gpu_name, gpu_catalog
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.catalog.prices import PriceBook
 from costsim.catalog.sim_defaults import sim_assumptions
-from costsim.domain.phases import ExperimentsPhase, Phase, ServingPhase, TrainingPhase
+from costsim.domain.phases import (
+    ExperimentsPhase,
+    GenericJob,
+    Phase,
+    ServingPhase,
+    TrainingPhase,
+)
 from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
@@ -145,7 +155,7 @@ class _Prober:
 
 def _experiments(prober: _Prober, phase: ExperimentsPhase) -> list[PhaseChoice]:
     choices = []
-    for gpu in _catalog_gpus():
+    for gpu in _experiment_gpus(prober.scenario, phase):
         for option, fallback, tag, words in (
                 (PurchaseOption.ON_DEMAND, None, "", "on demand"),
                 (PurchaseOption.SPOT, PurchaseOption.ON_DEMAND, "-spot",
@@ -250,6 +260,17 @@ def rate_bounds(scenario: Scenario, phase: ServingPhase, sim_defaults: SimAssump
         return hourly_rates(shape, scenario.calendar.start, 0.0, hours)
 
     return float(rates(low).min()), float(rates(high).max())
+
+
+def _experiment_gpus(scenario: Scenario, phase: ExperimentsPhase) -> Iterable[str]:
+    """The GPU types an experiments phase may run on: the catalog for a model job (the
+    performance model rates its hours on each GPU); for a generic job, the types the scenario's
+    plans give the phase (module docstring), in the order the plans name them."""
+    if not isinstance(phase.job, GenericJob):
+        return _catalog_gpus()
+    named = [canonical_gpu_name(entry.gpu) for plan in scenario.plans
+             for entry in plan.use_of(phase.name).entries]
+    return list(dict.fromkeys(named))
 
 
 def _catalog_gpus() -> Iterable[str]:
