@@ -19,6 +19,7 @@ from costsim.cli.optimize_cmd import DEFAULT_TOP_K, OBJECTIVES
 from tests.scenario.paste import with_plans
 
 from .conftest import Cli
+from .deterministic import deterministic
 
 SMALL = Path(__file__).parent / "data" / "small-project.yaml"
 FLAGSHIP = Path(__file__).parents[2] / "scenarios" / "lifecycle-assistant.yaml"
@@ -29,16 +30,6 @@ def _optimize(cli: Cli, out: Path, *extra: str, scenario: Path = SMALL) -> tuple
     workers = () if "--workers" in extra else ("--workers", "1")
     reps = () if "--replications" in extra else ("--replications", REPS)
     return cli("optimize", str(scenario), *reps, *workers, "--out", str(out), *extra)
-
-
-def _deterministic(value: Any) -> Any:
-    """DESIGN §7: the same inputs and seed give the same output except these keys."""
-    if isinstance(value, dict):
-        return {k: _deterministic(v) for k, v in value.items()
-                if k not in ("wall_s", "generated_at") and not k.endswith(("_path", "_dir"))}
-    if isinstance(value, list):
-        return [_deterministic(v) for v in value]
-    return value
 
 
 def _as_json(value: Any) -> Any:
@@ -138,14 +129,14 @@ def test_json_is_deterministic_for_a_seed(cli: Cli, tmp_path: Path) -> None:
     code, second, _ = _optimize(cli, tmp_path / "b", "--json", "--seed", "5", "--workers", "2")
     assert code == 0
     one, two = json.loads(first), json.loads(second)
-    assert _deterministic(one) == _deterministic(two)
+    assert deterministic(one) == deterministic(two)
     assert one["report_dir"] == str(tmp_path / "a")
     assert (one["seed"], one["replications"], one["objective"]) == (5, int(REPS), "mean")
     for key in ("best", "candidates_screened", "candidates_simulated", "pareto", "ranked"):
         assert key in one  # DESIGN §7
     assert set(one["best"]["cost_usd"]) == {"mean", "p10", "p50", "p90"}
     saved = json.loads((tmp_path / "a" / "optimize.json").read_text())
-    assert _deterministic(saved) == _deterministic(one)
+    assert deterministic(saved) == deterministic(one)
 
 
 @pytest.mark.usefixtures("no_charts")

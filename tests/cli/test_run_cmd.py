@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from .conftest import Cli
+from .deterministic import deterministic
 
 SMALL = Path(__file__).parent / "data" / "small-project.yaml"
 REPS = "8"
@@ -20,16 +21,6 @@ REPORT_FILES = {"report.html", "summary.json", "ledger.csv", "monthly.csv", "rep
 def _run(cli: Cli, out: Path, *extra: str) -> tuple[int, str, str]:
     workers = () if "--workers" in extra else ("--workers", "1")
     return cli("run", str(SMALL), "--replications", REPS, *workers, "--out", str(out), *extra)
-
-
-def _deterministic(value: Any) -> Any:
-    """DESIGN §7: the same inputs and seed give the same output except these keys."""
-    if isinstance(value, dict):
-        return {k: _deterministic(v) for k, v in value.items()
-                if k not in ("wall_s", "generated_at") and not k.endswith(("_path", "_dir"))}
-    if isinstance(value, list):
-        return [_deterministic(v) for v in value]
-    return value
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -141,11 +132,11 @@ def test_json_is_deterministic_for_a_seed_and_the_ledger_adds_up(cli: Cli,
     code, second, _ = _run(cli, tmp_path / "b", "--json", "--seed", "5", "--workers", "2")
     assert code == 0
     one, two = json.loads(first), json.loads(second)
-    assert _deterministic(one) == _deterministic(two)
+    assert deterministic(one) == deterministic(two)
     assert one["seed"] == 5
     assert one["replications"] == int(REPS)
     saved = json.loads((tmp_path / "a" / "summary.json").read_text())
-    assert _deterministic(saved) == _deterministic(one)
+    assert deterministic(saved) == deterministic(one)
     feasible = [p for p in one["plans"] if p["feasible"]]
     assert len(feasible) == 2
     for plan in feasible:
@@ -157,7 +148,7 @@ def test_json_is_deterministic_for_a_seed_and_the_ledger_adds_up(cli: Cli,
     assert infeasible["name"] == "train-on-one-t4"
     assert infeasible["infeasible_reasons"]
     code, third, _ = _run(cli, tmp_path / "c", "--json", "--seed", "6")
-    assert _deterministic(json.loads(third)) != _deterministic(one)
+    assert deterministic(json.loads(third)) != deterministic(one)
 
 
 @pytest.mark.usefixtures("no_charts")
