@@ -197,8 +197,7 @@ def _experiments(scenario: Scenario, prep: ExperimentsPrep, start_s: float,
     usd_per_s = pool.rate_usd_per_gpu_hour * pool.gpus_paid_for(prep.need.gpus) / SECONDS_PER_HOUR
     fallback = prep.source.fallback
     if pool.option is PurchaseOption.SPOT:  # preempted attempts and restarts (sim/spot_jobs.py)
-        hazard = (pool.instances_for(prep.need.gpus) * pool.spot_hazard_per_instance_hour
-                  * u.spot_hazard_scale.mean / SECONDS_PER_HOUR)
+        hazard = pool.spot_hazard_per_s(prep.need.gpus, u.spot_hazard_scale.mean)
         held = [expected_spot_job_s(float(b), hazard, fallback=fallback is not None)
                 for b in billed_s]
         fallback_usd_per_s = 0.0 if fallback is None else (

@@ -357,8 +357,7 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
                     fallback = _rental(ctx, gpu.name, count, ON_DEMAND)
                 except CostsimError:
                     fallback = None
-                hazard = (rent.instances_for(count) * rent.spot_hazard_per_instance_hour
-                          / SECONDS_PER_HOUR)
+                hazard = rent.spot_hazard_per_s(count)
             run = expect_run(_run_inputs(ctx, est, hazard, fallback is not None,
                                          ctx.startup_s, rent.billing.spot_notice_s),
                              ctx.factors)

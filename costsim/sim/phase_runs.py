@@ -57,8 +57,7 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
     on_spot = pool is not None and pool.option is PurchaseOption.SPOT and rented > 0
     spot_hazard = 0.0
     if on_spot and pool is not None:
-        spot_hazard = (pool.instances_for(rented) * pool.spot_hazard_per_instance_hour
-                       * ctx.draws["spot_hazard_scale"] / SECONDS_PER_HOUR)
+        spot_hazard = pool.spot_hazard_per_s(rented, ctx.draws["spot_hazard_scale"])
     faults_per_s = (prep.faults_per_gpu_hour * prep.gpus * ctx.draws["failure_rate_scale"]
                     / SECONDS_PER_HOUR)
     extra_loss = ctx.sample(("phase", phase.name, "allin-loss"), prep.extra_loss)
@@ -220,8 +219,7 @@ def _book_elastic_jobs(ctx: RunContext, prep: ExperimentsPrep, pool: RentalPool,
         ctx.book_rental_jobs(phase, pool, arrivals_s, held_s, gpus)
         return arrivals_s + held_s
     fallback = prep.source.fallback
-    hazard = (pool.instances_for(gpus) * pool.spot_hazard_per_instance_hour
-              * ctx.draws["spot_hazard_scale"] / SECONDS_PER_HOUR)
+    hazard = pool.spot_hazard_per_s(gpus, ctx.draws["spot_hazard_scale"])
     tries = spot_job_attempts(held_s, hazard, fallback=fallback is not None,
                               reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
                               rng=ctx.rng("phase", phase, "spot"))

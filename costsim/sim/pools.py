@@ -68,6 +68,13 @@ class RentalPool:
         """GPUs billed to run ``gpus`` GPUs of work: all the GPUs of the whole instances."""
         return self.instances_for(gpus) * self.gpus_per_instance
 
+    def spot_hazard_per_s(self, gpus: int, scale: float = 1.0) -> float:
+        """Reclaims per second of a job of ``gpus`` GPUs on this pool: the hazard per instance
+        × its whole instances (any one reclaimed interrupts the job) × the replication's
+        hazard factor."""
+        return (self.instances_for(gpus) * self.spot_hazard_per_instance_hour * scale
+                / SECONDS_PER_HOUR)
+
 
 def rental_pool(book: PriceBook, gpu: str, job_gpus: int, option: PurchaseOption, *,
                 cloud: str | None, region: str | None, price_factor: float = 1.0,
