@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from costsim import __version__
 from costsim.cli import (
+    calibrate_cmd,
     catalog_cmds,
     compare_cmd,
     estimate_cmd,
@@ -28,7 +29,7 @@ from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError, printable
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds, run_cmd,
-                   compare_cmd, optimize_cmd, sweep_cmd)
+                   compare_cmd, optimize_cmd, sweep_cmd, calibrate_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +66,12 @@ def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.Argum
     return found
 
 
+def command_words(args: argparse.Namespace) -> str:
+    """The command as typed, sub-command included (``estimate serve``, ``calibrate train``)."""
+    sub = getattr(args, "estimate_command", None) or getattr(args, "calibrate_command", None)
+    return " ".join(filter(None, (args.command, sub)))
+
+
 def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
                     unknown: list[str]) -> NoReturn:
     """One error line for arguments the command does not take: a flag of another command says
@@ -72,7 +79,7 @@ def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
     from costsim.errors import suggest
 
     parsers = command_parsers(parser)
-    words = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
+    words = command_words(args)
     own = parsers.get(words, parser)
     flag = unknown[0].split("=", 1)[0]
     if flag.startswith("--"):
@@ -102,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
     except CostsimError as exc:
         # Name the sub-command too ("costsim estimate serve"), as argparse's own errors do.
-        command = " ".join(filter(None, (args.command, getattr(args, "estimate_command", None))))
+        command = command_words(args)
         sys.stderr.write(f"costsim {command}: error: {printable(str(exc))}\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `costsim prices | head`

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from costsim.domain.architecture import Architecture
+from costsim.domain.measurements import ServingPoint, TrainingPoint
 from costsim.scenario import KnownNames, LoadedScenario, load_scenario
 from costsim.scenario.overrides import ScenarioVariants, Variant, load_variant
 from costsim.scenario.resolved import resolved_scenario
@@ -34,6 +35,18 @@ def _load_model(preset: str | None, arch_path: Path | None) -> tuple[Architectur
     return load_architecture_file(arch_path), f"config:{arch_path}"
 
 
+def _read_serving(path: Path) -> tuple[ServingPoint, ...]:
+    from costsim.catalog.serving_profiles import read_serving_profile
+
+    return read_serving_profile(path)
+
+
+def _read_training(path: Path) -> tuple[TrainingPoint, ...]:
+    from costsim.catalog.training_profiles import read_training_profile
+
+    return read_training_profile(path)
+
+
 def known_names() -> KnownNames:
     """The names a scenario may use, from the shipped catalog."""
     from costsim.catalog.price_tables import billing_rules, shipped_offerings
@@ -45,7 +58,8 @@ def known_names() -> KnownNames:
                       servers=frozenset(server_names()),
                       clouds=frozenset(c for c in rules if c != OWNED_CLOUD),
                       marketplaces=frozenset(c for c, r in rules.items() if r.marketplace),
-                      regions=regions)
+                      regions=regions, read_serving=_read_serving,
+                      read_training=_read_training)
 
 
 def load_scenario_file(path: Path) -> LoadedScenario:

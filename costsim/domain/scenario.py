@@ -15,6 +15,7 @@ from datetime import date
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
+from costsim.domain.measurements import Measurements
 from costsim.domain.phases import Phase, PhaseKind, TrainingPhase
 from costsim.domain.plans import Plan
 from costsim.domain.pricing import PriceOverrides
@@ -111,6 +112,7 @@ class Scenario:
     prices: ScenarioPrices = ScenarioPrices()
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
     risk: RiskLimits = RiskLimits()
+    measurements: Measurements = field(default_factory=Measurements)
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (math.isfinite(self.budget_usd)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
+from costsim.domain.measurements import Measurements, ServingPoint, TrainingPoint
 from costsim.domain.phases import (
     ExperimentsPhase,
     GenericJob,
@@ -48,7 +49,7 @@ from costsim.domain.uncertainty import (
 from costsim.domain.workload import ParallelLayout, Task
 from costsim.errors import CatalogError, CostsimError, InputError, suggest
 from costsim.scenario import spec_common as sc
-from costsim.scenario.spec import PricesSpec, ScenarioSpec
+from costsim.scenario.spec import MeasurementsSpec, PricesSpec, ScenarioSpec
 from costsim.scenario.spec_phases import (
     ExperimentsSpec,
     GenericJobSpec,
@@ -79,6 +80,10 @@ class KnownNames:
     # True when clouds and regions include the scenario's price file's rows (else a scenario
     # with a price file is not checked for them: the file may add clouds and regions)
     with_price_file: bool = False
+    # readers of measurement files (DESIGN §12; costsim.catalog): every point of a file, or
+    # an InputError naming the file, row and rule. None: a scenario naming such a file is refused
+    read_serving: Callable[[Path], tuple[ServingPoint, ...]] | None = None
+    read_training: Callable[[Path], tuple[TrainingPoint, ...]] | None = None
 
 
 class BuildError(Exception):
@@ -194,7 +199,37 @@ class Builder:
                     models=models, phases=phases, plans=plans, budget_usd=spec.budget_usd,
                     discount_rate_pct_per_year=spec.discount_rate_pct_per_year,
                     data=make(("data",), DataSizes, **dict(spec.data)), prices=prices,
-                    uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)))
+                    uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)),
+                    measurements=self.measurements(("measurements",), spec.measurements))
+
+    def measurements(self, path: KeyPath, spec: MeasurementsSpec) -> Measurements:
+        """Read every measurement file the scenario names, through the catalog's readers (a
+        file's problem is an error at its key, naming the file and row)."""
+        serving = self._measured((*path, "serving"), spec.serving, self.names.read_serving)
+        training = self._measured((*path, "training"), spec.training, self.names.read_training)
+        return Measurements(
+            serving=tuple(p for _, points in serving for p in points),
+            training=tuple(p for _, points in training for p in points),
+            serving_files=tuple(str(f) for f, _ in serving),
+            training_files=tuple(str(f) for f, _ in training))
+
+    def _measured(self, path: KeyPath, names: list[str],
+                  read: Callable[[Path], tuple[T, ...]] | None
+                  ) -> list[tuple[Path, tuple[T, ...]]]:
+        found = []
+        for i, name in enumerate(names):
+            file = self.file_dir / name
+            if not file.is_file():
+                raise BuildError((*path, i), f"no such file: {file}")
+            if read is None:
+                raise BuildError((*path, i), "this command does not read measurement files")
+            try:
+                points = read(file)
+            except CostsimError as exc:
+                raise BuildError((*path, i), str(exc)) from None
+            self.referenced.add(file)
+            found.append((file, points))
+        return found
 
     def model(self, path: KeyPath, name: str, preset: str | None,
               arch: str | None) -> ScenarioModel:

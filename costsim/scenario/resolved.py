@@ -15,6 +15,7 @@ import math
 from enum import Enum
 from typing import Any
 
+from costsim.domain.architecture import Architecture
 from costsim.domain.scenario import Scenario, ScenarioModel
 
 
@@ -23,6 +24,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, ScenarioModel):
         return {"name": value.name, "reference": value.reference,
                 "parameters": value.architecture.params().total}
+    if isinstance(value, Architecture):  # a measured point's model: its name is enough here
+        return value.name
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         kind = getattr(type(value), "kind", None)
@@ -48,5 +51,7 @@ def jsonable(value: Any) -> Any:
 def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
     """The scenario as a JSON-able dict with every default filled in."""
     out: dict[str, Any] = jsonable(scenario)
+    if not scenario.measurements.serving_files and not scenario.measurements.training_files:
+        del out["measurements"]  # a scenario without measured inputs reads as it always did
     out["calendar"]["end"] = scenario.calendar.end.isoformat()
     return out

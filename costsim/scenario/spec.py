@@ -134,6 +134,17 @@ class RiskSpec(Spec):
     min_slo_attainment: Number | None = Field(None, ge=0, le=1, description="share of hours")
 
 
+class MeasurementsSpec(Spec):
+    """Files of what the team measured (DESIGN §12), relative to the scenario file."""
+
+    serving: list[Name] = Field(default_factory=list, max_length=100,
+                                description="serving profiles: the serving CSV, `vllm bench "
+                                "serve --save-result` JSON or SGLang `bench_serving` JSON lines")
+    training: list[Name] = Field(default_factory=list, max_length=100,
+                                 description="training runs: the training CSV, Megatron-LM/NeMo "
+                                 "or torchtitan logs, HF Trainer `trainer_state.json`")
+
+
 class ScenarioSpec(Spec):
     """A scenario file."""
 
@@ -150,6 +161,8 @@ class ScenarioSpec(Spec):
     models: dict[Name, ModelSpec] = Field(default_factory=dict, max_length=100,
                                           description="name → model")
     data: DataSpec = Field(DataSpec(), description="data sizes")
+    measurements: MeasurementsSpec = Field(MeasurementsSpec(), description="measured serving "
+                                           "profiles and training runs (they win over the model)")
     phases: list[PhaseSpec] = Field(min_length=1, max_length=1000, description="the project")
     plans: list[PlanSpec] = Field(min_length=1, max_length=1000, description="the candidates")
 
