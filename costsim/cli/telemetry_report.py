@@ -171,9 +171,12 @@ def _memory_advice(entry: dict[str, Any], spec: GpuSpec | None, fitting: Sequenc
         return [f"the measured peak of {gib(peak)} GiB leaves less than the {margin:.0%} margin of"
                 f" this card's usable {usable} GiB (capacity × {cap:.2f}): a slightly larger batch "
                 f"or sequence runs out of memory; the smallest card with room is {where}"]
-    if smallest.capacity_bytes >= spec.capacity_bytes:
+    if (smallest.capacity_bytes >= spec.capacity_bytes
+            or smallest.memory_label_gb >= spec.memory_label_gb):
+        # Same size class (an H100's 79.65 GiB against an A100's 80): no smaller card to buy.
         return [f"right-sized for memory: the measured peak of {gib(peak)} GiB fits this card's "
-                f"usable {usable} GiB ({rule}) and no smaller catalog card holds it"]
+                f"usable {usable} GiB ({rule}) and no catalog card of a smaller memory class "
+                f"holds it (smallest that does: {where})"]
     low = (f"; memory mostly unused: the peak is {percent(share)} of the card (under "
            f"{LOW_MEMORY_USE:.0%})" if share < LOW_MEMORY_USE else "")
     return [f"smallest catalog card that holds the measured peak of {gib(peak)} GiB ({rule}): "
