@@ -87,6 +87,13 @@ def _telemetry(args: argparse.Namespace) -> int:
         columns = [name.strip() for name in str(args.columns).split(",") if name.strip()]
         if not columns:
             raise InputError("", "--columns", f"no field names in {args.columns!r}")
+    seen: dict[Path, Path] = {}
+    for path in args.files:
+        key = path.resolve()
+        if key in seen:
+            # The same samples twice would count twice in every mean and share.
+            raise InputError(str(path), "", f"given twice (also as {seen[key]})")
+        seen[key] = path
     logs = [read_telemetry_log(path, columns=columns) for path in args.files]
     groups = _group_by_gpu(logs, _flag_gpu(args))
     prediction = _predictor(args)

@@ -176,7 +176,7 @@ def _memory_advice(entry: dict[str, Any], spec: GpuSpec | None, fitting: Sequenc
         # Same size class (an H100's 79.65 GiB against an A100's 80): no smaller card to buy.
         return [f"right-sized for memory: the measured peak of {gib(peak)} GiB fits this card's "
                 f"usable {usable} GiB ({rule}) and no catalog card of a smaller memory class "
-                f"holds it (smallest that does: {where})"]
+                f"holds it; smallest that does: {where}"]
     low = (f"; memory mostly unused: the peak is {percent(share)} of the card (under "
            f"{LOW_MEMORY_USE:.0%})" if share < LOW_MEMORY_USE else "")
     return [f"smallest catalog card that holds the measured peak of {gib(peak)} GiB ({rule}): "

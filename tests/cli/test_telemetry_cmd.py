@@ -159,6 +159,7 @@ def test_garbled_rows_are_listed_on_stderr_and_the_rest_reported(cli: Cli,
     (["{noheader}"], "is not an nvidia-smi CSV header"),
     (["{log}", "--columns", " , "], "--columns: no field names"),
     (["{log}", "--model", "llama-2-7b", "--tp", "3"], "--tp"),
+    (["{log}", "{log}"], "given twice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli: Cli, tmp_path: Path, argv: list[str],
                                           message: str) -> None:
@@ -193,3 +194,18 @@ def test_inference_task_uses_the_inference_cap(cli: Cli, tmp_path: Path) -> None
     assert infer["headroom_policy"]["utilization_cap"] == 0.90  # type: ignore[index]
     assert train["gpus"][0]["smallest_fitting_gpus"] == ["A10G", "L4"]  # type: ignore[index]
     assert "L4" not in infer["gpus"][0]["smallest_fitting_gpus"]  # type: ignore[index]
+
+
+def test_the_worked_examples_in_the_docs_are_what_the_command_prints(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).parents[2]
+    monkeypatch.chdir(root)
+    text = (root / "docs" / "telemetry.md").read_text(encoding="utf-8")
+    blocks = [block.split("```", 1)[0] for block in text.split("```console\n")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        command, _, expected = block.partition("\n")
+        assert command.startswith("$ costsim telemetry ")
+        code, out, _ = cli(*command.split()[2:])
+        assert code == 0
+        assert out == expected
