@@ -200,7 +200,7 @@ def _read_smi_csv(source: str, lines: list[str], columns: Sequence[str] | None) 
             raise InputError(source, name, f"unit [{unit}] where nvidia-smi writes "
                                            f"[{expected}]")
     found = _column_map(header, SMI_FIELDS)
-    _check_readable(source, found, "memory.used, memory.total and memory.free, "
+    _check_readable(source, found, "memory.used, or memory.total with memory.free; "
                                    "utilization.gpu")
     for number, line in enumerate(lines[start:], start=start + 1):
         if not line.strip():
@@ -261,7 +261,7 @@ def _read_dmon(source: str, lines: list[str]) -> TelemetryLog:
             continue
         if stripped.startswith("#Entity"):
             header = _dmon_header(line)
-            _check_readable(source, header.found, "FBUSD, FBTTL and FBFRE, GPUTL or GRACT")
+            _check_readable(source, header.found, "FBUSD, or FBTTL with FBFRE; GPUTL or GRACT")
             continue
         first_word = stripped.split()[0]
         if stripped.startswith("#") or (first_word == "ID" and header is not None):

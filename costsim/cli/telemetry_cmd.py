@@ -79,7 +79,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _telemetry(args: argparse.Namespace) -> int:
     from costsim.catalog.telemetry_logs import read_telemetry_log
     from costsim.cli.telemetry_report import GpuGroup, build_payload, print_text
-    from costsim.errors import InputError
+    from costsim.errors import InputError, printable
 
     _check_model_flags(args)
     columns = None
@@ -103,7 +103,8 @@ def _telemetry(args: argparse.Namespace) -> int:
     for log in logs:
         for problem in log.problems:
             where = f" line {problem.line}" if problem.line else ""
-            sys.stderr.write(f"costsim telemetry: {log.source}{where}: {problem.message}\n")
+            sys.stderr.write(printable(f"costsim telemetry: {log.source}{where}: "
+                                       f"{problem.message}") + "\n")
     if args.json:
         print_json(payload)
     else:
