@@ -153,12 +153,18 @@ def _range(flag: str) -> str:
     return FLAG_RANGES[flag].describe()
 
 
-def add_model_args(parser: argparse.ArgumentParser) -> None:
-    """``--model PRESET`` / ``--arch CONFIG.json`` (one required, checked at resolve time)."""
+def add_model_args(parser: argparse.ArgumentParser, *, optional_for: str = "") -> None:
+    """``--model PRESET`` / ``--arch CONFIG.json`` (one required, checked at resolve time).
+
+    ``optional_for``: for a command where the model is optional, what giving it adds
+    (``costsim telemetry``: "the memory engine's prediction beside the measured peak").
+    """
+    need = (f"without --model or --arch, no {optional_for}" if optional_for
+            else "--model or --arch is required")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--model", metavar="PRESET",
                        help="a shipped model preset, see `costsim models` (default: none; "
-                            "--model or --arch is required)")
+                            f"{need})")
     group.add_argument("--arch", type=Path, metavar="CONFIG.json",
                        help="a Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen3, "
                             "gpt2, bert, gpt_neox, bloom, falcon; sizes checked against the "

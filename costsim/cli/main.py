@@ -24,12 +24,13 @@ from costsim.cli import (
     run_cmd,
     scenario_cmds,
     sweep_cmd,
+    telemetry_cmd,
 )
 from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError, printable
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds, run_cmd,
-                   compare_cmd, optimize_cmd, sweep_cmd, calibrate_cmd)
+                   compare_cmd, optimize_cmd, sweep_cmd, calibrate_cmd, telemetry_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
