@@ -93,7 +93,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 def serving_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
     """Row id -> half: whole groups alternate in (source_date, group) order."""
     groups = sorted({(row["source_date"], row["group"]) for row in rows})
-    half = {group: FIT if position % 2 == 0 else CHECK for position, (_, group) in enumerate(groups)}
+    half = {group: FIT if position % 2 == 0 else CHECK
+            for position, (_, group) in enumerate(groups)}
     return {row["id"]: half[row["group"]] for row in rows}
 
 
@@ -392,7 +393,8 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
     lines.append("serving worst (measured/predicted): " + ", ".join(
         f"{c.row['id']} {c.ratio:.2f}" for c in worst))
     log_ratios = [math.log(c.ratio) for c in rated if c.ratio]
-    lines.append(f"serving median measured/predicted: {math.exp(statistics.median(log_ratios)):.2f}")
+    median = math.exp(statistics.median(log_ratios))
+    lines.append(f"serving median measured/predicted: {median:.2f}")
     for half in (CHECK, FIT):
         banded = [c for c in training if c.row["split"] == half and c.inside is not None]
         lines.append(f"training {half} half: {sum(bool(c.inside) for c in banded)}/{len(banded)} "
