@@ -78,6 +78,17 @@ SERVING_SPLIT_RULE = ("groups (rows of one source table at one request shape; a 
                       "alternate fit, check, fit, ... starting with fit")
 TRAINING_SPLIT_RULE = ("within each scale_class (small: <= 128 GPUs and <= 14 days), runs ordered "
                        "by (source_date, id) alternate fit, check, ... starting with fit")
+# Rows added after the "before" table was first printed get their half by a rule of their own,
+# fixed before their predictions were looked at and independent of every other row, so that no
+# existing row changes half (issue 18, Discipline item 4).
+SERVING_NEW_SPLIT_RULE = (
+    "new rows (SP44 on), fixed before any prediction: groups (one source table at one request "
+    "shape) in order of their first id (the order they were added) alternate check, fit, ... "
+    "starting with check; rows SP01-SP43, S1-S4, SX1-SX2 keep their own rule")
+TRAINING_NEW_SPLIT_RULE = (
+    "new rows (A19 on), fixed before any prediction: within each scale_class (small: <= 128 GPUs "
+    "and <= 14 days), in id order (the order they were added) alternate check, fit, ... "
+    "starting with check; rows A14-A18 keep their own rule")
 SMALL_CARDS = frozenset({"A10G", "A10", "L4", "L40", "L40S", "T4", "RTX4090", "RTX3090",
                          "RTX5090", "A6000", "RTX6000-Ada"})
 
@@ -107,6 +118,47 @@ def training_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
         for position, row in enumerate(ordered):
             split[row["id"]] = FIT if position % 2 == 0 else CHECK
     return split
+
+
+def _id_key(row_id: str) -> tuple[str, int]:
+    """'SP44' -> ('SP', 44): ids in the order they were added."""
+    digits = row_id.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    return row_id[:len(row_id) - len(digits)], int(digits)
+
+
+def serving_new_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
+    """Row id -> half for rows under SERVING_NEW_SPLIT_RULE: groups in order of their first id
+    alternate check, fit, ... (only these rows are looked at)."""
+    groups: list[str] = []
+    for row in sorted(rows, key=lambda r: _id_key(r["id"])):
+        if row["group"] not in groups:
+            groups.append(row["group"])
+    half = {group: CHECK if position % 2 == 0 else FIT for position, group in enumerate(groups)}
+    return {row["id"]: half[row["group"]] for row in rows}
+
+
+def training_new_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
+    """Run id -> half for runs under TRAINING_NEW_SPLIT_RULE: within each scale class, in id
+    order, alternate check, fit, ... (only these rows are looked at)."""
+    split: dict[str, str] = {}
+    for scale in sorted({row["scale_class"] for row in rows}):
+        ordered = sorted((r for r in rows if r["scale_class"] == scale),
+                         key=lambda r: _id_key(r["id"]))
+        for position, row in enumerate(ordered):
+            split[row["id"]] = CHECK if position % 2 == 0 else FIT
+    return split
+
+
+def split_by_stated_rules(rows: Sequence[dict[str, str]], *, serving: bool) -> dict[str, str]:
+    """Row id -> half, each row by the rule its split_rule column names (rows without the
+    column are the 13 runs of published_runs_allin.csv, split in that file)."""
+    old_rule, new_rule = ((SERVING_SPLIT_RULE, SERVING_NEW_SPLIT_RULE) if serving
+                          else (TRAINING_SPLIT_RULE, TRAINING_NEW_SPLIT_RULE))
+    old = [row for row in rows if row.get("split_rule") == old_rule]
+    new = [row for row in rows if row.get("split_rule") == new_rule]
+    by_old = serving_split_by_rule(old) if serving else training_split_by_rule(old)
+    by_new = serving_new_split_by_rule(new) if serving else training_new_split_by_rule(new)
+    return {**by_old, **by_new}
 
 
 def scale_class(gpus: int, days: float) -> str:
@@ -151,7 +203,11 @@ def _architecture(name: str) -> Architecture:
 
 def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
               prompt: int | None = None) -> ServingEstimate:
-    prompt_tokens = prompt if prompt is not None else int(row["prompt_tokens"])
+    if prompt is not None:
+        prompt_tokens = prompt
+    else:
+        prompt_tokens = (int(row["prompt_tokens"]) if row["prompt_tokens"]
+                         else SHAREGPT_MEAN_PROMPT_TOKENS)
     return estimate_serving(
         _architecture(row["model"]), get_gpu(row["gpu"]),
         engine=ServingEngine(row["costsim_engine"]), precision=Dtype(row["precision"]),
@@ -198,7 +254,9 @@ def _predict_plain(row: dict[str, str], defaults: PerfDefaults) -> float:
         tokens_per_s, ms_per_token = _closed_loop(row, defaults)
         return ms_per_token if unit.startswith("ms_per_token") else tokens_per_s
     if kind == "batch1-decode":
-        return _estimate(row, defaults).decode_tokens_per_s
+        tokens_per_s = _estimate(row, defaults).decode_tokens_per_s
+        # a median time per output token at one request in flight (SP48)
+        return 1e3 / tokens_per_s if unit.startswith("ms_per_token") else tokens_per_s
     return _estimate(row, defaults).output_tokens_per_s
 
 
@@ -386,8 +444,10 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
     lines = []
     for half in (CHECK, FIT):
         rated = [c for c in serving if c.row["split"] == half and c.within is not None]
+        added = [c for c in rated if c.row["split_rule"] == SERVING_NEW_SPLIT_RULE]
         lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
-                     f"within tolerance")
+                     f"within tolerance (rows added later: "
+                     f"{sum(bool(c.within) for c in added)}/{len(added)})")
     rated = [c for c in serving if c.ratio is not None and c.row["kind"] != "memory-share"]
     worst = sorted(rated, key=lambda c: -abs(math.log(c.ratio or 1.0)))[:6]
     lines.append("serving worst (measured/predicted): " + ", ".join(
@@ -397,8 +457,10 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
     lines.append(f"serving median measured/predicted: {median:.2f}")
     for half in (CHECK, FIT):
         banded = [c for c in training if c.row["split"] == half and c.inside is not None]
+        added = [c for c in banded if c.row.get("split_rule") == TRAINING_NEW_SPLIT_RULE]
         lines.append(f"training {half} half: {sum(bool(c.inside) for c in banded)}/{len(banded)} "
-                     f"inside P10-P90")
+                     f"inside P10-P90 (runs added later: {sum(bool(c.inside) for c in added)}/"
+                     f"{len(added)})")
     for scale in ("small", "large"):
         banded = [c for c in training if c.row["scale_class"] == scale and c.inside is not None]
         lines.append(f"training {scale} runs: {sum(bool(c.inside) for c in banded)}/"

@@ -16,11 +16,16 @@ from costsim.catalog.models import load_architecture_file, load_preset
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import Quant, ServingEngine
 from scripts.published_table import (
+    SERVING_NEW_SPLIT_RULE,
     SERVING_SPLIT_RULE,
+    TRAINING_NEW_SPLIT_RULE,
     TRAINING_SPLIT_RULE,
     read_rows,
     scale_class,
+    serving_new_split_by_rule,
     serving_split_by_rule,
+    split_by_stated_rules,
+    training_new_split_by_rule,
     training_split_by_rule,
 )
 
@@ -28,6 +33,13 @@ DATA = Path(__file__).parents[1] / "data"
 SERVING = read_rows(DATA / "serving_published.csv")
 TRAINING = read_rows(DATA / "training_runs_published.csv")
 HALVES = {"fit", "check"}
+# The rows whose "before" predictions were printed with the first rules (commit 9feeabf): they keep
+# that rule and their half; every row added later carries the rule for added rows.
+FIRST_SERVING_IDS = frozenset({*(f"SP{i:02d}" for i in range(1, 44)), "S1", "S2", "S3", "S4",
+                               "SX1", "SX2"})
+FIRST_TRAINING_IDS = frozenset({"A14", "A15", "A16", "A17", "A18"})
+# Their halves as first written (9feeabf): a change of rule or data may not move them.
+FIRST_TRAINING_SPLIT = {"A14": "fit", "A15": "fit", "A16": "check", "A17": "fit", "A18": "check"}
 # Issue 18, Discipline item 4: sources kept for the held-out check. Their names must not appear
 # in these files (the one allowed XiongjieDai figure, S2, stays in serving_cases.csv).
 RESERVED = (r"XiongjieDai", r"benchmark_vllm_060", r"M[ée]lange", r"melange-release",
@@ -59,7 +71,9 @@ def test_serving_covers_engines_gpus_and_kinds() -> None:
 def test_serving_row_is_complete_and_resolves(row: dict[str, str]) -> None:
     assert row["source"].strip(), row["id"]
     assert row["split"] in HALVES, row["id"]
-    assert row["split_rule"] == SERVING_SPLIT_RULE
+    expected_rule = (SERVING_SPLIT_RULE if row["id"] in FIRST_SERVING_IDS
+                     else SERVING_NEW_SPLIT_RULE)
+    assert row["split_rule"] == expected_rule, row["id"]
     assert row["modelled"] in {"yes", "no", "proxy"}
     ServingEngine(row["costsim_engine"])
     _resolves(row["model"])
@@ -94,7 +108,13 @@ def test_card_ratios_are_the_quotient_of_their_rows() -> None:
 
 
 def test_serving_split_is_the_stated_rule_and_balanced() -> None:
-    assert {row["id"]: row["split"] for row in SERVING} == serving_split_by_rule(SERVING)
+    first = [row for row in SERVING if row["id"] in FIRST_SERVING_IDS]
+    added = [row for row in SERVING if row["id"] not in FIRST_SERVING_IDS]
+    assert len(first) == len(FIRST_SERVING_IDS)
+    assert {row["id"]: row["split"] for row in first} == serving_split_by_rule(first)
+    assert {row["id"]: row["split"] for row in added} == serving_new_split_by_rule(added)
+    assert {row["id"]: row["split"] for row in SERVING} == split_by_stated_rules(
+        SERVING, serving=True)
     small = {"A10G", "L4", "L40S", "RTX4090"}
     for half in HALVES:
         cards = {part for row in SERVING if row["split"] == half
@@ -108,7 +128,9 @@ def test_training_run_is_complete_and_resolves(row: dict[str, str]) -> None:
     assert row["source"].strip()
     assert row["includes"].strip()
     assert row["split"] in HALVES
-    assert row["split_rule"] == TRAINING_SPLIT_RULE
+    expected_rule = (TRAINING_SPLIT_RULE if row["id"] in FIRST_TRAINING_IDS
+                     else TRAINING_NEW_SPLIT_RULE)
+    assert row["split_rule"] == expected_rule, row["id"]
     _resolves(row["architecture"])
     get_gpu(row["gpu"])
     Dtype(row["precision"])
@@ -121,7 +143,13 @@ def test_training_run_is_complete_and_resolves(row: dict[str, str]) -> None:
 
 
 def test_training_split_is_the_stated_rule_and_covers_both_scales() -> None:
-    assert {row["id"]: row["split"] for row in TRAINING} == training_split_by_rule(TRAINING)
+    first = [row for row in TRAINING if row["id"] in FIRST_TRAINING_IDS]
+    added = [row for row in TRAINING if row["id"] not in FIRST_TRAINING_IDS]
+    assert {row["id"]: row["split"] for row in first} == FIRST_TRAINING_SPLIT
+    assert training_split_by_rule(first) == FIRST_TRAINING_SPLIT
+    assert {row["id"]: row["split"] for row in added} == training_new_split_by_rule(added)
+    assert {row["id"]: row["split"] for row in TRAINING} == split_by_stated_rules(
+        TRAINING, serving=False)
     for half in HALVES:
         assert {row["scale_class"] for row in TRAINING if row["split"] == half} == {
             "small", "large"}
@@ -153,3 +181,26 @@ def test_reserved_patterns_catch_their_sources(tmp_path: Path) -> None:
         csv.writer(handle).writerow(["X1", "XiongjieDai/GPU-Benchmarks-on-LLM-Inference", "A100"])
     text = sample.read_text(encoding="utf-8")
     assert any(re.search(pattern, text) for pattern in RESERVED)
+
+
+def test_added_rows_rule_ignores_the_other_rows() -> None:
+    """The rule for added rows gives each row its half from the added rows alone: adding,
+    removing or reordering the first rows cannot move an added row (and vice versa)."""
+    added = [row for row in TRAINING if row["id"] not in FIRST_TRAINING_IDS]
+    assert training_new_split_by_rule(added) == training_new_split_by_rule(
+        list(reversed(added)))
+    both = split_by_stated_rules(TRAINING, serving=False)
+    alone = split_by_stated_rules(added, serving=False)
+    assert {key: both[key] for key in alone} == alone
+
+
+def test_issue_counts_of_published_runs() -> None:
+    """Issue 18: >= 30 all-in runs in all, >= 8 on <= 128 GPUs lasting <= 2 weeks."""
+    first = read_rows(DATA / "published_runs_allin.csv")
+    small_first = [row for row in first
+                   if scale_class(int(row["gpus"]),
+                                  float(row["published_gpu_hours"]) / int(row["gpus"]) / 24)
+                   == "small"]
+    small = [row for row in TRAINING if row["scale_class"] == "small"]
+    assert len(first) + len(TRAINING) >= 30
+    assert len(small_first) + len(small) >= 8
