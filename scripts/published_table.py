@@ -1,0 +1,499 @@
+"""Today's predictions ("before") for the published serving figures and training runs of issue 18.
+
+Reads tests/data/serving_published.csv and tests/data/training_runs_published.csv (with the 13
+runs of tests/data/published_runs_allin.csv) and prints, for every row, the published figure,
+costsim's prediction and measured / predicted. Nothing here is fitted: the split column of each
+file was written by the rules below before any prediction was looked at, and this script only
+reports (tests/perf/test_published_data.py checks the files and that the columns equal the rules).
+
+    python scripts/published_table.py              # both tables and the summary
+    python scripts/published_table.py --csv        # machine-readable rows
+
+Serving rows go through :func:`costsim.perf.serving.estimate_serving` (what ``costsim estimate
+serve`` calls), one replica at the row's TP degree; a static-batch benchmark is replayed with
+:func:`costsim.perf.burst.burst_throughput` on the same replica terms (as the S3 test does);
+rows already in tests/data/serving_cases*.csv are predicted by their validation tests' helpers.
+Training runs go through the path of tests/perf/test_allin_calibration.py: the steady-state
+estimate of the run on its own cluster (:func:`costsim.perf.train_estimate.estimate_training_run`)
+and the Monte Carlo band of :func:`costsim.perf.allin_loss.simulate_allin`, here with the shipped
+loss defaults (costsim/data/allin_loss.csv) rather than a refit. Not built: the check through
+``costsim run`` of one-phase scenarios that issue 18 asks for at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.models import load_architecture_file, load_preset
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.domain.architecture import Architecture
+from costsim.domain.performance import PerfDefaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import (
+    InferenceSetup,
+    ParallelLayout,
+    Quant,
+    Recompute,
+    ServingEngine,
+    Task,
+    TrainingSetup,
+)
+from costsim.errors import CostsimError
+from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.allin_loss import simulate_allin
+from costsim.perf.burst import burst_throughput
+from costsim.perf.layouts import LayoutConstraints
+from costsim.perf.roofline import replica_terms
+from costsim.perf.serving import ServingEstimate, estimate_serving
+from costsim.perf.train_estimate import estimate_training_run
+from costsim.units import SECONDS_PER_HOUR
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+SERVING_CSV = DATA / "serving_published.csv"
+TRAINING_CSV = DATA / "training_runs_published.csv"
+ALLIN_CSV = DATA / "published_runs_allin.csv"
+ARCH_DIR = DATA / "architectures"
+FIT, CHECK = "fit", "check"
+# Same Monte Carlo settings as scripts/fit_allin_loss.py (row i draws from default_rng([SEED, i])).
+SEED = 20261201
+REPLICATIONS = 20_000
+# ShareGPT's mean prompt (vLLM's benchmark, the S3 row) stands in where a source gives none.
+SHAREGPT_MEAN_PROMPT_TOKENS = 202
+
+SERVING_SPLIT_RULE = ("groups (rows of one source table at one request shape; a card-ratio row "
+                      "joins the group of the rows it divides) ordered by (source_date, group) "
+                      "alternate fit, check, fit, ... starting with fit")
+TRAINING_SPLIT_RULE = ("within each scale_class (small: <= 128 GPUs and <= 14 days), runs ordered "
+                       "by (source_date, id) alternate fit, check, ... starting with fit")
+# Rows added after the "before" table was first printed get their half by a rule of their own,
+# fixed before their predictions were looked at and independent of every other row, so that no
+# existing row changes half (issue 18, Discipline item 4).
+SERVING_NEW_SPLIT_RULE = (
+    "new rows (SP44 on), fixed before any prediction: groups (one source table at one request "
+    "shape) in order of their first id (the order they were added) alternate check, fit, ... "
+    "starting with check; rows SP01-SP43, S1-S4, SX1-SX2 keep their own rule")
+TRAINING_NEW_SPLIT_RULE = (
+    "new rows (A19 on), fixed before any prediction: within each scale_class (small: <= 128 GPUs "
+    "and <= 14 days), in id order (the order they were added) alternate check, fit, ... "
+    "starting with check; rows A14-A18 keep their own rule")
+SMALL_CARDS = frozenset({"A10G", "A10", "L4", "L40", "L40S", "T4", "RTX4090", "RTX3090",
+                         "RTX5090", "A6000", "RTX6000-Ada"})
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV file's rows, in file order."""
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+# --- the split rules ---------------------------------------------------------------------------
+
+def serving_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
+    """Row id -> half: whole groups alternate in (source_date, group) order."""
+    groups = sorted({(row["source_date"], row["group"]) for row in rows})
+    half = {group: FIT if position % 2 == 0 else CHECK
+            for position, (_, group) in enumerate(groups)}
+    return {row["id"]: half[row["group"]] for row in rows}
+
+
+def training_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
+    """Run id -> half: alternate within each scale class in (source_date, id) order."""
+    split: dict[str, str] = {}
+    for scale in sorted({row["scale_class"] for row in rows}):
+        ordered = sorted((r for r in rows if r["scale_class"] == scale),
+                         key=lambda r: (r["source_date"], r["id"]))
+        for position, row in enumerate(ordered):
+            split[row["id"]] = FIT if position % 2 == 0 else CHECK
+    return split
+
+
+def _id_key(row_id: str) -> tuple[str, int]:
+    """'SP44' -> ('SP', 44): ids in the order they were added."""
+    digits = row_id.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    return row_id[:len(row_id) - len(digits)], int(digits)
+
+
+def serving_new_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
+    """Row id -> half for rows under SERVING_NEW_SPLIT_RULE: groups in order of their first id
+    alternate check, fit, ... (only these rows are looked at)."""
+    groups: list[str] = []
+    for row in sorted(rows, key=lambda r: _id_key(r["id"])):
+        if row["group"] not in groups:
+            groups.append(row["group"])
+    half = {group: CHECK if position % 2 == 0 else FIT for position, group in enumerate(groups)}
+    return {row["id"]: half[row["group"]] for row in rows}
+
+
+def training_new_split_by_rule(rows: Sequence[dict[str, str]]) -> dict[str, str]:
+    """Run id -> half for runs under TRAINING_NEW_SPLIT_RULE: within each scale class, in id
+    order, alternate check, fit, ... (only these rows are looked at)."""
+    split: dict[str, str] = {}
+    for scale in sorted({row["scale_class"] for row in rows}):
+        ordered = sorted((r for r in rows if r["scale_class"] == scale),
+                         key=lambda r: _id_key(r["id"]))
+        for position, row in enumerate(ordered):
+            split[row["id"]] = CHECK if position % 2 == 0 else FIT
+    return split
+
+
+def split_by_stated_rules(rows: Sequence[dict[str, str]], *, serving: bool) -> dict[str, str]:
+    """Row id -> half, each row by the rule its split_rule column names (rows without the
+    column are the 13 runs of published_runs_allin.csv, split in that file)."""
+    old_rule, new_rule = ((SERVING_SPLIT_RULE, SERVING_NEW_SPLIT_RULE) if serving
+                          else (TRAINING_SPLIT_RULE, TRAINING_NEW_SPLIT_RULE))
+    old = [row for row in rows if row.get("split_rule") == old_rule]
+    new = [row for row in rows if row.get("split_rule") == new_rule]
+    by_old = serving_split_by_rule(old) if serving else training_split_by_rule(old)
+    by_new = serving_new_split_by_rule(new) if serving else training_new_split_by_rule(new)
+    return {**by_old, **by_new}
+
+
+def scale_class(gpus: int, days: float) -> str:
+    """'small' for a run on <= 128 GPUs lasting <= 14 days (issue 18's class), else 'large'."""
+    return "small" if gpus <= 128 and days <= 14 else "large"
+
+
+# --- serving -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingCheck:
+    """One serving row against today's model."""
+
+    row: dict[str, str]
+    measured: float | None
+    predicted: float | None
+    tolerance: float | None
+    reason: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """Measured / predicted."""
+        if self.measured is None or not self.predicted:
+            return None
+        return self.measured / self.predicted
+
+    @property
+    def within(self) -> bool | None:
+        """Whether |predicted / measured - 1| <= tolerance."""
+        if self.ratio is None or self.tolerance is None:
+            return None
+        return abs(1.0 / self.ratio - 1.0) <= self.tolerance
+
+
+def _tolerance(text: str) -> float | None:
+    return float(text.removeprefix("+-").removesuffix("%")) / 100 if text.startswith("+-") else None
+
+
+def _architecture(name: str) -> Architecture:
+    return load_preset(name).architecture
+
+
+def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
+              prompt: int | None = None) -> ServingEstimate:
+    if prompt is not None:
+        prompt_tokens = prompt
+    else:
+        prompt_tokens = (int(row["prompt_tokens"]) if row["prompt_tokens"]
+                         else SHAREGPT_MEAN_PROMPT_TOKENS)
+    return estimate_serving(
+        _architecture(row["model"]), get_gpu(row["gpu"]),
+        engine=ServingEngine(row["costsim_engine"]), precision=Dtype(row["precision"]),
+        quant=Quant(row["quant"]), kv_dtype=None, prompt_tokens=prompt_tokens,
+        output_tokens=int(row["output_tokens"]), batch=batch, tp=int(row["tp"]),
+        rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None, price_usd_per_gpu_hour=1.0,
+        assumptions=defaults.serving)
+
+
+def _static_batch_tokens_per_s(row: dict[str, str], defaults: PerfDefaults) -> float:
+    """A static batch of ``concurrency`` equal requests run to completion (gptSessionBenchmark),
+    replayed like the S3 test on the replica terms estimate_serving uses."""
+    batch, prompt, output = int(row["concurrency"]), int(row["prompt_tokens"]), int(
+        row["output_tokens"])
+    engine = ServingEngine(row["costsim_engine"])
+    profile = defaults.serving.engine(engine)
+    policy = replace(DEFAULT_POLICY, infer_utilization=profile.memory_utilization)
+    setup = InferenceSetup(precision=Dtype(row["precision"]),
+                           layout=ParallelLayout(tp=int(row["tp"])), batch=1,
+                           context_tokens=prompt + output, quant=Quant(row["quant"]))
+    terms = replica_terms(_architecture(row["model"]), get_gpu(row["gpu"]), setup, profile,
+                          defaults.serving, policy)
+    return burst_throughput(terms, [prompt] * batch, [output] * batch, batch).output_tokens_per_s
+
+
+def _closed_loop(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, float]:
+    """(output tokens/s, ms per token) of ``concurrency`` users each sending a request and
+    waiting for it: every request's time is its prefill plus its output at the batch's step."""
+    users = int(row["concurrency"])
+    prompt = int(row["prompt_tokens"]) if row["prompt_tokens"] else SHAREGPT_MEAN_PROMPT_TOKENS
+    output = int(row["output_tokens"])
+    est = _estimate(row, defaults, batch=users, prompt=prompt)
+    request_s = est.prefill_s + output * est.tpot_s
+    return users * output / request_s, request_s / output * 1e3
+
+
+def _predict_plain(row: dict[str, str], defaults: PerfDefaults) -> float:
+    kind, unit, mode = row["kind"], row["unit"], row["mode"]
+    if kind == "batch1-ttft":
+        return _estimate(row, defaults).prefill_s * 1e3
+    if mode == "static-batch":
+        return _static_batch_tokens_per_s(row, defaults)
+    if mode == "closed-loop":
+        tokens_per_s, ms_per_token = _closed_loop(row, defaults)
+        return ms_per_token if unit.startswith("ms_per_token") else tokens_per_s
+    if kind == "batch1-decode":
+        tokens_per_s = _estimate(row, defaults).decode_tokens_per_s
+        # a median time per output token at one request in flight (SP48)
+        return 1e3 / tokens_per_s if unit.startswith("ms_per_token") else tokens_per_s
+    return _estimate(row, defaults).output_tokens_per_s
+
+
+def _reference_predictions(defaults: PerfDefaults) -> dict[str, tuple[float, float]]:
+    """(predicted, published) of the rows kept in serving_cases*.csv, by their tests' helpers."""
+    from tests.perf import test_validation as base
+    from tests.perf import test_validation_extra as extra
+
+    figures = {"S1": base.s1_decode_tokens_per_s(defaults),
+               "S2": base.s2_decode_tokens_per_s(defaults),
+               "S3": base.s3_burst_requests_per_s(defaults),
+               "S4": (base.s4_weights_share(defaults), 0.625)}
+    for row_id in sorted(extra.SERVING_RUNS):
+        figures[row_id] = extra.serving_predicted_and_reported(row_id, defaults)
+    return figures
+
+
+def check_serving(rows: Sequence[dict[str, str]], defaults: PerfDefaults) -> list[ServingCheck]:
+    """Every serving row against today's model (kept, with the reason, when it cannot run)."""
+    by_id = {row["id"]: row for row in rows}
+    references = _reference_predictions(defaults)
+    plain: dict[str, float] = {}
+    checks = []
+    for row in rows:
+        tolerance = _tolerance(row["tolerance"])
+        try:
+            if row["mode"] == "reference":
+                predicted, measured = references[row["id"]]
+            elif row["kind"] == "card-ratio":
+                small, large = row["ratio_of"].split("/")
+                values = []
+                for part in (small, large):
+                    if part not in plain:
+                        plain[part] = _predict_plain(by_id[part], defaults)
+                    values.append(plain[part] / int(by_id[part]["gpus"]))
+                predicted, measured = values[0] / values[1], float(row["figure"])
+            else:
+                if row["id"] not in plain:
+                    plain[row["id"]] = _predict_plain(row, defaults)
+                predicted, measured = plain[row["id"]], float(row["figure"])
+        except CostsimError as err:
+            checks.append(ServingCheck(row=row, measured=None if not row["figure"]
+                                       else float(row["figure"]), predicted=None,
+                                       tolerance=tolerance, reason=str(err)))
+            continue
+        if row["id"] == "S4":
+            tolerance = None  # a range (0.55-0.70), shown as its midpoint
+        checks.append(ServingCheck(row=row, measured=measured, predicted=predicted,
+                                   tolerance=tolerance))
+    return checks
+
+
+# --- training ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingCheck:
+    """One run's published GPU-hours against today's steady estimate and simulated band."""
+
+    row: dict[str, str]
+    published: float
+    steady: float | None
+    p10: float | None
+    p50: float | None
+    p90: float | None
+    reason: str = ""
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the published figure lies within P10-P90."""
+        if self.p10 is None or self.p90 is None:
+            return None
+        return self.p10 <= self.published <= self.p90
+
+
+def _optional_int(text: str) -> int | None:
+    return int(text) if text.strip() else None
+
+
+def _run_architecture(spec: str) -> Architecture:
+    if spec.startswith("preset:"):
+        return load_preset(spec.removeprefix("preset:")).architecture
+    return load_architecture_file(ARCH_DIR / spec)
+
+
+def check_training(rows: Sequence[dict[str, str]], defaults: PerfDefaults, *,
+                   replications: int = REPLICATIONS) -> list[TrainingCheck]:
+    """Every run: steady GPU-hours and the P10/P50/P90 of the shipped all-in loss model."""
+    loss = allin_loss_defaults()
+    checks = []
+    for index, row in enumerate(rows):
+        published = float(row["published_gpu_hours"])
+        fixed = LayoutConstraints(
+            tp=_optional_int(row["tp"]), pp=_optional_int(row["pp"]),
+            zero=_optional_int(row["zero"]),
+            recompute=Recompute(row["recompute"]) if row["recompute"] else None,
+            global_batch_seqs=_optional_int(row["global_batch_seqs"]))
+        setup = TrainingSetup(task=Task.TRAIN, precision=Dtype(row["precision"]),
+                              layout=ParallelLayout(), seq_len=int(row["seq_len"]))
+        try:
+            est = estimate_training_run(_run_architecture(row["architecture"]),
+                                        get_gpu(row["gpu"]), int(row["gpus"]),
+                                        float(row["tokens"]), setup, fixed, defaults=defaults,
+                                        price_usd_per_gpu_hour=1.0)
+        except CostsimError as err:
+            checks.append(TrainingCheck(row=row, published=published, steady=None, p10=None,
+                                        p50=None, p90=None, reason=str(err)))
+            continue
+        sample = simulate_allin(est.goodput.steady_wall_time_s, est.gpus, est.params_total,
+                                gpus_per_node=defaults.networks[est.network].gpus_per_node,
+                                goodput=defaults.goodput, loss=loss,
+                                rng=np.random.default_rng([SEED, index]),
+                                replications=replications)
+        p10, p50, p90 = sample.gpu_hours_band()
+        steady = est.goodput.steady_wall_time_s * est.gpus / SECONDS_PER_HOUR
+        checks.append(TrainingCheck(row=row, published=published, steady=steady, p10=p10,
+                                    p50=p50, p90=p90))
+    return checks
+
+
+def training_rows() -> list[dict[str, str]]:
+    """The 13 runs of published_runs_allin.csv (scale class added) and the new runs."""
+    old = read_rows(ALLIN_CSV)
+    for row in old:
+        days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
+        row["scale_class"] = scale_class(int(row["gpus"]), days)
+        row["file"] = ALLIN_CSV.name
+    new = read_rows(TRAINING_CSV)
+    for row in new:
+        row["file"] = TRAINING_CSV.name
+    return [*old, *new]
+
+
+# --- output ------------------------------------------------------------------------------------
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value == 0 or abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def _table(header: Sequence[str], cells: Iterable[Sequence[str]]) -> str:
+    lines = [list(header), *[list(c) for c in cells]]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True))
+                     for line in lines)
+
+
+SERVING_HEADER = ("id", "kind", "engine", "gpu", "model", "split", "measured", "unit",
+                  "predicted", "meas/pred", "tol", "within", "modelled")
+TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "steady_gpuh",
+                   "P10", "P50", "P90", "pub/P50", "inside")
+
+
+def serving_cells(checks: Sequence[ServingCheck]) -> list[tuple[str, ...]]:
+    """One table line per serving row."""
+    cells = []
+    for c in checks:
+        r = c.row
+        within = "-" if c.within is None else ("yes" if c.within else "NO")
+        modelled = r["modelled"] if not c.reason else f"no: {c.reason}"
+        cells.append((r["id"], r["kind"], r["engine"], r["gpu"], r["model"], r["split"],
+                      _num(c.measured), r["unit"], _num(c.predicted),
+                      "-" if c.ratio is None else f"{c.ratio:.2f}", r["tolerance"], within,
+                      modelled))
+    return cells
+
+
+def training_cells(checks: Sequence[TrainingCheck]) -> list[tuple[str, ...]]:
+    """One table line per run."""
+    cells = []
+    for c in checks:
+        r = c.row
+        inside = "-" if c.inside is None else ("yes" if c.inside else "NO")
+        ratio = "-" if not c.p50 else f"{c.published / c.p50:.2f}"
+        cells.append((r["id"], r["file"], r["scale_class"], r["gpus"], r["split"],
+                      _num(c.published), _num(c.steady), _num(c.p10), _num(c.p50),
+                      _num(c.p90), ratio, inside if not c.reason else f"no: {c.reason}"))
+    return cells
+
+
+def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) -> str:
+    """Shares within tolerance / inside the band per half, and the worst rows."""
+    lines = []
+    for half in (CHECK, FIT):
+        rated = [c for c in serving if c.row["split"] == half and c.within is not None]
+        added = [c for c in rated if c.row["split_rule"] == SERVING_NEW_SPLIT_RULE]
+        lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
+                     f"within tolerance (rows added later: "
+                     f"{sum(bool(c.within) for c in added)}/{len(added)})")
+    rated = [c for c in serving if c.ratio is not None and c.row["kind"] != "memory-share"]
+    worst = sorted(rated, key=lambda c: -abs(math.log(c.ratio or 1.0)))[:6]
+    lines.append("serving worst (measured/predicted): " + ", ".join(
+        f"{c.row['id']} {c.ratio:.2f}" for c in worst))
+    log_ratios = [math.log(c.ratio) for c in rated if c.ratio]
+    median = math.exp(statistics.median(log_ratios))
+    lines.append(f"serving median measured/predicted: {median:.2f}")
+    for half in (CHECK, FIT):
+        banded = [c for c in training if c.row["split"] == half and c.inside is not None]
+        added = [c for c in banded if c.row.get("split_rule") == TRAINING_NEW_SPLIT_RULE]
+        lines.append(f"training {half} half: {sum(bool(c.inside) for c in banded)}/{len(banded)} "
+                     f"inside P10-P90 (runs added later: {sum(bool(c.inside) for c in added)}/"
+                     f"{len(added)})")
+    for scale in ("small", "large"):
+        banded = [c for c in training if c.row["scale_class"] == scale and c.inside is not None]
+        lines.append(f"training {scale} runs: {sum(bool(c.inside) for c in banded)}/"
+                     f"{len(banded)} inside P10-P90")
+    spreads = [c.p90 / c.p10 for c in training if c.p10 and c.p90]
+    lines.append(f"training median P90/P10: {statistics.median(spreads):.2f}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None,
+         out: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--csv", action="store_true", help="write CSV rows instead of tables")
+    parser.add_argument("--replications", type=int, default=REPLICATIONS,
+                        help=f"Monte Carlo draws per run (default {REPLICATIONS})")
+    args = parser.parse_args(argv)
+    defaults = perf_defaults()
+    serving = check_serving(read_rows(SERVING_CSV), defaults)
+    training = check_training(training_rows(), defaults, replications=args.replications)
+    if args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(("table", *SERVING_HEADER))
+        writer.writerows(("serving", *cells) for cells in serving_cells(serving))
+        writer.writerow(("table", *TRAINING_HEADER))
+        writer.writerows(("training", *cells) for cells in training_cells(training))
+        return 0
+    out(_table(SERVING_HEADER, serving_cells(serving)))
+    out("")
+    out(_table(TRAINING_HEADER, training_cells(training)))
+    out("")
+    out(summary(serving, training))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
