@@ -23,7 +23,7 @@ QLORA = replace(LORA, quant=Quant.NF4)
 
 
 def test_pretraining_keeps_4m_tokens(defaults: PerfDefaults) -> None:
-    batch = default_global_batch(PRETRAIN, defaults.batch)
+    batch = default_global_batch(PRETRAIN, defaults.batch, gpus=8)
     assert batch.seqs == 1024  # 4 x 2^20 / 4096
     assert "pre-training" in batch.basis
 
@@ -32,14 +32,14 @@ def test_fine_tuning_uses_the_median_of_published_recipes(defaults: PerfDefaults
     recipes = finetune_recipes()
     for setup, kind in ((FULL_FT, "full"), (LORA, "lora"), (QLORA, "lora")):
         published = sorted(r.global_batch_seqs for r in recipes if r.kind == kind)
-        batch = default_global_batch(setup, defaults.batch)
+        batch = default_global_batch(setup, defaults.batch, gpus=8)
         assert batch.seqs in published
         assert published[0] <= batch.seqs <= published[-1]
         # In sequences, whatever their length: a recipe states sequences per step.
-        assert default_global_batch(replace(setup, seq_len=512), defaults.batch) == batch
-    assert default_global_batch(FULL_FT, defaults.batch).seqs == 128  # Alpaca, Vicuna, Tulu 2
-    assert default_global_batch(LORA, defaults.batch).seqs == 32
-    assert "QLoRA" in default_global_batch(QLORA, defaults.batch).basis
+        assert default_global_batch(replace(setup, seq_len=512), defaults.batch, gpus=8) == batch
+    assert default_global_batch(FULL_FT, defaults.batch, gpus=8).seqs == 128  # Alpaca, Vicuna, Tulu 2
+    assert default_global_batch(LORA, defaults.batch, gpus=8).seqs == 32
+    assert "QLoRA" in default_global_batch(QLORA, defaults.batch, gpus=8).basis
 
 
 def test_recipes_name_their_sources_and_kinds() -> None:
