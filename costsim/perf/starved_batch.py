@@ -60,5 +60,6 @@ def starved_batch_warning(step: TrainingStep, *, max_seqs: int,
                     f"--global-batch {seqs}) brings it to {idle_share(better):.0%} at "
                     f"{better.tokens_per_s / step.tokens_per_s:.1f}x the throughput")
     return (f"{head}; no batch up to the largest published one ({max_seqs} sequences) brings "
-            "it below half: communication that grows with the batch dominates (less model "
-            "parallelism, fewer GPUs or a faster interconnect would help)")
+            "it below half: communication paid on every token (tensor-parallel all-reduces, "
+            "pipeline sends) dominates; less model parallelism, fewer GPUs or a faster "
+            "interconnect would help")
