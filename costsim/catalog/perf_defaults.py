@@ -14,6 +14,7 @@ from costsim.domain.performance import (
     GoodputAssumptions,
     Interconnect,
     PerfDefaults,
+    PublishedBatch,
     ServingAssumptions,
     TrainingAssumptions,
     framework_efficiencies,
@@ -49,6 +50,21 @@ def finetune_recipes() -> tuple[FinetuneRecipe, ...]:
                        seq_len=int(row["seq_len"]) if row["seq_len"] else None,
                        source=row["source"])
         for row in read_data_csv("perf_finetune_batches.csv"))
+
+
+def published_batches() -> tuple[PublishedBatch, ...]:
+    """Published pre-training runs' global batches on their fleets (perf_batch_scaling.csv):
+    the sources of the default pre-training batch (costsim.perf.batch.pretrain_batch_tokens)."""
+    return tuple(
+        PublishedBatch(run=row["run"], kind=row["kind"], accelerator=row["accelerator"],
+                       accelerators=int(row["accelerators"]) if row["accelerators"] else None,
+                       seq_len=int(row["seq_len"]),
+                       global_batch_seqs=(int(row["global_batch_seqs"])
+                                          if row["global_batch_seqs"] else None),
+                       global_batch_tokens=float(row["global_batch_tokens"]),
+                       layout=row["layout"], role=row["role"], source=row["source"],
+                       date=row["date"])
+        for row in read_data_csv("perf_batch_scaling.csv"))
 
 
 @cache
@@ -147,7 +163,8 @@ def perf_defaults() -> PerfDefaults:
         networks=networks,
         default_network_by_gpu=default_by_gpu,
         fallback_network="eth-100",
-        batch=GlobalBatchDefaults.from_recipes(finetune_recipes()),
+        batch=GlobalBatchDefaults.from_recipes(finetune_recipes(),
+                                               published=published_batches()),
     )
 
 

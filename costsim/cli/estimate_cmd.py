@@ -19,7 +19,13 @@ from costsim.cli.flags import (
     add_training_args,
     range_argtype,
 )
-from costsim.cli.ranges import CLOUD_NAMES, FLAG_RANGES, NETWORK_NAMES, describe
+from costsim.cli.ranges import (
+    CLOUD_NAMES,
+    DEFAULT_BATCH_HELP,
+    FLAG_RANGES,
+    NETWORK_NAMES,
+    describe,
+)
 from costsim.errors import InputError
 
 ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
@@ -106,12 +112,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help=f"training tokens, {describe('--tokens')}, e.g. 2e12 (required)")
     train.add_argument("--global-batch", type=range_argtype("--global-batch"), default=None,
                        metavar="SEQS", help=f"sequences per optimizer step, "
-                                            f"{describe('--global-batch')} (default: ~4M tokens "
-                                            "in whole sequences)")
+                                            f"{describe('--global-batch')} (default: "
+                                            f"{DEFAULT_BATCH_HELP}; a batch that leaves over "
+                                            "half of each step idle is warned about, naming "
+                                            "one that would not)")
     train.add_argument("--global-batch-tokens", type=range_argtype("--global-batch-tokens"),
                        default=None, metavar="TOKENS",
                        help=f"tokens per optimizer step, {describe('--global-batch-tokens')} "
-                            "(default ~4M, Llama 2's batch)")
+                            "(default: as --global-batch)")
     train.add_argument("--virtual-stages", type=range_argtype("--virtual-stages"), default=None,
                        metavar="V", help="virtual pipeline stages per GPU (interleaved 1F1B; "
                        "must divide the layers per stage; needs --pp), "

@@ -33,6 +33,8 @@ def training_payload(est: Any, model: str, price_source: str,
                    "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
                    "seq_len": setup.seq_len, "recompute": setup.recompute.value,
                    "global_batch": setup.global_batch},
+        "global_batch": setup.global_batch,
+        "global_batch_tokens": setup.global_batch * setup.seq_len,
         "global_batch_basis": est.global_batch_basis,
         "flops_total": est.flops_total,
         "step_time_s": step.step_time_s,
@@ -91,7 +93,8 @@ def print_train(p: dict[str, Any]) -> None:
                    f"sp={lay['sp']} virtual_stages={lay['virtual_stages']} "
                    f"micro_batch={lay['micro_batch']} grad_accum="
                    f"{lay['grad_accum']} seq_len={lay['seq_len']} recompute={lay['recompute']}"),
-        ("global batch", f"{lay['global_batch']} sequences ({p['global_batch_basis']})"),
+        ("global batch", f"{p['global_batch']} sequences = {p['global_batch_tokens']:,} tokens "
+                         f"({p['global_batch_basis']})"),
         ("step time", f"{p['step_time_s']:.3f} s (compute {b['compute']:.3f}, comm exposed "
                       f"{b['communication_exposed']:.3f}, bubble {b['pipeline_bubble']:.3f}, "
                       f"sync {b['sync']:.3f})"),

@@ -136,3 +136,21 @@ NETWORK_NAMES = ("ib-hdr-1600", "ib-ndr-3200", "roce-3200", "efa-3200", "efa-400
                  "eth-100")
 CLOUD_NAMES = ("aws", "azure", "fluidstack", "gcp", "hyperbolic", "hyperstack", "ibm", "lambda",
                "mithril", "nebius", "owned", "paperspace", "seeweb", "vast", "verda")
+
+# The default pre-training batch rule as ``estimate train --help`` states it (batch tokens =
+# min(cap, max(floor, tokens per GPU x GPUs))). costsim/data/perf_batch_scaling.csv is the truth
+# (reading it would slow every ``--help``); tests/cli/test_help.py checks these figures against
+# the rule the catalog derives from it.
+PRETRAIN_BATCH_FLOOR_TOKENS = 4 * 2**20
+PRETRAIN_BATCH_TOKENS_PER_GPU = 1024
+PRETRAIN_BATCH_MAX_TOKENS = 15360 * 4096
+DEFAULT_BATCH_HELP = (
+    f"pre-training grows the batch with the fleet as published runs do: "
+    f"{PRETRAIN_BATCH_FLOOR_TOKENS / 2**20:.0f}M tokens (Llama 2) up to "
+    f"{PRETRAIN_BATCH_FLOOR_TOKENS // PRETRAIN_BATCH_TOKENS_PER_GPU:,} GPUs, then "
+    f"{PRETRAIN_BATCH_TOKENS_PER_GPU:,} tokens per GPU (the lower median of Llama 3 405B, PaLM, "
+    f"Gopher and MT-NLG on 2,240-16,384 accelerators; Llama 3 405B: 16M on 16,384 H100), at "
+    f"most {PRETRAIN_BATCH_MAX_TOKENS / 2**20:.0f}M (DeepSeek-V3: 15,360 x 4,096, the largest "
+    "published), in "
+    "whole sequences; fine-tuning: the median of published recipes, 128 sequences full, 32 "
+    "LoRA/QLoRA; sources in costsim/data/perf_batch_scaling.csv")

@@ -152,20 +152,108 @@ class FinetuneRecipe:
 FINETUNE_KINDS = ("full", "lora")
 
 
+BATCH_ROLES = ("floor", "growth", "cap", "context")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishedBatch:
+    """A published pre-training run's global batch on its fleet (perf_batch_scaling.csv).
+
+    ``role`` says what the row does for the default: ``floor`` (the batch every fleet gets at
+    least), ``growth`` (a run on a fleet large enough that its batch tells how practice grows the
+    batch with the fleet; one row per run), ``cap`` (the largest published batch: the rule stops
+    there), ``context`` (shown beside the rule, not used by it).
+    """
+
+    run: str
+    kind: str  # "dense" or "moe"
+    accelerator: str
+    accelerators: int | None  # None: not published
+    seq_len: int
+    global_batch_seqs: int | None  # None: the source states tokens only
+    global_batch_tokens: float
+    layout: str
+    role: str
+    source: str
+    date: str
+
+    def __post_init__(self) -> None:
+        if self.role not in BATCH_ROLES:
+            raise ValueError(f"published batch {self.run}: role must be one of "
+                             f"{', '.join(BATCH_ROLES)} (got {self.role!r})")
+        if self.role == "growth" and not self.accelerators:
+            raise ValueError(f"published batch {self.run}: a growth row needs its accelerator "
+                             "count")
+        if self.global_batch_tokens <= 0 or self.seq_len < 1:
+            raise ValueError(f"published batch {self.run}: batch and sequence length must be "
+                             "positive")
+        if (self.global_batch_seqs is not None
+                and self.global_batch_seqs * self.seq_len != self.global_batch_tokens):
+            raise ValueError(f"published batch {self.run}: {self.global_batch_seqs} sequences "
+                             f"of {self.seq_len} are not {self.global_batch_tokens:g} tokens")
+
+    @property
+    def tokens_per_accelerator(self) -> float | None:
+        """Tokens of the batch per GPU (or TPU chip); None where the count is not published."""
+        return self.global_batch_tokens / self.accelerators if self.accelerators else None
+
+
+def _pretrain_rule(runs: Iterable[PublishedBatch]) -> tuple[int, float, int]:
+    """(floor, tokens per GPU, cap) of the pre-training default from the published runs.
+
+    Floor: the ``floor`` row's batch (Llama 2's 4M tokens). Growth: the lower median of the
+    ``growth`` rows' tokens per accelerator, the same statistic as the fine-tuning recipes (the
+    smaller middle value: the smaller batch needs fewer excess tokens past the critical batch,
+    McCandlish et al. 2018). Cap: the largest ``cap`` row's batch, beyond which nothing is
+    published."""
+    rows = list(runs)
+    floors = [r for r in rows if r.role == "floor"]
+    growth = [r.tokens_per_accelerator for r in rows if r.role == "growth"]
+    caps = [r.global_batch_tokens for r in rows if r.role == "cap"]
+    if len(floors) != 1:
+        raise ValueError(f"published batches: need exactly one floor row (got {len(floors)})")
+    if not growth or not caps:
+        raise ValueError("published batches: need at least one growth row and one cap row")
+    floor = round(floors[0].global_batch_tokens)
+    cap = round(max(caps))
+    if cap < floor:
+        raise ValueError(f"published batches: the cap ({cap} tokens) is below the floor "
+                         f"({floor})")
+    per_gpu = float(statistics.median_low(g for g in growth if g is not None))
+    return floor, per_gpu, cap
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GlobalBatchDefaults:
-    """Default global batch when the user gives none: pre-training in tokens (Llama 2's 4M),
-    fine-tuning in sequences, the median of the published recipes of its kind."""
+    """Default global batch when the user gives none.
+
+    Pre-training, in tokens: ``pretrain_tokens`` (Llama 2's 4M) up to the fleet where
+    ``pretrain_tokens_per_gpu`` × GPUs exceeds it, that product above, at most
+    ``pretrain_max_tokens`` (:func:`costsim.perf.batch.pretrain_batch_tokens`; the figures are
+    derived from perf_batch_scaling.csv, these field defaults are that file's). Fine-tuning, in
+    sequences: the median of the published recipes of its kind."""
 
     pretrain_tokens: int = 4 * 2**20
+    pretrain_tokens_per_gpu: float = 1024.0
+    pretrain_max_tokens: int = 15360 * 4096
     finetune_seqs: Mapping[str, int] = field(default_factory=lambda: {"full": 128, "lora": 32})
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+    published: tuple[PublishedBatch, ...] = field(default=(), compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.pretrain_tokens < 1 or self.pretrain_tokens_per_gpu < 0:
+            raise ValueError("pre-training batch defaults must be positive")
+        if self.pretrain_max_tokens < self.pretrain_tokens:
+            raise ValueError("pretrain_max_tokens must be >= pretrain_tokens")
 
     @classmethod
     def from_recipes(cls, recipes: Iterable[FinetuneRecipe],
-                     pretrain_tokens: int = 4 * 2**20) -> GlobalBatchDefaults:
+                     pretrain_tokens: int = 4 * 2**20,
+                     published: Iterable[PublishedBatch] = ()) -> GlobalBatchDefaults:
         """The lower median of each kind's recipes (the smaller middle value when their number
-        is even: the cheaper, more common recipe)."""
+        is even: the cheaper, more common recipe); with ``published`` runs, the pre-training
+        rule derived from them (:func:`_pretrain_rule`), else the field defaults with
+        ``pretrain_tokens`` as the floor."""
         by_kind: dict[str, list[FinetuneRecipe]] = {}
         for recipe in recipes:
             if recipe.kind not in FINETUNE_KINDS:
@@ -179,7 +267,14 @@ class GlobalBatchDefaults:
                 for kind, rows in by_kind.items()}
         sources = {kind: "; ".join(f"{r.recipe} {r.global_batch_seqs}" for r in rows)
                    for kind, rows in by_kind.items()}
-        return cls(pretrain_tokens=pretrain_tokens, finetune_seqs=seqs, sources=sources)
+        runs = tuple(published)
+        if not runs:
+            return cls(pretrain_tokens=pretrain_tokens, finetune_seqs=seqs, sources=sources)
+        floor, per_gpu, cap = _pretrain_rule(runs)
+        sources["pretrain"] = "; ".join(f"{r.run} ({r.role})" for r in runs)
+        return cls(pretrain_tokens=floor, pretrain_tokens_per_gpu=per_gpu,
+                   pretrain_max_tokens=cap, finetune_seqs=seqs, sources=sources,
+                   published=runs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,6 +36,7 @@ from costsim.perf.layouts import (
     candidate_table,
     unusable_gpus_message,
 )
+from costsim.perf.starved_batch import starved_batch_warning
 from costsim.perf.training import (
     StepArrays,
     TrainingStep,
@@ -96,15 +97,15 @@ class TrainingEstimate:
 
 
 def target_batch_seqs(base: TrainingSetup, fixed: LayoutConstraints,
-                      batches: GlobalBatchDefaults) -> int | None:
+                      batches: GlobalBatchDefaults, *, gpus: int) -> int | None:
     """The global batch the search must keep, in sequences: the one asked for, else the
-    task's default (:func:`costsim.perf.batch.default_global_batch`); None when a fixed
-    grad_accum decides the batch instead."""
+    task's default for ``gpus`` GPUs (:func:`costsim.perf.batch.default_global_batch`, the
+    same for every layout); None when a fixed grad_accum decides the batch instead."""
     if fixed.global_batch_seqs:
         return fixed.global_batch_seqs
     if fixed.grad_accum:
         return None
-    return default_global_batch(base, batches).seqs
+    return default_global_batch(base, batches, gpus=gpus).seqs
 
 
 def _gib(n_bytes: float) -> str:
@@ -154,7 +155,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                                                  f"{fixed.virtual_stages}) needs at least pp = "
                                                  f"{pp} micro-batches per step (got "
                                                  f"{fixed.grad_accum})")
-    target = target_batch_seqs(base, fixed, defaults.batch)
+    target = target_batch_seqs(base, fixed, defaults.batch, gpus=gpus)
     table = candidate_table(arch, gpus, fixed, target, network.gpus_per_node)
     if not len(table):
         if target is not None and len(candidate_table(arch, gpus, fixed, None,
@@ -247,6 +248,19 @@ def imbalance_warnings(step: TrainingStep, replica_use: float, goodput: Goodput,
     return warnings
 
 
+def _fastest_with_batch(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSetup,
+                        fixed: LayoutConstraints, seqs: int, network: Interconnect,
+                        defaults: PerfDefaults, policy: HeadroomPolicy) -> TrainingStep | None:
+    """The fastest fitting step with a global batch of ``seqs`` (the other fixed degrees
+    kept), or None when no layout of it fits."""
+    trial = replace(fixed, global_batch_seqs=seqs, grad_accum=None)
+    try:
+        return choose_layout(arch, gpu, gpus, base, trial, network=network, defaults=defaults,
+                             policy=policy).step
+    except InfeasibleError:
+        return None
+
+
 def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: float,
                           base: TrainingSetup, fixed: LayoutConstraints, *,
                           defaults: PerfDefaults, price_usd_per_gpu_hour: float,
@@ -280,7 +294,13 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
     gpu_hours = goodput.wall_time_s * gpus / SECONDS_PER_HOUR
     warnings = imbalance_warnings(step, replica_memory_use(arch, gpu, base, policy), goodput,
                                   gpu)
-    target = target_batch_seqs(base, fixed, defaults.batch)
+    starved = starved_batch_warning(
+        step, max_seqs=max(1, round(defaults.batch.pretrain_max_tokens / base.seq_len)),
+        rate=lambda seqs: _fastest_with_batch(arch, gpu, gpus, base, fixed, seqs, net,
+                                              defaults, policy))
+    if starved:
+        warnings.append(starved)
+    target = target_batch_seqs(base, fixed, defaults.batch, gpus=gpus)
     if target is not None and step.setup.global_batch != target:
         setup = step.setup
         which = "asked" if fixed.global_batch_seqs else "default"
@@ -309,7 +329,8 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
         fitting=choice.fitting,
         warnings=tuple(warnings),
         global_batch_basis=("given" if fixed.global_batch_seqs is not None
-                            else default_global_batch(base, defaults.batch).basis),
+                            else f"grad-accum {fixed.grad_accum} given" if fixed.grad_accum
+                            else default_global_batch(base, defaults.batch, gpus=gpus).basis),
         framework_efficiency=defaults.training.framework_factor(base.framework),
     )
 

@@ -292,13 +292,19 @@ def test_a_batch_that_cannot_use_the_fleet_exits_2_naming_the_usable_count(cli: 
 
 def test_a_huge_fleet_is_refused_quickly(cli: Cli) -> None:
     """Divisors of the GPU count up to √n: the largest count allowed, 10^6 GPUs, must not hang
-    the layout search; no layout keeps the default 4M-token batch on it, and the largest usable
-    count is TP 6 (the largest dividing GPT-2's 12 heads) × PP 12 (one layer per stage) ×
-    DP 4,505 (4,096 sequences + 10 %)."""
+    the layout search; no layout keeps a 4M-token batch (4,096 sequences of 1,024) on it, and
+    the largest usable count is TP 6 (the largest dividing GPT-2's 12 heads) × PP 12 (one layer
+    per stage) × DP 4,505 (4,096 sequences + 10 %). The default batch (the largest published,
+    60M tokens, on a fleet this size) keeps layouts, and the fleet is refused for its failures."""
+    code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus",
+                       "1000000", "--global-batch", "4096", "--price-usd-per-gpu-hour", "1")
+    assert code == 2
+    assert f"at most {6 * 12 * 4505} GPUs can" in err
     code, _, err = cli("estimate", "train", "--model", "gpt2", "--tokens", "1e9", "--gpus",
                        "1000000", "--price-usd-per-gpu-hour", "1")
     assert code == 2
-    assert f"at most {6 * 12 * 4505} GPUs can" in err
+    assert "the run would not finish" in err
+    assert "Traceback" not in err
 
 
 def test_virtual_stages_flag_is_kept_and_reported(cli: Cli) -> None:
@@ -392,3 +398,34 @@ def test_framework_choices_are_the_domain_enum() -> None:
 
     assert set(FRAMEWORKS) == {f.value for f in TrainingFramework}
     assert set(FRAMEWORK_ALIASES.values()) <= set(FRAMEWORKS)
+
+
+def test_train_reports_the_global_batch_in_sequences_and_tokens(cli: Cli) -> None:
+    """DESIGN §6: `estimate train --json` reports `global_batch` and `global_batch_tokens`; the
+    text names the batch, its tokens and its basis."""
+    payload = _train_json(cli, "--seq-len", "2048")
+    assert payload["global_batch"] == 2048  # 4M tokens of 2,048 on 8 GPUs
+    assert payload["global_batch_tokens"] == 2048 * 2048
+    assert str(payload["global_batch_basis"]).startswith("default for pre-training: 4M tokens")
+    code, out, err = cli("estimate", "train", "--model", "llama-3-8b", "--gpu", "H100",
+                         "--gpus", "8", "--tokens", "1e9", "--seq-len", "2048",
+                         "--price-usd-per-gpu-hour", "2")
+    assert code == 0, err
+    assert "2048 sequences = 4,194,304 tokens (default for pre-training" in out
+
+
+def test_train_warns_when_a_given_batch_starves_the_fleet(cli: Cli) -> None:
+    code, out, err = cli("estimate", "train", "--model", "llama-3.1-405b", "--gpu", "H100",
+                         "--gpus", "16384", "--tokens", "15.6e12", "--seq-len", "8192",
+                         "--global-batch", "256", "--price-usd-per-gpu-hour", "2", "--json")
+    assert code == 0, err
+    warnings = json.loads(out)["warnings"]
+    assert any(w.startswith("batch starves the fleet") and "--global-batch 2048" in w
+               for w in warnings)
+    code, out, err = cli("estimate", "train", "--model", "llama-3.1-405b", "--gpu", "H100",
+                         "--gpus", "16384", "--tokens", "15.6e12", "--seq-len", "8192",
+                         "--price-usd-per-gpu-hour", "2", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["global_batch_tokens"] == 16 * 2**20
+    assert not any(w.startswith("batch starves") for w in payload["warnings"])

@@ -180,3 +180,20 @@ def test_no_number_flag_bypasses_the_ranges() -> None:
         for action in _options(parser):
             if action.type in (int, float):
                 assert (command, action.option_strings[-1]) in checked_by_prices_args
+
+
+def test_train_help_states_the_default_batch_rule_of_the_data_file() -> None:
+    """`estimate train --help` states the pre-training batch rule with its sources; its figures
+    are the ones the catalog derives from costsim/data/perf_batch_scaling.csv."""
+    from costsim.catalog.perf_defaults import perf_defaults
+    from costsim.cli import ranges
+
+    batches = perf_defaults().batch
+    assert batches.pretrain_tokens == ranges.PRETRAIN_BATCH_FLOOR_TOKENS
+    assert batches.pretrain_tokens_per_gpu == ranges.PRETRAIN_BATCH_TOKENS_PER_GPU
+    assert batches.pretrain_max_tokens == ranges.PRETRAIN_BATCH_MAX_TOKENS
+    text = " ".join(PARSERS["estimate train"].format_help().split())
+    for words in ("4M tokens (Llama 2) up to 4,096 GPUs", "1,024 tokens per GPU",
+                  "Llama 3 405B", "PaLM", "Gopher", "MT-NLG", "DeepSeek-V3",
+                  "perf_batch_scaling.csv", "idle"):
+        assert words in text, words

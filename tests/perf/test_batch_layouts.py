@@ -57,9 +57,9 @@ def test_every_candidate_uses_every_gpu_and_keeps_the_batch(model: str,
                                                             batch_tokens: int | None) -> None:
     arch = _arch(model)
     fixed = _fixed(batch_tokens)
-    target = target_batch_seqs(_base(), fixed, BATCHES)
-    assert target is not None
     for gpus in GPU_COUNTS:
+        target = target_batch_seqs(_base(), fixed, BATCHES, gpus=gpus)
+        assert target is not None
         c = candidate_table(arch, gpus, fixed, target, GPUS_PER_NODE).columns
         assert np.all(c["tp"] * c["pp"] * c["dp"] == gpus)
         batch = c["dp"] * c["micro_batch"] * c["grad_accum"]
@@ -98,7 +98,7 @@ def test_an_estimate_keeps_the_batch_or_says_why_not(model: str, gpus: int,
     """A whole estimate uses all the GPUs asked for; a batch off the target is never silent;
     a fleet the batch cannot use is refused naming the largest count it can use."""
     fixed = _fixed(batch_tokens)
-    target = target_batch_seqs(_base(), fixed, BATCHES)
+    target = target_batch_seqs(_base(), fixed, BATCHES, gpus=gpus)
     assert target is not None
     model_arch = _arch(model)
     usable, _ = max_batch_keeping_gpus(model_arch, gpus, fixed, target, GPUS_PER_NODE)
@@ -120,7 +120,7 @@ def test_an_estimate_keeps_the_batch_or_says_why_not(model: str, gpus: int,
 def test_a_fixed_grad_accum_decides_the_batch() -> None:
     """--grad-accum without a global batch: the batch follows from it, nothing is filtered."""
     fixed = LayoutConstraints(grad_accum=3, tp=1, pp=1)
-    assert target_batch_seqs(_base(), fixed, BATCHES) is None
+    assert target_batch_seqs(_base(), fixed, BATCHES, gpus=8) is None
     setups = candidate_setups(_arch("gpt2"), 8, _base(), fixed, None, GPUS_PER_NODE)
     assert {s.global_batch for s in setups} == {3 * 8 * s.micro_batch for s in setups}
     assert replace(setups[0], grad_accum=3) == setups[0]
@@ -191,7 +191,7 @@ def test_any_fixed_degrees_give_a_batch_keeping_layout_or_a_clear_error(
         return
     setup = choice.step.setup
     assert setup.layout.gpus == gpus
-    target = target_batch_seqs(_base(), fixed, BATCHES)
+    target = target_batch_seqs(_base(), fixed, BATCHES, gpus=gpus)
     assert target is None or keeps_batch(setup.global_batch, target)
 
 
