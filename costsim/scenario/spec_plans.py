@@ -55,9 +55,9 @@ class UseEntrySpec(Spec):
     autoscale: AutoscaleSpec | None = Field(None, description="serving replica bounds")
     traffic: list[Annotated[Number, Field(ge=0, le=1)]] | None = Field(
         None, min_length=1, max_length=MAX_TRAFFIC_BUCKETS,
-        description="serving: the share of each request size (in the phase's `requests` "
-        "order) this entry serves; over a fleet each size's shares add up to 1, and every "
-        "entry gives them or none does (none: each size goes whole to the cheapest entry)")
+        description="serving: the share (each in [0, 1]) of each request size, in the phase's "
+        "`requests` order, this entry serves; over a fleet each size's shares add up to 1, and "
+        "every entry gives them or none does (none: each size goes whole to the cheapest entry)")
 
     @model_validator(mode="after")
     def _reserved_words(self) -> UseEntrySpec:
@@ -79,7 +79,8 @@ class UseEntrySpec(Spec):
 
 
 class FleetSpec(Spec):
-    """Several GPU types serving one phase; requests are routed by size."""
+    """Several GPU types serving one phase; each request size goes to the cheapest entry, or is
+    split by the entries' ``traffic`` shares."""
 
     fleet: list[UseEntrySpec] = Field(min_length=1, max_length=16,
                                       description="the GPU types of a serving fleet")
