@@ -18,6 +18,9 @@ from costsim.errors import ScenarioError
 
 MAX_GPUS = 100_000  # above the largest published training cluster (Llama 3: 16,384 H100s) × 6
 MAX_SERVERS = 10_000
+# How far a request bucket's traffic shares over a fleet may sum from 1: the tolerance the
+# phases' own request shares get (domain/phases.py), room for shares written to 6 decimals.
+TRAFFIC_SUM_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +58,9 @@ class UseEntry:
 
     ``spill`` takes work beyond a reserved/owned ``count``; ``fallback`` takes over when spot
     capacity is preempted; ``spot_share`` splits an elastic fleet between spot and ``option``.
+    ``traffic`` (serving) is the share of each request bucket, in the phase's ``requests``
+    order, this entry serves (None: the simulator routes each bucket whole to the cheapest
+    entry); over a fleet each bucket's shares add up to 1 (:class:`PhaseUse`).
     """
 
     gpu: str
@@ -66,8 +72,16 @@ class UseEntry:
     cloud: str | None = None
     region: str | None = None
     autoscale: Autoscale | None = None
+    traffic: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.traffic is not None:
+            if not self.traffic:
+                raise ScenarioError("", "traffic", "needs one share per request bucket, got none")
+            for k, share in enumerate(self.traffic):
+                if not (math.isfinite(share) and 0 <= share <= 1):
+                    raise ScenarioError("", "traffic", f"each share must be in [0, 1], got "
+                                        f"{share} for requests[{k}]")
         if self.count is not None and not 1 <= self.count <= MAX_GPUS:
             raise ScenarioError("", "count", f"must be 1..{MAX_GPUS} GPUs, got {self.count}")
         if self.spot_share is not None and not (
@@ -100,6 +114,34 @@ class PhaseUse:
         gpus = [entry.gpu for entry in self.entries]
         if len(set(gpus)) != len(gpus):
             raise ScenarioError("", f"use.{self.phase}.fleet", f"names a GPU twice: {gpus}")
+        self._check_traffic()
+
+    @property
+    def routed(self) -> bool:
+        """Whether the entries state their traffic shares (else the simulator routes)."""
+        return self.entries[0].traffic is not None
+
+    def _check_traffic(self) -> None:
+        """All entries state ``traffic`` or none does (a partial split has no one reading: the
+        rest of a bucket would go where?), one share per bucket each, and each bucket's shares
+        add up to 1."""
+        given = [entry.traffic is not None for entry in self.entries]
+        if not any(given):
+            return
+        if not all(given):
+            j = given.index(False)
+            raise ScenarioError("", f"fleet.{j}", "gives no traffic shares: when one entry of "
+                                "a fleet gives them, every entry must (all or none)")
+        lengths = [len(entry.traffic or ()) for entry in self.entries]
+        for j, length in enumerate(lengths):
+            if length != lengths[0]:
+                raise ScenarioError("", f"fleet.{j}.traffic", f"has {length} shares, entry 0 "
+                                    f"has {lengths[0]}: one per request bucket")
+        for k in range(lengths[0]):
+            total = math.fsum((entry.traffic or ())[k] for entry in self.entries)
+            if abs(total - 1) > TRAFFIC_SUM_TOLERANCE:
+                raise ScenarioError("", "fleet", f"the traffic shares of requests[{k}] add up "
+                                    f"to {total:g} over the fleet; they must add up to 1")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,8 +16,8 @@ from datetime import date
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
 from costsim.domain.measurements import Measurements
-from costsim.domain.phases import Phase, PhaseKind, TrainingPhase
-from costsim.domain.plans import Plan
+from costsim.domain.phases import Phase, PhaseKind, ServingPhase, TrainingPhase
+from costsim.domain.plans import PhaseUse, Plan
 from costsim.domain.pricing import PriceOverrides
 from costsim.domain.uncertainty import Uncertainty
 from costsim.errors import ScenarioError
@@ -188,6 +188,7 @@ class Scenario:
                 raise ScenarioError("", f"{where}.use.{use.phase}", "only a serving phase may "
                                     f"mix GPU types; {phase.kind} phase '{phase.name}' names "
                                     f"{len(use.entries)}")
+            self._check_traffic(where, use, phase)
             if isinstance(phase, TrainingPhase) and phase.layout is not None:
                 count = use.entries[0].count
                 if count is not None and count != phase.layout.gpus:
@@ -202,6 +203,21 @@ class Scenario:
             self._in_horizon(f"{where}.commitments.{i}.start", commitment.start)
         for i, owned in enumerate(plan.owned):
             self._in_horizon(f"{where}.owned.{i}.purchase", owned.purchase)
+
+    @staticmethod
+    def _check_traffic(where: str, use: PhaseUse, phase: Phase) -> None:
+        """Traffic shares route a serving phase's request buckets: one share per bucket."""
+        for j, entry in enumerate(use.entries):
+            if entry.traffic is None:
+                continue
+            key = f"{where}.use.{use.phase}.fleet.{j}.traffic"
+            if not isinstance(phase, ServingPhase):
+                raise ScenarioError("", key, f"routes a serving phase's requests; {phase.kind} "
+                                    f"phase '{phase.name}' has none")
+            if len(entry.traffic) != len(phase.requests):
+                raise ScenarioError("", key, f"needs one share per request bucket of phase "
+                                    f"'{phase.name}' ({len(phase.requests)}), got "
+                                    f"{len(entry.traffic)}")
 
     def _in_horizon(self, key: str, day: date) -> None:
         if not self.calendar.start <= day < self.calendar.end:

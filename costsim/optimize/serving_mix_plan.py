@@ -1,12 +1,15 @@
 """The serving-mix program for a scenario's serving phase, and its answer as a plan's use entry.
 
 Capacities come from the simulator's own replica sizing
-(:func:`costsim.sim.serving_prep.replica_capacities`), prices from the price book as the
-simulator's rental pools take them, load levels from the phase's hourly load profile
-(:mod:`costsim.sim.load`). The use entry hands the fleet to the simulator, which routes each
-request bucket whole to the cheapest GPU type per request: where the program splits a bucket
-across types (to fill a replica's spare capacity), the simulator approximates it by whole-bucket
-routing, and a type the program only uses to fill such gaps gets no entry (docs/optimizer.md).
+(:func:`costsim.sim.serving_prep.replica_capacities`, the one place a replica's per-bucket
+capacities come from: looked up on its module at each call, so the simulator and the program
+always ask the same function), prices from the price book as the simulator's rental pools take
+them, load levels from the phase's hourly load profile (:mod:`costsim.sim.load`). The use
+entries carry the program's shares x_kj as ``traffic``, so the simulator routes as the program
+solved it: each hour it runs ⌈Σ_k λ·p_k·x_kj / c_kj⌉ replicas of type j (the program's fit
+constraint at that hour's rate). The program is solved at the trough, median and peak; one
+fleet keeps one set of shares all year, so the plan takes the level whose shares cost least over
+the phase's hourly profile (docs/optimizer.md).
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from costsim.domain.simulation import SimAssumptions
 from costsim.errors import CostsimError, InfeasibleError
 from costsim.optimize.serving_mix import MixInstance, MixSolution, solve_levels
 from costsim.perf.sizing import replicas_for_rate
+from costsim.sim import serving_prep
 from costsim.sim.capacity import price_factor
 from costsim.sim.fleet import mix_capacity
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.pools import rental_pool
-from costsim.sim.serving_prep import replica_capacities
 from costsim.units import HOURS_PER_MONTH
 
 
@@ -61,13 +64,22 @@ class ServingMix:
     trough: MixSolution
     median: MixSolution
     peak: MixSolution
+    # the level whose shares the plan's traffic takes, and what they cost an hour on average
+    # over the phase's hourly profile (the program's replicas per hour, billed as rented)
+    routing_level: str = "peak"
+    routing_usd_per_hour: float = 0.0
+
+    @property
+    def routing(self) -> MixSolution:
+        """The solution whose shares x_kj the plan's ``traffic`` takes."""
+        solution: MixSolution = getattr(self, self.routing_level)
+        return solution
 
 
 def load_levels(phase: ServingPhase, sim_defaults: SimAssumptions, start_day: date) -> LoadLevels:
     """Trough, median and peak of the phase's hourly rates (its profile, growth included) over
     its duration from ``start_day``."""
-    hours = max(1, math.ceil(phase.duration_months * HOURS_PER_MONTH))
-    rates = hourly_rates(resolve_shape(phase.load, sim_defaults), start_day, 0.0, hours)
+    rates = _phase_rates(phase, sim_defaults, start_day)
     return LoadLevels(trough_requests_per_s=float(rates.min()),
                       median_requests_per_s=float(np.median(rates)),
                       peak_requests_per_s=float(rates.max()))
@@ -92,7 +104,7 @@ def mix_instance(scenario: Scenario, phase: ServingPhase, gpus: Sequence[str], b
     for name in gpus:
         gpu = get_gpu(name, source="serving mix GPU")
         try:
-            replica = replica_capacities(arch, gpu, phase, defaults)
+            replica = serving_prep.replica_capacities(arch, gpu, phase, defaults)
         except CostsimError as error:
             reasons.append(f"{name}: {error}")
             continue  # the model cannot be served on this GPU: it takes no bucket
@@ -124,11 +136,53 @@ def mix_instance(scenario: Scenario, phase: ServingPhase, gpus: Sequence[str], b
 def solve_serving_mix(scenario: Scenario, phase: ServingPhase, instance: MixInstance,
                       sim_defaults: SimAssumptions) -> ServingMix:
     """The program at the phase's trough, median and peak hourly rates (the phase taken to
-    start with the calendar: the weekday pattern shifts, the levels barely move)."""
+    start with the calendar: the weekday pattern shifts, the levels barely move), and the level
+    whose shares cost least over the phase's hourly profile (ties: the peak's, then the
+    median's)."""
     levels = load_levels(phase, sim_defaults, scenario.calendar.start)
     trough, median, peak = solve_levels(instance, levels.rates())
+    rates = _phase_rates(phase, sim_defaults, scenario.calendar.start)
+    costs = {name: routing_cost_usd(instance, solution, rates)
+             for name, solution in (("peak", peak), ("median", median), ("trough", trough))}
+    level = min(costs, key=lambda name: costs[name])  # dicts keep order: ties go to the peak
     return ServingMix(phase=phase.name, instance=instance, levels=levels, trough=trough,
-                      median=median, peak=peak)
+                      median=median, peak=peak, routing_level=level,
+                      routing_usd_per_hour=costs[level] / max(1, rates.size))
+
+
+def _phase_rates(phase: ServingPhase, sim_defaults: SimAssumptions, start_day: date
+                 ) -> np.ndarray:
+    hours = max(1, math.ceil(phase.duration_months * HOURS_PER_MONTH))
+    return hourly_rates(resolve_shape(phase.load, sim_defaults), start_day, 0.0, hours)
+
+
+def traffic_shares(solution: MixSolution) -> np.ndarray:
+    """The solution's shares x_kj as [bucket, type], cleaned of the solver's noise: a share
+    within 1e-9 of a multiple of 1e-6 is that multiple (HiGHS returns 0.9 as 0.9000000002,
+    which would cost a replica at a rate that fills the program's replicas exactly)."""
+    shares = np.array(solution.assignment, dtype=np.float64)
+    grid = np.round(shares, 6)
+    return np.where(np.abs(shares - grid) <= 1e-9, grid, shares) + 0.0  # + 0.0: no -0.0
+
+
+def routing_cost_usd(instance: MixInstance, solution: MixSolution, rates: np.ndarray) -> float:
+    """What the solution's shares cost over ``rates`` (requests/s, one per hour) as the
+    simulator sizes them: each hour ⌈Σ_k λ·p_k·x_kj / c_kj⌉ replicas of each type used,
+    × its $/replica-hour."""
+    shares = traffic_shares(solution)
+    caps = instance.capacities()
+    p = np.array(instance.bucket_shares, dtype=np.float64)
+    total = 0.0
+    for j in range(len(instance.gpus)):
+        weights = p * shares[:, j]
+        mine = weights > 0
+        if not mine.any():
+            continue
+        load = float(weights.sum())
+        capacity = mix_capacity(caps[j, mine], weights[mine] / load)
+        replicas = replicas_for_rate(rates * load, capacity)
+        total += float(replicas.sum()) * instance.usd_per_replica_hour[j]
+    return total
 
 
 def routed_buckets(instance: MixInstance, gpus: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -152,16 +206,43 @@ def routed_buckets(instance: MixInstance, gpus: Sequence[str]) -> dict[str, tupl
 
 def mix_use(mix: ServingMix, *, gpus: Sequence[str] | None = None,
             cloud: str | None = None, region: str | None = None) -> PhaseUse:
-    """The solved fleet as the phase's on-demand use entries (``gpus``: a fleet of one's
-    choosing instead, e.g. the best single type). Bounds per entry: at least the program's
-    trough replicas of that type, at most what the simulator's routing needs at the peak rate
-    (:func:`costsim.perf.sizing.replicas_for_rate`, as the simulator sizes it)."""
+    """The solved fleet as the phase's on-demand use entries, each with its ``traffic``: the
+    shares x_kj of the mix's routing level (types given no share are left out). Bounds per
+    entry: at least the replicas its shares need at the trough rate, at most those at the peak
+    (:func:`costsim.perf.sizing.replicas_for_rate`, as the simulator sizes them).
+
+    ``gpus``: a fleet of one's choosing instead (e.g. the best single type), routed by the
+    simulator's own rule (no ``traffic``), its maximum what that routing needs at the peak."""
+    if gpus is not None:
+        return _routed_use(mix, gpus, cloud, region)
     instance = mix.instance
-    chosen = gpus if gpus is not None else [g for g, r in zip(instance.gpus, mix.peak.replicas,
-                                                              strict=True) if r > 0]
+    shares = traffic_shares(mix.routing)  # [k, j]
+    p = np.array(instance.bucket_shares, dtype=np.float64)
+    caps = instance.capacities()
+    entries = []
+    for j, gpu in enumerate(instance.gpus):
+        weights = p * shares[:, j]
+        mine = weights > 0
+        if not mine.any():
+            continue
+        load = float(weights.sum())
+        capacity = mix_capacity(caps[j, mine], weights[mine] / load)
+        peak = max(1, int(replicas_for_rate(mix.levels.peak_requests_per_s * load, capacity)))
+        floor = min(peak, max(1, int(replicas_for_rate(mix.levels.trough_requests_per_s * load,
+                                                       capacity))))
+        entries.append(UseEntry(gpu=gpu, option=PurchaseOption.ON_DEMAND, cloud=cloud,
+                                region=region,
+                                autoscale=Autoscale(min_replicas=floor, max_replicas=peak),
+                                traffic=tuple(float(v) for v in shares[:, j])))
+    return PhaseUse(phase=mix.phase, entries=tuple(entries))
+
+
+def _routed_use(mix: ServingMix, gpus: Sequence[str], cloud: str | None, region: str | None
+                ) -> PhaseUse:
+    instance = mix.instance
     shares = np.array(instance.bucket_shares, dtype=np.float64)
     entries = []
-    for gpu, buckets in routed_buckets(instance, chosen).items():
+    for gpu, buckets in routed_buckets(instance, gpus).items():
         j = instance.gpus.index(gpu)
         mine = list(buckets)
         share = float(shares[mine].sum())

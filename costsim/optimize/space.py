@@ -203,7 +203,9 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
                 phase=phase.name, label=f"GPU mix {gpus} on demand (serving-mix program)",
                 slug="mix-" + "-".join(_slug(e.gpu) for e in use.entries), use=use,
                 prep=prep, notes=(f"{phase.name}: Mélange-style mix at the peak: "
-                                  f"${mix.peak.cost_usd_per_hour:,.2f}/h",)))
+                                  f"${mix.peak.cost_usd_per_hour:,.2f}/h; traffic shares of the "
+                                  f"{mix.routing_level} solution, "
+                                  f"${mix.routing_usd_per_hour:,.2f}/h over the load profile",)))
     return choices, mix
 
 

@@ -382,4 +382,5 @@ class Builder:
                     spot_share=e.spot_share, cloud=self.cloud((*path, "cloud"), e.cloud),
                     region=self.region((*path, "region"),
                                        (e.cloud or plan_cloud or "").lower() or None, e.region),
-                    autoscale=auto)
+                    autoscale=auto,
+                    traffic=None if e.traffic is None else tuple(e.traffic))

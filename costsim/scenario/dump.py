@@ -2,9 +2,10 @@
 
 The inverse of the loader's plan building (``build.Builder.plan``), in the file's own words and
 short forms (DESIGN §8, scenarios/README.md): ``option: reserved`` with ``term: 1y`` and
-``payment``, ``autoscale: {min, max}``, ``fleet:`` for a phase served by several GPU types,
-``commitments`` and ``owned``. Keys whose value is the loader's default (on-demand, an
-autoscale minimum of 1) or absent (None) are left out, as a person writes them. Loading the
+``payment``, ``autoscale: {min, max}``, ``fleet:`` for a phase served by several GPU types
+(each entry's ``traffic`` shares where the plan routes them), ``commitments`` and ``owned``.
+Keys whose value is the loader's default (on-demand, an autoscale minimum of 1) or absent
+(None) are left out, as a person writes them. Loading the
 text gives an equal :class:`~costsim.domain.plans.Plan` (tests/scenario/test_dump.py), so
 ``costsim optimize``'s chosen plan, pasted into the scenario, runs as the optimizer ran it.
 """
@@ -101,6 +102,10 @@ def _entry(entry: UseEntry) -> dict[str, Any]:
     _put(out, "region", entry.region)
     if entry.autoscale is not None:
         out["autoscale"] = _autoscale(entry.autoscale)
+    if entry.traffic is not None:
+        # a float's repr is its shortest exact form: the pasted shares load back bit for bit
+        out["traffic"] = [int(share) if share in (0.0, 1.0) else share
+                          for share in entry.traffic]
     return out
 
 

@@ -225,8 +225,10 @@ def load_document(doc: YamlDocument, path: Path, names: KnownNames, *, sha256: s
     except BuildError as exc:
         # a domain key names the whole path (prices.gpu_price_change_pct.H100) or only the
         # key inside the object being built (count): take whichever reaches deeper
+        # or a path below that object (fleet.1.traffic)
         key = max(_domain_path(doc, (), exc.domain_key),
-                  _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]), key=len)
+                  _domain_path(doc, exc.path, exc.domain_key.rsplit(".", 1)[-1]),
+                  _domain_path(doc, exc.path, exc.domain_key), key=len)
         raise ScenarioError(where(key), display_path(key), exc.problem) from None
     referenced = tuple((str(file), _file_sha256(file, name))
                        for file in sorted(builder.referenced))

@@ -16,6 +16,9 @@ OptionWord = Literal["on-demand", "spot", "reserved", "owned", "reserved-1y-no-u
                      "reserved-3y-no-upfront", "reserved-3y-partial-upfront",
                      "reserved-3y-all-upfront"]
 Overflow = Literal["on-demand", "spot"]
+# A fleet entry's traffic list has one share per request bucket: at most as many as a phase's
+# `requests` list may hold (spec_phases.RequestsSpec).
+MAX_TRAFFIC_BUCKETS = 1000
 
 
 class AutoscaleSpec(Spec):
@@ -50,6 +53,11 @@ class UseEntrySpec(Spec):
                                "non-marketplace one)")
     region: Name | None = Field(None, description="region (none: the plan's, else any)")
     autoscale: AutoscaleSpec | None = Field(None, description="serving replica bounds")
+    traffic: list[Annotated[Number, Field(ge=0, le=1)]] | None = Field(
+        None, min_length=1, max_length=MAX_TRAFFIC_BUCKETS,
+        description="serving: the share (each in [0, 1]) of each request size, in the phase's "
+        "`requests` order, this entry serves; over a fleet each size's shares add up to 1, and "
+        "every entry gives them or none does (none: each size goes whole to the cheapest entry)")
 
     @model_validator(mode="after")
     def _reserved_words(self) -> UseEntrySpec:
@@ -71,7 +79,8 @@ class UseEntrySpec(Spec):
 
 
 class FleetSpec(Spec):
-    """Several GPU types serving one phase; requests are routed by size."""
+    """Several GPU types serving one phase; each request size goes to the cheapest entry, or is
+    split by the entries' ``traffic`` shares."""
 
     fleet: list[UseEntrySpec] = Field(min_length=1, max_length=16,
                                       description="the GPU types of a serving fleet")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,14 +18,16 @@ import numpy as np
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
 from costsim.sim.draws import draw
-from costsim.sim.fleet import fleet_hours
+from costsim.sim.fleet import IntArray, fleet_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.results import ServingRecord, TrainingRunRecord
+from costsim.sim.serving_prep import ServingEntryPrep
 from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
+from costsim.sim.spot_replicas import requests_lost, spot_reclaims
 from costsim.sim.training_run import RunSpec, simulate_run
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -241,7 +243,8 @@ def _job_gpu_hours(prep: ExperimentsPrep, rng: np.random.Generator) -> float:
 
 def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     """Serve hour by hour: autoscaled replicas per fleet entry, bounded GPUs first, the rest
-    on the rental or spill pool; returns the end time."""
+    on the rental or spill pool (on spot: reclaimed and replaced, :mod:`costsim.sim.spot_replicas`);
+    returns the end time."""
     env, phase, sim = ctx.env, prep.phase, ctx.prep.sim_defaults
     start = env.now
     duration = ctx.prep.scenario.calendar.months_s(phase.duration_months)
@@ -252,41 +255,88 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     shape = resolve_shape(phase.load, sim, growth)
     rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
     requests = served = tokens = output_tokens = replica_hours = 0.0
+    preemptions = 0
     fleet_total = np.zeros(hours, dtype=np.int64)
     for entry in prep.entries:
         src = entry.source
         tput = ctx.draws["throughput_error"]
-        fleet = fleet_hours(rates * entry.request_share, entry.sizing_capacity_s,
+        entry_rates = rates * entry.request_share
+        fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
                             entry.service_capacity_s * tput, entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
         gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica
         served_hourly = fleet.served_within_slo
+        rented, pool = gpus, src.rental
         if src.bounded:
             owned = src.entry.option is PurchaseOption.OWNED
             if src.implied_commitment is not None:
                 ctx.add_commitment(replace(src.implied_commitment, start_s=start))
             got = ctx.take_hourly(phase.name, src.gpu, owned, h0, gpus)
-            rest = gpus - got
-            if src.spill is not None:
-                _book_replicas(ctx, phase.name, src.spill, h0, rest, entry.gpus_per_replica)
-            else:
+            rented, pool = gpus - got, src.spill
+            if src.spill is None:
                 share = np.divide(got, gpus, out=np.ones_like(gpus), where=gpus > 0)
                 served_hourly = served_hourly * share
-        elif src.rental is not None:
-            _book_replicas(ctx, phase.name, src.rental, h0, gpus, entry.gpus_per_replica)
+        missing_gpu_hours = 0.0
+        if pool is not None:
+            spot = _serve_on_spot(ctx, phase.name, pool, src.fallback, h0, entry, entry_rates,
+                                  fleet.replicas, rented, tput)
+            _book_replicas(ctx, phase.name, pool, h0, rented - spot.missing_gpus,
+                           entry.gpus_per_replica)
+            served_hourly = np.maximum(0.0, served_hourly - spot.requests_lost)
+            preemptions += spot.reclaims
+            missing_gpu_hours = float(spot.unreplaced_gpus.sum())
         requests += float(fleet.requests.sum())
         served += float(served_hourly.sum())
         tokens += float(served_hourly.sum()) * (entry.prompt_tokens + entry.output_tokens)
         output_tokens += float(served_hourly.sum()) * entry.output_tokens
-        replica_hours += fleet.replica_hours
+        replica_hours += fleet.replica_hours - missing_gpu_hours / entry.gpus_per_replica
         fleet_total += fleet.replicas
-        ctx.used_gpu_hours += float(gpus.sum())
+        ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
     ctx.serving.append(ServingRecord(
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
-        replicas_by_hour=tuple(int(r) for r in fleet_total) if ctx.keep_fleet else ()))
+        replicas_by_hour=tuple(int(r) for r in fleet_total) if ctx.keep_fleet else (),
+        preemptions=preemptions))
     yield env.timeout(hours * SECONDS_PER_HOUR)
     return env.now
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _SpotServing:
+    """What spot reclaims did to one fleet entry's rented replicas, hour by hour."""
+
+    reclaims: int
+    missing_gpus: FloatArray  # GPUs of reclaimed replicas, off the spot bill (average)
+    unreplaced_gpus: FloatArray  # of those, not stood in for by a fallback
+    requests_lost: FloatArray  # requests the missing replicas could not serve
+
+
+def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: RentalPool | None,
+                   h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: IntArray,
+                   rented_gpus: FloatArray, throughput_error: float) -> _SpotServing:
+    """Reclaims of the rented replicas when ``pool`` is spot: drawn from the phase's and
+    pool's own stream (so no other phase or plan draws differently); the fallback stands in
+    for the gap (booked here), else the capacity is missing."""
+    none = np.zeros(rented_gpus.size)
+    if pool.option is not PurchaseOption.SPOT:
+        return _SpotServing(reclaims=0, missing_gpus=none, unreplaced_gpus=none,
+                            requests_lost=none)
+    tp = entry.gpus_per_replica
+    hazard = pool.spot_hazard_per_s(tp, ctx.draws["spot_hazard_scale"])
+    if hazard <= 0:
+        return _SpotServing(reclaims=0, missing_gpus=none, unreplaced_gpus=none,
+                            requests_lost=none)
+    drawn = spot_reclaims(rented_gpus / tp, hazard, ctx.prep.sim_defaults.spot_reacquire_s,
+                          ctx.rng("phase", phase, "spot", pool.name))
+    missing_gpus = drawn.missing_replicas * tp
+    if fallback is not None:
+        _book_replicas(ctx, phase, fallback, h0, missing_gpus, tp)
+        return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
+                            unreplaced_gpus=none, requests_lost=none)
+    lost = requests_lost(rates, replicas.astype(np.float64), drawn.missing_replicas,
+                         entry.service_capacity_s * throughput_error)
+    return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
+                        unreplaced_gpus=missing_gpus, requests_lost=lost)
 
 
 def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus: np.ndarray,
@@ -296,4 +346,3 @@ def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus:
     per_replica = pool.gpus_paid_for(gpus_per_replica)
     paid = gpus / gpus_per_replica * per_replica
     ctx.book_rental_hourly(phase, pool, h0, paid)
-

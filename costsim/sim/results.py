@@ -58,6 +58,7 @@ class ServingRecord:
     replica_hours: float
     cost_usd: float  # the phase's ledger lines
     replicas_by_hour: tuple[int, ...]  # whole fleet (replicas of every entry)
+    preemptions: int = 0  # spot replicas reclaimed
 
     @property
     def slo_attainment(self) -> float:

@@ -2,11 +2,15 @@
 type, and the routing of request sizes to GPU types.
 
 A replica is sized by the performance model's rule (:mod:`costsim.perf.sizing`: the SLO given,
-else the default interactive one, and the target utilization). Each request size (bucket) goes
-to the fleet entry that serves it at the lowest cost per request (price per GPU-hour × GPUs per
-replica ÷ requests/s a replica is sized for): the ground
-on which many small cards can beat a few large ones. An entry's capacity for its mix of sizes is
-the share-weighted harmonic mean (:func:`costsim.sim.fleet.mix_capacity`).
+else the default interactive one, and the target utilization); :func:`replica_capacities` is
+the one place a replica's per-bucket capacities come from (the serving-mix optimizer asks it
+too). Routing: where the plan gives ``traffic`` shares f_jk (the optimizer writes the serving-mix
+program's), entry j serves the share f_jk of bucket k; otherwise each request size (bucket) goes
+whole to the fleet entry that serves it at the lowest cost per request (price per GPU-hour × GPUs
+per replica ÷ requests/s a replica is sized for): the ground on which many small cards can beat
+a few large ones. An entry's load share is Σ_k p_k·f_jk and its capacity for its mix of sizes
+the harmonic mean weighted by p_k·f_jk (:func:`costsim.sim.fleet.mix_capacity`), so each hour
+the autoscaler runs ⌈Σ_k λ·p_k·f_jk / c_jk⌉ replicas of it: the program's fit constraint.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from costsim.catalog.prices import PriceBook
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import PerfDefaults
-from costsim.domain.phases import ServingPhase
+from costsim.domain.phases import RequestBucket, ServingPhase
 from costsim.domain.plans import Plan, UseEntry
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
@@ -120,6 +124,70 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
         service[i] = replica.service_requests_per_s
         tp[i] = replica.gpus_per_replica
         sources.append(entry_source(scenario, plan, phase.name, entry, tp[i], book, reasons))
+    if use_traffic(entries):
+        routing = _traffic_routing(entries, capacity, sources, where, buckets, reasons)
+    else:
+        routing = _cheapest_routing(capacity, sources, tp, where, phase, reasons)
+    if routing is None:
+        return None
+    preps = []
+    for i, source in enumerate(sources):
+        mine = [j for j in range(len(buckets)) if routing[i, j] > 0]
+        if source is None or not mine:
+            continue
+        # the share of all requests each of this entry's buckets brings it: p_k (× f_jk)
+        weights = np.array([buckets[j].share * routing[i, j] for j in mine])
+        total = float(weights.sum())
+        auto = source.entry.autoscale
+        preps.append(ServingEntryPrep(
+            source=source, gpus_per_replica=tp[i],
+            sizing_capacity_s=mix_capacity(capacity[i, mine], weights / total),
+            service_capacity_s=mix_capacity(service[i, mine], weights / total),
+            request_share=total,
+            prompt_tokens=float(sum(w * buckets[j].prompt_tokens
+                                    for w, j in zip(weights, mine, strict=True)) / total),
+            output_tokens=float(sum(w * buckets[j].output_tokens
+                                    for w, j in zip(weights, mine, strict=True)) / total),
+            min_replicas=auto.min_replicas if auto else 1,
+            max_replicas=auto.max_replicas if auto else None,
+            scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
+                              else sim_defaults.instance_startup_s)))
+    if any(s is None for s in sources):
+        return None  # an entry of the plan cannot run: its reason is already recorded
+    return tuple(preps)
+
+
+def use_traffic(entries: Sequence[UseEntry]) -> bool:
+    """Whether the fleet states its routing (``traffic`` on every entry; the domain allows all
+    or none)."""
+    return bool(entries) and all(entry.traffic is not None for entry in entries)
+
+
+def _traffic_routing(entries: Sequence[UseEntry], capacity: np.ndarray,
+                     sources: Sequence[EntrySource | None], where: str,
+                     buckets: Sequence[RequestBucket], reasons: list[str]) -> np.ndarray | None:
+    """The plan's own shares f_jk as an (entries × buckets) array, each bucket's column scaled
+    to add up to exactly 1 (the domain allows 1 ± 1e-6); None (with reasons) where a share goes
+    to an entry that cannot serve that request size within the SLO."""
+    routing = np.array([entry.traffic or () for entry in entries], dtype=np.float64)
+    routing /= routing.sum(axis=0, keepdims=True)
+    ok = True
+    for i, entry in enumerate(entries):
+        for j, bucket in enumerate(buckets):
+            if routing[i, j] > 0 and sources[i] is not None and not capacity[i, j] > 0:
+                reasons.append(f"{where}: {entry.gpu} does not serve requests of "
+                               f"{bucket.prompt_tokens}+{bucket.output_tokens} tokens within "
+                               f"the SLO, but its traffic sends it {routing[i, j]:g} of them")
+                ok = False
+    return routing if ok else None
+
+
+def _cheapest_routing(capacity: np.ndarray, sources: Sequence[EntrySource | None],
+                      tp: Sequence[int], where: str, phase: ServingPhase,
+                      reasons: list[str]) -> np.ndarray | None:
+    """Each bucket whole (1.0) to the entry with the lowest cost per request; None (with the
+    reason) where no entry serves a bucket within the SLO."""
+    buckets = phase.requests
     cost_per_request = np.full(capacity.shape, np.inf)
     for i, source in enumerate(sources):
         pool = None if source is None else source.price_pool
@@ -136,30 +204,9 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
                        f"SLO (ttft p95 {phase.slo.ttft_p95_s} s, tpot p95 "
                        f"{phase.slo.tpot_p95_s} s)")
         return None
-    preps = []
-    for i, source in enumerate(sources):
-        mine = [j for j in range(len(buckets)) if routed_to[j] == i]
-        if source is None or not mine:
-            continue
-        shares = np.array([buckets[j].share for j in mine])
-        total = float(shares.sum())
-        auto = source.entry.autoscale
-        preps.append(ServingEntryPrep(
-            source=source, gpus_per_replica=tp[i],
-            sizing_capacity_s=mix_capacity(capacity[i, mine], shares / total),
-            service_capacity_s=mix_capacity(service[i, mine], shares / total),
-            request_share=total,
-            prompt_tokens=float(sum(buckets[j].share * buckets[j].prompt_tokens
-                                    for j in mine) / total),
-            output_tokens=float(sum(buckets[j].share * buckets[j].output_tokens
-                                    for j in mine) / total),
-            min_replicas=auto.min_replicas if auto else 1,
-            max_replicas=auto.max_replicas if auto else None,
-            scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
-                              else sim_defaults.instance_startup_s)))
-    if any(s is None for s in sources):
-        return None  # an entry of the plan cannot run: its reason is already recorded
-    return tuple(preps)
+    routing = np.zeros(capacity.shape)
+    routing[routed_to, np.arange(len(buckets))] = 1.0
+    return routing
 
 
 def _replica_usd_per_hour(pool: RentalPool | CommitmentPool | None, gpus_per_replica: int

@@ -5,11 +5,13 @@ plan the simulator runs."""
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import replace
 from datetime import date
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from costsim.catalog.perf_defaults import perf_defaults
@@ -19,17 +21,22 @@ from costsim.domain.calendar import Calendar
 from costsim.domain.phases import LoadProfile, RequestBucket, ServingPhase, Slo
 from costsim.domain.plans import PhaseUse, Plan, UseEntry
 from costsim.domain.scenario import Scenario
+from costsim.domain.uncertainty import Fixed, Uncertainty
 from costsim.errors import InfeasibleError
 from costsim.optimize.serving_mix import MixInstance, solve_mix
 from costsim.optimize.serving_mix_plan import (
     load_levels,
     mix_instance,
     mix_use,
-    routed_buckets,
+    routing_cost_usd,
     solve_serving_mix,
+    traffic_shares,
 )
+from costsim.sim.ledger import Category
+from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.montecarlo import run_plan
 from costsim.sim.prepare import prepare_plan
+from costsim.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 from tests.domain.scenario_builders import llama_8b
 
 PRICES = Path(__file__).parents[1] / "data" / "serving_mix_prices.csv"
@@ -176,14 +183,56 @@ def test_the_simulated_mix_costs_no_more_than_the_best_single_type_plan() -> Non
     assert mixed.metrics is not None
     assert mixed.metrics.slo_attainment is not None
     assert mixed.metrics.slo_attainment >= 0.99
-    # The simulator routes each size whole to the type cheapest per request; with these prices
-    # that is H100 for every size, so the plan it can run is the single type: the program's
-    # saving comes from integer rounding (small cards filling a big card's spare load), which
-    # static size routing cannot express (docs/optimizer.md).
-    assert set(routed_buckets(instance, instance.gpus)) == {"H100"}
+    # The plan carries the shares of the level that costs least over the month's hourly
+    # profile (one fleet keeps one set of shares all month); the simulator routes by them.
+    rates = np.array(hourly_rates(resolve_shape(phase.load, sim_assumptions()),
+                                  base.calendar.start, 0.0, len_hours(phase)))
+    costs = {level: routing_cost_usd(instance, getattr(mix, level), rates)
+             for level in ("trough", "median", "peak")}
+    assert costs[mix.routing_level] == min(costs.values())
+    shares = traffic_shares(mix.routing)
+    for entry in uses["mix"].entries:
+        assert entry.traffic == tuple(shares[:, instance.gpus.index(entry.gpu)])
+    # with these prices the trough's all-H100 routing wins over the profile: the peak's L4 +
+    # H100 split saves at the peak hour but holds a replica more than the hours between need
+    assert mix.routing_level == "trough"
     assert [e.gpu for e in uses["mix"].entries] == ["H100"]
-    (entry,) = uses["mix"].entries
-    assert entry.autoscale is not None
-    # bounds: the program's trough H100s, and what one all-H100 entry needs at the peak
-    assert entry.autoscale.min_replicas == mix.trough.replicas[instance.gpus.index("H100")]
-    assert entry.autoscale.max_replicas == mix.peak.best_single.replicas
+
+
+def len_hours(phase: ServingPhase) -> int:
+    return math.ceil(phase.duration_months * HOURS_PER_MONTH)
+
+
+def test_a_plan_with_traffic_runs_the_programs_replicas_of_each_type_at_a_constant_rate(
+        ) -> None:
+    # the mixed workload at a steady 40 requests/s: every level is the peak, whose program
+    # splits the middle size between L4 and H100 (book prices, whole instances)
+    phase = replace(serving((0.5, *SMALL), (0.3, 500, 250), (0.2, *LARGE), peak=40.0),
+                    load=LoadProfile(peak_requests_per_s=40.0, diurnal=False))
+    base = scenario(phase)
+    instance = mix_instance(base, phase, GPUS, price_book(), perf_defaults(), cloud="aws",
+                            region="us-east-1")
+    mix = solve_serving_mix(base, phase, instance, sim_assumptions())
+    assert mix.routing_level == "peak"
+    split = [k for k, row in enumerate(traffic_shares(mix.peak)) if np.count_nonzero(row) > 1]
+    assert split, "the program splits a request size across types"
+    use = mix_use(mix, cloud="aws", region="us-east-1")
+    assert len(use.entries) >= 2
+    plan = Plan(name="mix", cloud="aws", region="us-east-1", uses=(use,))
+    steady = Uncertainty(throughput_error=Fixed(value=1.0))  # capacities as estimated
+    prep = prepare_plan(replace(base, plans=(plan,), uncertainty=steady), plan)
+    result = run_plan(prep, seed=5, replications=1)
+    assert result.feasible
+    assert result.ledger is not None
+    hours = math.ceil(base.calendar.months_s(phase.duration_months) / SECONDS_PER_HOUR)
+    held = {line.key.gpu: line.gpu_hours for line in result.ledger.lines
+            if line.key.category is Category.COMPUTE}
+    for j, gpu in enumerate(instance.gpus):
+        replicas = mix.peak.replicas[j]
+        if replicas == 0:
+            assert gpu not in held
+            continue
+        per_replica = instance.usd_per_replica_hour[j] / instance.usd_per_gpu_hour[j]
+        assert held[gpu] == pytest.approx(replicas * per_replica * hours), gpu
+    assert result.metrics is not None
+    assert result.metrics.slo_attainment == pytest.approx(1.0)

@@ -83,6 +83,21 @@ def test_a_fleet_and_every_owned_part_are_written_in_the_files_words() -> None:
     assert yaml.safe_load(plan_yaml(plans["mixed"])) == [mixed]
 
 
+def test_traffic_shares_are_written_exactly_and_inline() -> None:
+    use = PhaseUse(phase="serve", entries=(
+        UseEntry(gpu="L40S", traffic=(0.9, 1.0)), UseEntry(gpu="L4", traffic=(0.1, 0.0))))
+    plan = Plan(name="mix", uses=(use,))
+    assert plan_yaml(plan) == (
+        "  - name: mix\n"
+        "    use:\n"
+        "      serve:\n"
+        "        fleet:\n"
+        "          - gpu: L40S\n"
+        "            traffic: [0.9, 1]\n"
+        "          - gpu: L4\n"
+        "            traffic: [0.1, 0]\n")
+
+
 # ------------------------------------------------------------------ any plan, hypothesis-built
 BASE = ROOT / "scenarios" / "lifecycle-assistant.yaml"
 GPUS = ("A10G", "H100", "L4", "L40S", "A100-80GB")
@@ -116,9 +131,16 @@ def use_entries(draw: st.DrawFn, gpu: str) -> UseEntry:
 @st.composite
 def plans(draw: st.DrawFn) -> Plan:
     fleet = draw(st.lists(st.sampled_from(GPUS), min_size=1, max_size=3, unique=True))
+    serve = tuple(draw(use_entries(g)) for g in fleet)
+    if draw(st.booleans()):  # the optimizer's routed mix: each bucket's shares add up to 1
+        weights = draw(st.lists(st.lists(st.floats(0.01, 1), min_size=len(fleet),
+                                         max_size=len(fleet)), min_size=2, max_size=2))
+        shares = [[w / sum(bucket) for w in bucket] for bucket in weights]  # [k][j]
+        serve = tuple(dataclasses.replace(entry, traffic=(shares[0][j], shares[1][j]))
+                      for j, entry in enumerate(serve))
     uses = (PhaseUse(phase="prototype", entries=(draw(use_entries(draw(st.sampled_from(GPUS)))),)),
             PhaseUse(phase="fine-tune", entries=(draw(use_entries("H100")),)),
-            PhaseUse(phase="serve", entries=tuple(draw(use_entries(g)) for g in fleet)))
+            PhaseUse(phase="serve", entries=serve))
     commitments = draw(st.lists(st.builds(
         Commitment, gpu=st.sampled_from(GPUS), count=st.integers(1, 64),
         term_years=st.sampled_from((1, 3)), payment=PAYMENTS, start=DATES,
