@@ -8,6 +8,8 @@ import argparse
 from typing import Any
 
 from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, examples, print_json
+from costsim.cli.flags import range_argtype
+from costsim.cli.ranges import describe
 
 
 def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
@@ -36,10 +38,13 @@ def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("--gpu", default=None, metavar="NAME",
                         help="the GPU of the logs, any accepted name incl. nvidia-smi's "
                              "(default: none; a log needs it)")
-    parser.add_argument("--gpus", type=int, default=None, metavar="N",
-                        help="the logs' whole-run GPU count (default: none; a log needs it)")
-    parser.add_argument("--seq-len", type=int, default=None, metavar="TOKENS",
-                        help="tokens per sequence (default: none; a Megatron/NeMo log needs "
+    parser.add_argument("--gpus", type=range_argtype("--gpus"), default=None, metavar="N",
+                        help=f"the logs' whole-run GPU count, {describe('--gpus')} (default: "
+                             "none; a log needs it)")
+    parser.add_argument("--seq-len", type=range_argtype("--seq-len"), default=None,
+                        metavar="TOKENS",
+                        help=f"tokens per sequence, {describe('--seq-len')} (default: none; a "
+                             "Megatron/NeMo log needs "
                              "it to turn sequences per step into tokens; else the model's "
                              "maximum, capped at 4096, for the prediction)")
     parser.add_argument("--precision", default=None, metavar="DTYPE",
@@ -61,12 +66,8 @@ def _run(args: argparse.Namespace) -> int:
     from costsim.catalog.perf_defaults import perf_defaults
     from costsim.catalog.training_profiles import read_training_profile
     from costsim.domain.measurements import RunDetails
-    from costsim.errors import InputError
     from costsim.perf.training_calibration import calibrate_point, summarize
 
-    for flag, value in (("--gpus", args.gpus), ("--seq-len", args.seq_len)):
-        if value is not None and value < 1:
-            raise InputError("", flag, f"must be >= 1 (got {value})")
     details = RunDetails(model=args.model, gpu=args.gpu, gpus=args.gpus, seq_len=args.seq_len,
                          precision=args.precision, framework=args.framework)
     points = [p for file in args.files for p in read_training_profile(Path(file), details)]

@@ -136,7 +136,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "(default: none, the model alone)")
     train.add_argument("--profile-gpus", type=range_argtype("--gpus"), default=None,
                        metavar="N", help="GPUs of the --profile logs' run, when it ran on "
-                                         "another count than --gpus (default: --gpus)")
+                                         f"another count than --gpus, {describe('--gpus')} "
+                                         "(default: --gpus)")
     _add_price_args(train)
     add_json_flag(train)
     train.set_defaults(handler=_train)
