@@ -101,7 +101,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "costsim estimate train --model llama-3-70b --gpu A100 --gpus 512 --tokens 1.5e13 "
             "--tp 8 --pp 4",
             "costsim estimate train --model llama-3-8b --gpus 8 --tokens 1e8 --task finetune "
-            "--lora-rank 16 --json"))
+            "--lora-rank 16 --json",
+            "costsim estimate train --model llama-3-8b --gpu H100 --gpus 64 --tokens 1e12 "
+            "--seq-len 8192 --profile docs/examples/training/megatron-llama3-8b-64xh100.log"))
     add_model_args(train)
     add_task_arg(train, ("train", "finetune"), "train")
     add_compute_args(train)
@@ -127,11 +129,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     train.add_argument("--network", default=None,
                        help=f"inter-node network: {' | '.join(NETWORK_NAMES)} (default: by "
                             "GPU, see docs/performance.md)")
-    train.add_argument("--framework", type=_framework, default="megatron-lm",
+    train.add_argument("--framework", type=_framework, default=None,
                        help="training code: megatron-lm (also NeMo; the calibration) | "
                             "pytorch-fsdp (also torchtitan) | deepspeed | hf-trainer (also "
-                            "accelerate) (default megatron-lm; efficiencies in "
-                            "docs/performance.md)")
+                            "accelerate) (default megatron-lm, or the framework of the "
+                            "--profile runs; efficiencies in docs/performance.md)")
+    train.add_argument("--profile", action="append", default=None, metavar="FILE",
+                       help="a measured run of this model on this GPU (repeatable): the "
+                            "training run CSV, a Megatron-LM/NeMo or torchtitan log, or HF "
+                            "trainer_state.json; a log's model, GPU, count and sequence length "
+                            "are this command's flags. A run at this count replaces the "
+                            "model's rate (basis measured), one at another count scales by "
+                            "the model's ratio (predicted-adjusted); see docs/performance.md "
+                            "(default: none, the model alone)")
+    train.add_argument("--profile-gpus", type=range_argtype("--gpus"), default=None,
+                       metavar="N", help="GPUs of the --profile logs' run, when it ran on "
+                                         f"another count than --gpus, {describe('--gpus')} "
+                                         "(default: --gpus)")
     _add_price_args(train)
     add_json_flag(train)
     train.set_defaults(handler=_train)
@@ -237,7 +251,9 @@ def _train(args: argparse.Namespace) -> int:
     probe = argparse.Namespace(**{**vars(args), "tp": None, "pp": None, "dp": None,
                                   "gpus": None, "zero": None})
     base = build_training_setup(probe, arch, gpu, task)
-    base = replace(base, layout=ParallelLayout(), framework=TrainingFramework(args.framework))
+    profiles = _read_profiles(args, name, arch, gpu.name, gpus)
+    framework = args.framework or _profile_framework(profiles) or "megatron-lm"
+    base = replace(base, layout=ParallelLayout(), framework=TrainingFramework(framework))
     global_seqs = args.global_batch  # >= 1: checked by its argparse type
     if flags.grad_accum is not None and (global_seqs is not None
                                          or args.global_batch_tokens is not None):
@@ -266,8 +282,40 @@ def _train(args: argparse.Namespace) -> int:
                                                  args.price_usd_per_gpu_hour)
     est = estimate_training_run(arch, gpu, gpus, args.tokens, base, fixed, defaults=defaults,
                                 price_usd_per_gpu_hour=price, network=network)
+    if profiles:
+        from costsim.perf.measured_training import apply_measurements
+
+        est = apply_measurements(est, profiles, arch=arch, gpu=gpu, base=base,
+                                 defaults=defaults, network=network)
+        if est.profile_source == "":
+            price_warnings.append(
+                f"--profile: no measured run of {name} on {gpu.name} with {base.framework.value}"
+                f" in {base.precision.value}, full training: the rate is the model's")
     check_training_result(est)
     return _emit(args, training_payload(est, name, source, price_warnings), print_train)
+
+
+def _read_profiles(args: argparse.Namespace, name: str, arch: Any, gpu: str,
+                   gpus: int) -> tuple[Any, ...]:
+    """The measured runs of ``--profile``; what a log does not say is this command's run."""
+    if not args.profile:
+        return ()
+    from pathlib import Path
+
+    from costsim.catalog.training_profiles import read_training_profile
+    from costsim.domain.measurements import RunDetails
+
+    details = RunDetails(model=name, architecture=arch, gpu=gpu, gpus=args.profile_gpus or gpus,
+                         seq_len=args.seq_len, precision=args.precision,
+                         framework=args.framework)
+    return tuple(p for file in args.profile
+                 for p in read_training_profile(Path(file), details))
+
+
+def _profile_framework(profiles: tuple[Any, ...]) -> str | None:
+    """The one framework the measured runs used (None: none named, or several)."""
+    named = {p.framework.value for p in profiles if p.framework is not None}
+    return named.pop() if len(named) == 1 else None
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any],

@@ -39,6 +39,11 @@ def training_payload(est: Any, model: str, price_source: str,
         "flops_total": est.flops_total,
         "step_time_s": step.step_time_s,
         "tokens_per_s": step.tokens_per_s,
+        "basis": est.basis.value,
+        "profile_source": est.profile_source or None,
+        "predicted_tokens_per_s": (est.predicted_tokens_per_s
+                                   if est.predicted_tokens_per_s is not None
+                                   else step.tokens_per_s),
         "model_tflops_per_gpu": step.model_tflops_per_gpu,
         "hardware_tflops_per_gpu": step.hardware_tflops_per_gpu,
         "mfu": step.mfu,
@@ -80,6 +85,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds / SECONDS_PER_MINUTE:.1f} minutes"
 
 
+def _basis(p: dict[str, Any]) -> str:
+    """Where the steady rate comes from (DESIGN §12)."""
+    if p["basis"] == "predicted":
+        return "predicted (the performance model)"
+    return (f"{p['basis']} from {p['profile_source']} (the model alone: "
+            f"{p['predicted_tokens_per_s']:,.0f} tokens/s)")
+
+
 def print_train(p: dict[str, Any]) -> None:
     """The ``estimate train`` table of a :func:`training_payload`."""
     lay = p["layout"]
@@ -100,6 +113,7 @@ def print_train(p: dict[str, Any]) -> None:
                       f"sync {b['sync']:.3f})"),
         ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
                        f"model TFLOPS/GPU; MFU {percent(p['mfu'])}, HFU {percent(p['hfu'])}"),
+        ("rate basis", _basis(p)),
         ("steady wall time", _duration(p["steady_wall_time_s"])),
         ("goodput", percent(p["goodput"])),
         ("all-in wall time", _duration(p["wall_time_s"])),

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from costsim.domain.architecture import Architecture
-from costsim.domain.measurements import ServingPoint, TrainingPoint
+from costsim.domain.measurements import RunDetails, ServingPoint, TrainingPoint
 from costsim.scenario import KnownNames, LoadedScenario, load_scenario
 from costsim.scenario.overrides import ScenarioVariants, Variant, load_variant
 from costsim.scenario.resolved import resolved_scenario
@@ -41,10 +41,10 @@ def _read_serving(path: Path) -> tuple[ServingPoint, ...]:
     return read_serving_profile(path)
 
 
-def _read_training(path: Path) -> tuple[TrainingPoint, ...]:
+def _read_training(path: Path, details: RunDetails) -> tuple[TrainingPoint, ...]:
     from costsim.catalog.training_profiles import read_training_profile
 
-    return read_training_profile(path)
+    return read_training_profile(path, details)
 
 
 def known_names() -> KnownNames:

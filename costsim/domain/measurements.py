@@ -88,3 +88,28 @@ class Measurements:
 
     def __bool__(self) -> bool:
         return bool(self.serving or self.training)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDetails:
+    """What a training log does not say about its run, given beside the file (``calibrate
+    train`` / ``estimate train`` flags, or a scenario's ``measurements.training`` mapping).
+
+    They fill what the file leaves out and never replace a value the file states. ``model`` is
+    a preset or a config path; ``architecture`` (a scenario's own model) wins over it.
+    ``where`` names where they were given, for error messages: empty for command-line flags
+    (``--gpu``), else the key path (``measurements.training.0``).
+    """
+
+    model: str | None = None
+    architecture: Architecture | None = None
+    gpu: str | None = None
+    gpus: int | None = None
+    seq_len: int | None = None
+    precision: str | None = None
+    framework: str | None = None
+    where: str = ""
+
+    def label(self, field: str) -> str:
+        """Where ``field`` was given: ``--seq-len`` or ``measurements.training.0.seq_len``."""
+        return f"{self.where}.{field}" if self.where else "--" + field.replace("_", "-")

@@ -34,12 +34,13 @@ import numpy as np
 
 from costsim.catalog.perf_defaults import allin_loss_defaults
 from costsim.catalog.sim_defaults import sim_assumptions
+from costsim.domain.measurements import Basis
 from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Plan
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.simulation import SimAssumptions
-from costsim.domain.uncertainty import LogNormal
+from costsim.domain.uncertainty import Fixed, LogNormal
 from costsim.optimize.choice import PhaseChoice
 from costsim.optimize.space import SearchSpace
 from costsim.optimize.training_time import RunInputs, expect_run, product, quadrature, run_factors
@@ -255,7 +256,9 @@ def _training(scenario: Scenario, choice: PhaseChoice, start_s: float, limits: R
     block, allin = scenario.uncertainty, allin_loss_defaults()
     factors = run_factors(
         tokens_scale=block.training_tokens_scale,
-        throughput_error=block.throughput_error or LogNormal(sigma=allin.throughput_error_sigma),
+        throughput_error=(Fixed(value=1.0) if prep.basis is Basis.MEASURED  # DESIGN §12
+                          else block.throughput_error or LogNormal(
+                              sigma=allin.throughput_error_sigma)),
         failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
         extra_loss=prep.extra_loss, allin_scale=block.allin_loss_scale)
     run = expect_run(RunInputs(

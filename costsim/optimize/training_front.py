@@ -27,12 +27,13 @@ from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.gpu import GpuSpec
+from costsim.domain.measurements import Basis
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Commitment, UseEntry
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
-from costsim.domain.uncertainty import LogNormal
+from costsim.domain.uncertainty import Distribution, Fixed, LogNormal
 from costsim.domain.workload import TrainingFramework
 from costsim.errors import CostsimError, InputError
 from costsim.memory.estimate import shape_of
@@ -129,6 +130,7 @@ class _Context:
     book: PriceBook
     defaults: PerfDefaults
     factors: RunFactors
+    measured_factors: RunFactors  # the same without the model's throughput error (DESIGN §12)
     drift: Quadrature
     start_s: float
     deadline_s: float | None
@@ -198,17 +200,21 @@ def _context(scenario: Scenario, phase: TrainingPhase, book: PriceBook,
              limit: float | None, cloud: str | None, region: str | None) -> _Context:
     allin = allin_loss_defaults()
     block = scenario.uncertainty
-    factors = run_factors(
-        tokens_scale=block.training_tokens_scale,
-        throughput_error=block.throughput_error or LogNormal(
-            sigma=allin.throughput_error_sigma),
-        failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
-        extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
-                                                       median=allin.extra_loss_median),
-        allin_scale=block.allin_loss_scale)
+    def factors_with(throughput_error: Distribution) -> RunFactors:
+        return run_factors(
+            tokens_scale=block.training_tokens_scale, throughput_error=throughput_error,
+            failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
+            extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
+                                                           median=allin.extra_loss_median),
+            allin_scale=block.allin_loss_scale)
+
+    factors = factors_with(block.throughput_error or LogNormal(
+        sigma=allin.throughput_error_sigma))
     sim = sim_assumptions()
     return _Context(
         scenario=scenario, phase=phase, book=book, defaults=perf_defaults(), factors=factors,
+        measured_factors=(factors_with(Fixed(value=1.0)) if scenario.measurements.training
+                          else factors),
         drift=quadrature(block.price_drift_pct_per_year),
         start_s=earliest_start_s(scenario, phase.name),
         deadline_s=(None if phase.deadline_days is None
@@ -282,7 +288,8 @@ def _should_stop(ctx: _Context, est: TrainingEstimate,
         return True
     if ctx.deadline_s is None:
         return False
-    wall = expect_run(_run_inputs(ctx, est, 0.0, False, ctx.startup_s), ctx.factors).wall_s
+    wall = expect_run(_run_inputs(ctx, est, 0.0, False, ctx.startup_s),
+                      _factors(ctx, est)).wall_s
     return wall <= DEADLINE_STOP_SHARE * ctx.deadline_s
 
 
@@ -292,6 +299,11 @@ def _estimate(ctx: _Context, phase: TrainingPhase, gpu: GpuSpec,
         return training_estimate(ctx.scenario, phase, gpu, count, ctx.defaults)
     except CostsimError:
         return None
+
+
+def _factors(ctx: _Context, est: TrainingEstimate) -> RunFactors:
+    """The run's random factors: a measured steady rate draws no model throughput error."""
+    return ctx.measured_factors if est.basis is Basis.MEASURED else ctx.factors
 
 
 def _run_inputs(ctx: _Context, est: TrainingEstimate, preemptions_per_s: float,
@@ -345,7 +357,7 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
                 payment=option.payment or Payment.NO_UPFRONT,
                 start=ctx.scenario.calendar.start, cloud=ctx.cloud, region=ctx.region),
                 ctx.scenario.calendar, job_gpus=count, price_factor=factor)
-            run = expect_run(_run_inputs(ctx, est, 0.0, False, 0.0), ctx.factors)
+            run = expect_run(_run_inputs(ctx, est, 0.0, False, 0.0), _factors(ctx, est))
             cost = pool.obligation_usd
             gpu_hours = pool.gpus * pool.terms.term_hours
             offering, cloud = pool.offering, pool.offering.cloud
@@ -360,7 +372,7 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
                 hazard = rent.spot_hazard_per_s(count)
             run = expect_run(_run_inputs(ctx, est, hazard, fallback is not None,
                                          ctx.startup_s, rent.billing.spot_notice_s),
-                             ctx.factors)
+                             _factors(ctx, est))
             if not _finishes(ctx, run):
                 return None
             drift = _drift_factor(ctx, run)

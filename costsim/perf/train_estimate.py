@@ -16,6 +16,7 @@ import numpy as np
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
+from costsim.domain.measurements import Basis
 from costsim.domain.performance import GlobalBatchDefaults, Interconnect, PerfDefaults
 from costsim.domain.workload import ParallelLayout, Recompute, TrainingSetup
 from costsim.errors import InfeasibleError, InputError
@@ -89,6 +90,11 @@ class TrainingEstimate:
     warnings: tuple[str, ...]
     global_batch_basis: str = "given"  # "given", or which default was used and why
     framework_efficiency: float = 1.0  # the framework's factor on η∞ (1 = Megatron-class)
+    # Where the steady rate comes from (DESIGN §12; perf/measured_training.py): the model, a
+    # measured run of this case, or the model scaled by a measured run nearby
+    basis: Basis = Basis.PREDICTED
+    profile_source: str = ""  # the measured run's file and row ("" when predicted)
+    predicted_tokens_per_s: float | None = None  # the model's own rate, when a measured one won
 
     @property
     def setup(self) -> TrainingSetup:

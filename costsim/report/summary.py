@@ -93,6 +93,13 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "cumulative_cash_usd": [{"month": month, **(stats_json(stats, digits=2) or {})}
                                 for month, stats in plan.cumulative_cash_usd_by_month],
         "events": plan.events,
+        # the training phases' steady rates and their basis (DESIGN §12), when the scenario
+        # has measured training runs
+        **({"training_rates": [
+            {"phase": r.phase, "gpu": r.gpu, "gpus": r.gpus,
+             "tokens_per_s": round(r.tokens_per_s, 3), "basis": r.basis,
+             "profile_source": r.profile_source or None} for r in plan.training_rates]}
+           if plan.training_rates else {}),
     }
 
 

@@ -15,7 +15,12 @@ from typing import Any, TypeVar
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
-from costsim.domain.measurements import Measurements, ServingPoint, TrainingPoint
+from costsim.domain.measurements import (
+    Measurements,
+    RunDetails,
+    ServingPoint,
+    TrainingPoint,
+)
 from costsim.domain.phases import (
     ExperimentsPhase,
     GenericJob,
@@ -49,7 +54,12 @@ from costsim.domain.uncertainty import (
 from costsim.domain.workload import ParallelLayout, Task
 from costsim.errors import CatalogError, CostsimError, InputError, suggest
 from costsim.scenario import spec_common as sc
-from costsim.scenario.spec import MeasurementsSpec, PricesSpec, ScenarioSpec
+from costsim.scenario.spec import (
+    MeasurementsSpec,
+    PricesSpec,
+    ScenarioSpec,
+    TrainingRunSpec,
+)
 from costsim.scenario.spec_phases import (
     ExperimentsSpec,
     GenericJobSpec,
@@ -83,7 +93,7 @@ class KnownNames:
     # readers of measurement files (DESIGN §12; costsim.catalog): every point of a file, or
     # an InputError naming the file, row and rule. None: a scenario naming such a file is refused
     read_serving: Callable[[Path], tuple[ServingPoint, ...]] | None = None
-    read_training: Callable[[Path], tuple[TrainingPoint, ...]] | None = None
+    read_training: Callable[[Path, RunDetails], tuple[TrainingPoint, ...]] | None = None
 
 
 class BuildError(Exception):
@@ -139,6 +149,7 @@ class Builder:
         self.price_file: Path | None = None
         # every file the scenario reads besides itself (arch configs, the price file)
         self.referenced: set[Path] = set()
+        self.scenario_models: dict[str, ScenarioModel] = {}
 
     def gpu(self, path: KeyPath, name: str) -> str:
         try:
@@ -188,6 +199,7 @@ class Builder:
         prices = self.prices(("prices",), spec.prices)
         models = tuple(self.model(("models", name), name, m.preset, m.arch)
                        for name, m in spec.models.items())
+        self.scenario_models = {m.name: m for m in models}  # measured runs may name them
         phases = tuple(self.phase(("phases", i), p) for i, p in enumerate(spec.phases))
         plans = tuple(self.plan(("plans", i), p) for i, p in enumerate(spec.plans))
         uncertainty = make(("uncertainty",), Uncertainty, **{
@@ -206,7 +218,7 @@ class Builder:
         """Read every measurement file the scenario names, through the catalog's readers (a
         file's problem is an error at its key, naming the file and row)."""
         serving = self._measured((*path, "serving"), spec.serving, self.names.read_serving)
-        training = self._measured((*path, "training"), spec.training, self.names.read_training)
+        training = self._measured_training((*path, "training"), spec.training)
         return Measurements(
             serving=tuple(p for _, points in serving for p in points),
             training=tuple(p for _, points in training for p in points),
@@ -227,6 +239,35 @@ class Builder:
                 points = read(file)
             except CostsimError as exc:
                 raise BuildError((*path, i), str(exc)) from None
+            self.referenced.add(file)
+            found.append((file, points))
+        return found
+
+    def _measured_training(self, path: KeyPath, items: list[str | TrainingRunSpec]
+                           ) -> list[tuple[Path, tuple[TrainingPoint, ...]]]:
+        """Each training run file with what its mapping says beside it (a scenario model's
+        name stands for its architecture; a config path is relative to the scenario)."""
+        found = []
+        for i, item in enumerate(items):
+            run = item if isinstance(item, TrainingRunSpec) else TrainingRunSpec(path=item)
+            file = self.file_dir / run.path
+            key = (*path, i, "path") if isinstance(item, TrainingRunSpec) else (*path, i)
+            if not file.is_file():
+                raise BuildError(key, f"no such file: {file}")
+            if self.names.read_training is None:
+                raise BuildError(key, "this command does not read measurement files")
+            own = self.scenario_models.get(run.model) if run.model else None
+            model = run.model
+            if own is None and model and model.lower().endswith(".json"):
+                model = str(self.file_dir / model)
+            details = RunDetails(model=model, architecture=own.architecture if own else None,
+                                 gpu=run.gpu, gpus=run.gpus, seq_len=run.seq_len,
+                                 precision=run.precision, framework=run.framework,
+                                 where=".".join(str(k) for k in (*path, i)))
+            try:
+                points = self.names.read_training(file, details)
+            except CostsimError as exc:
+                raise BuildError(key, str(exc)) from None
             self.referenced.add(file)
             found.append((file, points))
         return found

@@ -134,15 +134,32 @@ class RiskSpec(Spec):
     min_slo_attainment: Number | None = Field(None, ge=0, le=1, description="share of hours")
 
 
+class TrainingRunSpec(Spec):
+    """A measured training run's file with what the file does not say (a log names no model,
+    GPU or GPU count); the file's own values win."""
+
+    path: Name = Field(description="the file, relative to the scenario file")
+    model: Name | None = Field(None, description="a model of this scenario, a preset or a "
+                               "config.json path (relative to the scenario file)")
+    gpu: Name | None = Field(None, description="the GPU (any accepted name)")
+    gpus: Whole | None = Field(None, ge=1, le=1_000_000, description="the run's GPU count")
+    seq_len: Whole | None = Field(None, ge=1, le=10_000_000, description="tokens per sequence")
+    precision: Name | None = Field(None, description="compute precision (default: the GPU's)")
+    framework: Name | None = Field(None, description="training code (default: the log "
+                                   "format's, else megatron-lm)")
+
+
 class MeasurementsSpec(Spec):
     """Files of what the team measured (DESIGN §12), relative to the scenario file."""
 
     serving: list[Name] = Field(default_factory=list, max_length=100,
                                 description="serving profiles: the serving CSV, `vllm bench "
                                 "serve --save-result` JSON or SGLang `bench_serving` JSON lines")
-    training: list[Name] = Field(default_factory=list, max_length=100,
-                                 description="training runs: the training CSV, Megatron-LM/NeMo "
-                                 "or torchtitan logs, HF Trainer `trainer_state.json`")
+    training: list[Name | TrainingRunSpec] = Field(
+        default_factory=list, max_length=100,
+        description="training runs: the training CSV, Megatron-LM/NeMo or torchtitan logs, HF "
+                    "Trainer `trainer_state.json`; a path, or {path, model, gpu, gpus, "
+                    "seq_len, precision, framework} for what a log does not say")
 
 
 class ScenarioSpec(Spec):

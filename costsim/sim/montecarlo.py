@@ -22,8 +22,14 @@ from costsim.domain.scenario import Scenario
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
-from costsim.sim.prepare import PreparedPlan, prepare_plan
-from costsim.sim.results import PhaseTimeline, PoolUse, PriceUsed, Replication
+from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
+from costsim.sim.results import (
+    PhaseTimeline,
+    PoolUse,
+    PriceUsed,
+    Replication,
+    TrainingRate,
+)
 from costsim.sim.streams import replication_seeds
 
 Progress = Callable[[int, int], None]
@@ -89,6 +95,9 @@ class PlanResult:
     gpu_demand: tuple[DemandHistogram, ...] = ()
     gpu_demand_by_hour: tuple[tuple[str, tuple[float, ...]], ...] = ()
     events: int = 0
+    # each training phase's steady rate and its basis; filled when the scenario has measured
+    # training runs (its summary then lists them)
+    training_rates: tuple[TrainingRate, ...] = ()
 
 
 def quiet_on_interrupt() -> None:
@@ -218,7 +227,18 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
         gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
-        events=sum(r.events for r in reps))
+        events=sum(r.events for r in reps), training_rates=training_rates(prep))
+
+
+def training_rates(prep: PreparedPlan) -> tuple[TrainingRate, ...]:
+    """The plan's training phases' steady rates and bases, when the scenario measured any
+    training run (else none: a run without measurements reports as it always did)."""
+    if not prep.scenario.measurements.training:
+        return ()
+    return tuple(TrainingRate(phase=name, gpu=p.source.gpu, gpus=p.gpus,
+                              tokens_per_s=p.tokens_per_s, basis=p.basis.value,
+                              profile_source=p.profile_source)
+                 for name, p in prep.phases.items() if isinstance(p, TrainingPrep))
 
 
 def _pooled_demand(reps: Sequence[Replication]) -> tuple[DemandHistogram, ...]:

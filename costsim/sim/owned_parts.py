@@ -17,7 +17,13 @@ from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.phases import TrainingPhase
 from costsim.domain.scenario import Scenario
-from costsim.perf.host_parts import delivered_on_parts, saved_params, steady_on_nic
+from costsim.perf.host_parts import (
+    delivered_on_parts,
+    node_network,
+    saved_params,
+    steady_on_nic,
+)
+from costsim.perf.measured_training import apply_measurements
 from costsim.perf.train_estimate import TrainingEstimate
 from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import OwnedPool
@@ -46,6 +52,11 @@ def owned_training(scenario: Scenario, pool: OwnedPool, phase: TrainingPhase, gp
     estimate = steady_on_nic(arch, gpu, gpus, phase.tokens, base, fixed,
                              nic_gbps=parts.nic_gbps, gpus_per_node=pool.server.gpu_count,
                              defaults=defaults)
+    if scenario.measurements.training:  # a measured rate holds on the servers' parts too
+        network = node_network(parts.nic_gbps, pool.server.gpu_count,
+                               defaults.network_for(gpu.name).efficiency)
+        estimate = apply_measurements(estimate, scenario.measurements.training, arch=arch,
+                                      gpu=gpu, base=base, defaults=defaults, network=network)
     dataset = scenario.data.dataset_gb * BYTES_PER_GB
     run = delivered_on_parts(estimate, gpu, parts, gpus_per_node=pool.server.gpu_count,
                              saved=saved_params(arch, base),

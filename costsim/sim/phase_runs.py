@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from costsim.domain.measurements import Basis
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
 from costsim.sim.draws import draw
@@ -39,7 +40,9 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
     the end time."""
     env, phase, src = ctx.env, prep.phase, prep.source
     start = env.now
-    work = prep.steady_s * ctx.draws["training_tokens_scale"] / ctx.draws["throughput_error"]
+    # a measured steady rate carries no model error (DESIGN §12); the draw is still taken
+    error = 1.0 if prep.basis is Basis.MEASURED else ctx.draws["throughput_error"]
+    work = prep.steady_s * ctx.draws["training_tokens_scale"] / error
     bounded_gpus = 0
     owned = src.entry.option is PurchaseOption.OWNED
     if src.bounded:

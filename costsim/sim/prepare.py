@@ -17,6 +17,7 @@ from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.gpu import GpuSpec
+from costsim.domain.measurements import Basis
 from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
 from costsim.domain.phases import (
     ExperimentsPhase,
@@ -36,6 +37,7 @@ from costsim.memory.estimate import estimate_training
 from costsim.memory.host import host_ram
 from costsim.memory.runtime import DEFAULT_POLICY
 from costsim.perf.goodput import Goodput
+from costsim.perf.measured_training import estimate_measured_training_run
 from costsim.perf.setups import training_setup
 from costsim.perf.train_estimate import (
     LayoutConstraints,
@@ -70,6 +72,10 @@ class TrainingPrep:
     evaluation_fraction: float
     checkpoint_bytes: float
     extra_loss: Distribution  # x beyond hardware faults: the phase's, else the calibrated one
+    # where the steady rate comes from (DESIGN §12): a measured one is not drawn a throughput
+    # error (uncertainty.throughput_error is the performance model's)
+    basis: Basis = Basis.PREDICTED
+    profile_source: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,22 +254,26 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         evaluation_fraction=goodput.evaluation_fraction,
         checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param,
         extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
-                                                       median=allin.extra_loss_median))
+                                                       median=allin.extra_loss_median),
+        basis=est.basis, profile_source=est.profile_source)
 
 
 def training_estimate(scenario: Scenario, phase: TrainingPhase, gpu: GpuSpec, gpus: int,
                       defaults: PerfDefaults) -> TrainingEstimate:
     """The performance model's run of ``phase`` on ``gpus`` GPUs of ``gpu``: the phase's
     precision, sequence length, framework and fixed layout degrees, the fastest fitting layout
-    for the rest (shared with the optimizer's training front).
+    for the rest (shared with the optimizer's training front); a measured run of the scenario
+    (``measurements.training``) that covers it sets the steady rate
+    (:mod:`costsim.perf.measured_training`).
 
     Raises:
         CostsimError: the setup is invalid or no layout fits.
     """
     arch = scenario.model(phase.model).architecture
     base, fixed = phase_setup(arch, phase, gpu)
-    return estimate_training_run(arch, gpu, gpus, phase.tokens, base, fixed,
-                                 defaults=defaults, price_usd_per_gpu_hour=0.0)
+    return estimate_measured_training_run(arch, gpu, gpus, phase.tokens, base, fixed,
+                                          measured=scenario.measurements.training,
+                                          defaults=defaults, price_usd_per_gpu_hour=0.0)
 
 
 

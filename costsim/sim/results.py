@@ -47,6 +47,18 @@ class TrainingRunRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingRate:
+    """A training phase's steady rate in a plan and where it comes from (DESIGN §12)."""
+
+    phase: str
+    gpu: str
+    gpus: int
+    tokens_per_s: float
+    basis: str  # costsim.domain.measurements.Basis value
+    profile_source: str  # the measured run's file and row ("" when predicted)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ServingRecord:
     """One serving phase in one replication."""
 

@@ -150,7 +150,7 @@ def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
     (tmp_path / "runs.csv").write_text("model,gpu,micro_batch\nllama-2-7b,A100,2\n")
     shutil.copytree(Path(__file__).parents[2] / "scenarios", tmp_path / "scenarios")
     shutil.copytree(Path(__file__).parents[2] / "docs" / "examples",
-                    tmp_path / "docs" / "examples")  # the sample logs `telemetry` reads
+                    tmp_path / "docs" / "examples")  # the sample files the examples read
     for command in PARSERS:
         if command in SIMULATING:
             continue  # seconds each: tests/cli/test_run_examples.py runs them (slow)
