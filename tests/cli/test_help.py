@@ -149,6 +149,13 @@ def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
          "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000}))
     (tmp_path / "runs.csv").write_text("model,gpu,micro_batch\nllama-2-7b,A100,2\n")
     shutil.copytree(Path(__file__).parents[2] / "scenarios", tmp_path / "scenarios")
+    shutil.copytree(Path(__file__).parents[2] / "docs" / "examples", tmp_path / "docs" / "examples")
+    # a vllm bench serve --save-result file and a line of SGLang bench_serving's output
+    result = {"completed": 100, "total_input_tokens": 100_000, "total_output_tokens": 20_000,
+              "request_throughput": 9.0, "output_throughput": 1800.0, "request_rate": "inf",
+              "model_id": "meta-llama/Meta-Llama-3-8B"}
+    (tmp_path / "bench-h100.json").write_text(json.dumps(result))
+    (tmp_path / "sglang.jsonl").write_text(json.dumps({**result, "backend": "sglang"}) + "\n")
     for command in PARSERS:
         if command in SIMULATING:
             continue  # seconds each: tests/cli/test_run_examples.py runs them (slow)
