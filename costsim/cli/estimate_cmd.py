@@ -356,8 +356,8 @@ def _serve(args: argparse.Namespace) -> int:
             latency=lambda rate: latency_at_rate(arch, gpu, predicted, defaults.serving, rate,
                                                  context_tokens=args.context))
         if est.basis is not Basis.PREDICTED and advice:
-            advice = [f"{line} (the model's figures: the profile measured only the "
-                      "configuration asked for)" for line in advice]
+            advice = tuple(f"{line} (the model's figures: the profile measured only the "
+                      "configuration asked for)" for line in advice)
     # Priced after the estimate: the replica size decides how many GPUs the lookup asks for.
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
