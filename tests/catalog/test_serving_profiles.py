@@ -63,13 +63,20 @@ def test_csv_with_p99_columns_and_empty_cells(tmp_path: Path) -> None:
                  + "llama-3-8b,NVIDIA H100 80GB HBM3,,,,1,1000,200,,inf,9.5,,,,,,offline\n"
                  + "llama-3-8b,h100,vllm,bf16,none,,1000,200,64,4,,800,0.1,0.3,0.02,0.04,\n")
     offline, online = read_serving_profile(f)
-    assert offline.gpu == "H100" and offline.request_rate_per_s is None
-    assert offline.engine is None and offline.precision is None and offline.tp == 1
-    assert offline.requests_per_s == 9.5 and offline.ttft_p95_s is None
+    assert offline.gpu == "H100"
+    assert offline.request_rate_per_s is None
+    assert offline.engine is None
+    assert offline.precision is None
+    assert offline.tp == 1
+    assert offline.requests_per_s == 9.5
+    assert offline.ttft_p95_s is None
     assert offline.source == "profile.csv row 2 (offline)"
-    assert online.request_rate_per_s == 4 and online.requests_per_s is None
-    assert online.output_tokens_per_s == 800 and online.concurrency == 64
-    assert online.ttft_p95_s == 0.3 and online.tpot_p95_s == 0.04  # p99 read as p95
+    assert online.request_rate_per_s == 4
+    assert online.requests_per_s is None
+    assert online.output_tokens_per_s == 800
+    assert online.concurrency == 64
+    assert online.ttft_p95_s == 0.3
+    assert online.tpot_p95_s == 0.04
     assert (online.engine, online.precision, online.quant) == (
         ServingEngine.VLLM, Dtype.BF16, Quant.NONE)
     assert online.source == "profile.csv row 3"
@@ -93,10 +100,13 @@ def test_vllm_bench_serve_json_takes_gpu_and_tp_from_the_context(tmp_path: Path)
     (p,) = read_serving_profile(f, ServingFileContext(gpu="A100-80GB", tp=1))
     assert p.model == "llama-3-8b"  # the hub id names the preset's repository (+ -Instruct)
     assert (p.gpu, p.tp, p.engine) == ("A100-80GB", 1, ServingEngine.VLLM)
-    assert p.prompt_tokens == 1024 and p.output_tokens == 128  # totals / completed
-    assert p.request_rate_per_s == 4.0 and p.requests_per_s == 3.98
+    assert p.prompt_tokens == 1024
+    assert p.output_tokens == 128
+    assert p.request_rate_per_s == 4.0
+    assert p.requests_per_s == 3.98
     assert p.output_tokens_per_s == 509.4
-    assert p.ttft_p50_s == pytest.approx(0.055) and p.ttft_p95_s == pytest.approx(0.120)
+    assert p.ttft_p50_s == pytest.approx(0.055)
+    assert p.ttft_p95_s == pytest.approx(0.120)
     assert p.tpot_p95_s == pytest.approx(0.028)
 
 
@@ -105,7 +115,8 @@ def test_old_benchmark_serving_json(tmp_path: Path) -> None:
     f.write_text(json.dumps(OLD_VLLM))
     (p,) = read_serving_profile(f, ServingFileContext(gpu="H100"))
     assert p.request_rate_per_s is None  # "inf": offline
-    assert p.requests_per_s == 9.09 and p.engine is None
+    assert p.requests_per_s == 9.09
+    assert p.engine is None
 
 
 def test_vllm_append_result_lines(tmp_path: Path) -> None:

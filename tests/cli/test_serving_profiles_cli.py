@@ -24,7 +24,9 @@ def test_estimate_serve_profile_sets_basis_source_and_capacity(cli: Cli,
                                                                tmp_path: Path) -> None:
     code, out, _ = cli(*ESTIMATE, "--rate", "30")
     predicted = json.loads(out)
-    assert code == 0 and predicted["basis"] == "predicted" and predicted["profile_source"] == ""
+    assert code == 0
+    assert predicted["basis"] == "predicted"
+    assert predicted["profile_source"] == ""
     half = predicted["max_requests_per_s"] / 2
     code, out, err = cli(*ESTIMATE, "--rate", "30", "--profile", str(_profile(tmp_path, half)))
     measured = json.loads(out)
@@ -39,7 +41,8 @@ def test_estimate_serve_profile_sets_basis_source_and_capacity(cli: Cli,
 
 def test_estimate_serve_text_names_the_source(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli(*ESTIMATE[:-1], "--profile", str(_profile(tmp_path, 5.0)))
-    assert code == 0 and "measured throughput and capacity from h100.csv row 2" in out
+    assert code == 0
+    assert "measured throughput and capacity from h100.csv row 2" in out
 
 
 def test_estimate_serve_profile_of_another_gpu_stays_predicted(cli: Cli,
@@ -48,7 +51,8 @@ def test_estimate_serve_profile_of_another_gpu_stays_predicted(cli: Cli,
                        "--json", "--price-usd-per-gpu-hour", "2", "--profile",
                        str(_profile(tmp_path, 5.0)))
     payload = json.loads(out)
-    assert code == 0 and payload["basis"] == "predicted"
+    assert code == 0
+    assert payload["basis"] == "predicted"
     assert any("no measured point matches" in w for w in payload["warnings"])
 
 
@@ -57,7 +61,8 @@ def test_a_bad_profile_exits_2_naming_file_and_row(cli: Cli, tmp_path: Path) -> 
     f.write_text("model,gpu,prompt_tokens,output_tokens,requests_per_s\n"
                  "llama-3-8b,H100,1000,200,-3\n")
     code, out, err = cli(*ESTIMATE, "--profile", str(f))
-    assert code == 2 and out == ""
+    assert code == 2
+    assert out == ""
     assert f"{f}: row 2: requests_per_s must be > 0" in err
 
 
@@ -80,7 +85,8 @@ def test_calibrate_serve_json(cli: Cli, tmp_path: Path) -> None:
     payload = json.loads(out)
     offline, online = payload["points"]
     rps = {f["figure"]: f for f in offline["figures"]}["requests_per_s"]
-    assert rps["measured"] == 12.0 and rps["ratio"] == pytest.approx(12.0 / rps["predicted"])
+    assert rps["measured"] == 12.0
+    assert rps["ratio"] == pytest.approx(12.0 / rps["predicted"])
     assert {f["figure"] for f in online["figures"]} == {"ttft_p50_s", "ttft_p95_s",
                                                         "tpot_p50_s", "tpot_p95_s"}
     summary = {s["figure"]: s for s in payload["summary"]}
@@ -92,10 +98,12 @@ def test_calibrate_serve_json(cli: Cli, tmp_path: Path) -> None:
 def test_calibrate_serve_text(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli("calibrate", "serve", str(_bench(tmp_path)), "--gpu", "H100")
     assert code == 0
-    assert "bench.jsonl line 1" in out and "requests_per_s" in out
+    assert "bench.jsonl line 1" in out
+    assert "requests_per_s" in out
     assert out.strip().splitlines()[-1].startswith("verdict: measured requests_per_s is")
 
 
 def test_calibrate_serve_without_gpu_exits_2(cli: Cli, tmp_path: Path) -> None:
     code, _, err = cli("calibrate", "serve", str(_bench(tmp_path)))
-    assert code == 2 and "line 1: the GPU is not given" in err
+    assert code == 2
+    assert "line 1: the GPU is not given" in err

@@ -59,7 +59,8 @@ def test_matching_defaults_engine_precision_quant_and_tp() -> None:
 def test_offline_row_sets_the_maximum_exactly_without_latency_u_times_rps() -> None:
     got = measured_capacity([_point(requests_per_s=8.0, output_tokens_per_s=1650.0)],
                             1000, 200, RULE, _model())  # type: ignore[arg-type]
-    assert got is not None and got.basis is Basis.MEASURED
+    assert got is not None
+    assert got.basis is Basis.MEASURED
     assert got.capacity.max_requests_per_s == 8.0
     assert got.output_tokens_per_s == 1650.0
     assert got.capacity.requests_per_s == pytest.approx(0.7 * 8.0)
@@ -97,17 +98,20 @@ def test_latency_curve_gives_the_slo_capacity_under_the_rule() -> None:
     cap = got.capacity
     assert cap.max_requests_per_s == 12.0
     assert cap.at_slo_requests_per_s == pytest.approx(6.5)
-    assert cap.requests_per_s == pytest.approx(6.5) and cap.bound is SizingBound.SLO
+    assert cap.requests_per_s == pytest.approx(6.5)
+    assert cap.bound is SizingBound.SLO
     # a given SLO no measured rate meets leaves no capacity (the model is not asked)
     none = measured_capacity([offline, *_curve()], 1000, 200,
                              replace(RULE, slo_ttft_p95_s=0.1), _model())  # type: ignore[arg-type]
-    assert none is not None and none.capacity.requests_per_s == 0.0
+    assert none is not None
+    assert none.capacity.requests_per_s == 0.0
 
 
 def test_outside_the_measured_sizes_the_model_is_scaled_by_the_nearest_ratio() -> None:
     points = [_point(requests_per_s=10.0), _point(prompt_tokens=2000.0, requests_per_s=4.0)]
     got = measured_capacity(points, 4000, 200, RULE, _model())  # type: ignore[arg-type]
-    assert got is not None and got.basis is Basis.PREDICTED_ADJUSTED
+    assert got is not None
+    assert got.basis is Basis.PREDICTED_ADJUSTED
     ratio = 4.0 / (20.0 * 1200 / 2200)  # measured / predicted maximum at 2000+200
     assert got.capacity.max_requests_per_s == pytest.approx(20.0 * 1200 / 4200 * ratio)
     assert "2000+200" in got.profile_source
@@ -121,7 +125,8 @@ def test_interpolation_between_two_sizes_lies_between_them(a: float, b: float,
               _point(prompt_tokens=4000.0, requests_per_s=b)]
     prompt = 500.0 * (4000.0 / 500.0) ** t
     got = measured_capacity(points, prompt, 200, RULE, _model())  # type: ignore[arg-type]
-    assert got is not None and got.basis is Basis.MEASURED
+    assert got is not None
+    assert got.basis is Basis.MEASURED
     top = got.capacity.max_requests_per_s
     assert min(a, b) * (1 - 1e-12) <= top <= max(a, b) * (1 + 1e-12)
 
