@@ -111,7 +111,8 @@ def test_registration_imports_no_engine_or_domain_module() -> None:
                     "costsim.cli.prices_cmd", "costsim.cli.estimate_cmd",
                     "costsim.cli.scenario_cmds", "costsim.cli.run_cmd", "costsim.cli.compare_cmd",
                     "costsim.cli.sim_flags", "costsim.cli.optimize_cmd",
-                    "costsim.cli.sweep_cmd"}
+                    "costsim.cli.sweep_cmd", "costsim.cli.calibrate_cmd",
+                    "costsim.cli.calibrate_serve", "costsim.cli.calibrate_train"}
     assert loaded - registration == set()
 
 

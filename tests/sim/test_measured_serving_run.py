@@ -10,6 +10,7 @@ import pytest
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.perf_defaults import perf_defaults
+from costsim.cli.run_table import render_run
 from costsim.cli.scenario_names import load_scenario_file
 from costsim.domain.phases import ServingPhase
 from costsim.report.summary import summary_json
@@ -84,6 +85,9 @@ def test_measured_capacity_half_the_models_doubles_the_fleet(tmp_path: Path) -> 
     assert line["basis"] == "measured"
     assert line["source"] == "bench.csv row 2 (offline run)"
     assert "measured_inputs" not in summary_json(base, generated_at="x")["inputs"]
+    text = render_run(measured, None)
+    assert "Measured inputs: bench.csv replaced 1 model figure(s)" in text
+    assert "Measured inputs" not in render_run(base, None)
 
 
 def test_throughput_error_applies_to_predicted_capacity_only(tmp_path: Path) -> None:
