@@ -56,6 +56,27 @@ def load_preset(name: str, source: str = "--model") -> ModelPreset:
     )
 
 
+def preset_for_model_id(model_id: str) -> str | None:
+    """The preset a benchmark's model id names, or None: a preset name, or the Hugging Face
+    repository its config was taken from (``meta-llama/Meta-Llama-3-8B``, the ``source``
+    column of presets.csv), also with an ``-Instruct`` / ``-Chat`` suffix (tuned variants keep
+    the base model's shape). Case, '-', '_' and spaces are ignored."""
+    rows = _preset_rows()
+    by_key = {name_key(name): name for name in rows}
+    for name, row in rows.items():
+        words = row["source"].split()
+        if words and words[0].startswith("huggingface.co/"):
+            by_key.setdefault(name_key(words[0].removeprefix("huggingface.co/")), name)
+    key = name_key(model_id)
+    for suffix in ("", "instruct", "chat"):
+        if suffix and not key.endswith(suffix):
+            continue
+        found = by_key.get(key.removesuffix(suffix) if suffix else key)
+        if found is not None:
+            return found
+    return None
+
+
 def load_architecture_file(path: Path) -> Architecture:
     """Read a Hugging Face ``config.json`` from ``path``.
 

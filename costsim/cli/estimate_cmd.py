@@ -14,6 +14,7 @@ from costsim.cli.flags import (
     add_kv_dtype_arg,
     add_layout_args,
     add_model_args,
+    add_profile_arg,
     add_replica_args,
     add_task_arg,
     add_training_args,
@@ -158,14 +159,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "costsim estimate serve --model llama-3-8b --rate 20",
             "costsim estimate serve --model llama-3-70b --gpu H100 --tp 4 --rate 50 "
             "--slo-ttft-s 1 --slo-tpot-s 0.05",
-            "costsim estimate serve --model mistral-7b --gpu L4 --quant int4 --json"))
+            "costsim estimate serve --model mistral-7b --gpu L4 --quant int4 --json",
+            "costsim estimate serve --model llama-3-8b --gpu H100 --rate 20 "
+            "--profile docs/examples/serving_profile.csv"))
     add_model_args(serve)
     add_compute_args(serve)
     add_kv_dtype_arg(serve)
     add_replica_args(serve)
     add_inference_args(serve, serving=True)
     add_gpu_arg(serve)
-    serve.add_argument("--engine", type=_engine, default="vllm",
+    serve.add_argument("--engine", type=_engine, default=None,
                        help=f"{' | '.join(ENGINES)} (default vllm)")
     serve.add_argument("--rate", type=range_argtype("--rate"), default=None, metavar="REQ/S",
                        help=f"requests per second to serve, {describe('--rate')} "
@@ -187,9 +190,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="share of a replica's maximum request rate a sized fleet runs "
                             f"at, {describe('--target-utilization')} (default 0.70, "
                             "Knative/KServe's autoscaler target; see docs/performance.md)")
+    add_profile_arg(serve, "a measured serving profile: the serving CSV, `vllm bench serve "
+                    "--save-result` JSON or SGLang `bench_serving` JSON lines; what a file "
+                    "does not say (GPU, TP, engine, model) is taken from --gpu, --tp, "
+                    "--engine, --model as given")
     _add_price_args(serve)
     add_json_flag(serve)
-    serve.set_defaults(handler=_serve)
+    # None = not given (the help's defaults apply): a benchmark file takes only given flags
+    serve.set_defaults(handler=_serve, gpu=None, engine=None)
 
 
 def lookup_price(gpu: str, gpus: int, cloud: str | None,
@@ -329,6 +337,8 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any],
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from costsim.catalog.perf_defaults import perf_defaults
     from costsim.cli.estimate_report import print_serve, serving_payload
     from costsim.cli.layout_args import (
@@ -337,6 +347,7 @@ def _serve(args: argparse.Namespace) -> int:
         resolve_precision,
         resolve_request_tokens,
     )
+    from costsim.domain.measurements import Basis
     from costsim.domain.precision import Dtype
     from costsim.domain.workload import Quant, ServingEngine
     from costsim.perf.quant_advice import (
@@ -367,21 +378,60 @@ def _serve(args: argparse.Namespace) -> int:
     kv_dtype = Dtype(args.kv_dtype) if args.kv_dtype else None
     quant = Quant(args.quant or "none")
 
-    def estimate(candidate: QuantCandidate) -> ServingEstimate:
+    engine = ServingEngine(args.engine or "vllm")
+    points = _serving_profiles(args)
+    if points and tp is None:
+        from costsim.perf.measured_serving import matching_points, measured_tp
+
+        tp = measured_tp(matching_points(
+            points, arch=arch, model=name, gpu=gpu.name, engine=engine, precision=precision,
+            default_precision=gpu.default_precision, quant=quant, tp=None))
+
+    def estimate(candidate: QuantCandidate, sizes: tuple[int, int] = (prompt, output),
+                 replica_tp: int | None = tp) -> ServingEstimate:
         return estimate_serving(
-            arch, gpu, engine=ServingEngine(args.engine), precision=candidate.precision,
-            quant=candidate.quant, kv_dtype=candidate.kv_dtype, prompt_tokens=prompt,
-            output_tokens=output, batch=args.batch or 1, tp=tp, rate_requests_per_s=args.rate,
-            slo_ttft_s=args.slo_ttft_s, slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
+            arch, gpu, engine=engine, precision=candidate.precision,
+            quant=candidate.quant, kv_dtype=candidate.kv_dtype, prompt_tokens=sizes[0],
+            output_tokens=sizes[1], batch=args.batch or 1, tp=replica_tp,
+            rate_requests_per_s=args.rate, slo_ttft_s=args.slo_ttft_s,
+            slo_tpot_s=args.slo_tpot_s, price_usd_per_gpu_hour=0.0,
             assumptions=defaults.serving, context_tokens=args.context,
             target_utilization=args.target_utilization)
 
+    chosen = QuantCandidate(precision=precision, quant=quant, kv_dtype=kv_dtype, flags="")
     est, advice = estimate_with_advice(
-        estimate, QuantCandidate(precision=precision, quant=quant, kv_dtype=kv_dtype, flags=""),
-        quantization_candidates(gpu, precision, quant, kv_dtype))
+        estimate, chosen, quantization_candidates(gpu, precision, quant, kv_dtype))
+    if args.profile:
+        from costsim.perf.measured_serving import with_measurements
+        from costsim.perf.serving import latency_at_rate
+
+        predicted = est
+        est = with_measurements(
+            replace(est, model=name), points, arch=arch, default_precision=gpu.default_precision,
+            predict=lambda p, o: estimate(chosen, (p, o), predicted.gpus_per_replica),
+            latency=lambda rate: latency_at_rate(arch, gpu, predicted, defaults.serving, rate,
+                                                 context_tokens=args.context))
+        if est.basis is not Basis.PREDICTED and advice:
+            advice = tuple(f"{line} (the model's figures: the profile measured only the "
+                      "configuration asked for)" for line in advice)
     # Priced after the estimate: the replica size decides how many GPUs the lookup asks for.
     price, source, price_warnings = lookup_price(gpu.name, est.gpus_per_replica, args.cloud,
                                                  args.price_usd_per_gpu_hour)
     if price:
         est = with_price(est, price)
     return _emit(args, serving_payload(est, name, source, price_warnings, advice), print_serve)
+
+
+def _serving_profiles(args: argparse.Namespace) -> tuple[Any, ...]:
+    """The measured points of every ``--profile`` file (the flags given fill what a file does
+    not say)."""
+    if not args.profile:
+        return ()
+    from costsim.catalog.serving_profiles import read_serving_profile
+    from costsim.domain.measurements import ServingFileContext
+
+    context = ServingFileContext(
+        model=args.model or (str(args.arch.resolve()) if args.arch else None), gpu=args.gpu,
+        tp=args.tp if args.tp is not None else args.gpus, engine=args.engine,
+        precision=args.precision, quant=args.quant if args.quant != "none" else None)
+    return tuple(p for file in args.profile for p in read_serving_profile(file, context))

@@ -85,7 +85,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / SECONDS_PER_MINUTE:.1f} minutes"
 
 
-def _basis(p: dict[str, Any]) -> str:
+def _train_basis(p: dict[str, Any]) -> str:
     """Where the steady rate comes from (DESIGN §12)."""
     if p["basis"] == "predicted":
         return "predicted (the performance model)"
@@ -113,7 +113,7 @@ def print_train(p: dict[str, Any]) -> None:
                       f"sync {b['sync']:.3f})"),
         ("throughput", f"{p['tokens_per_s']:,.0f} tokens/s; {p['model_tflops_per_gpu']:.0f} "
                        f"model TFLOPS/GPU; MFU {percent(p['mfu'])}, HFU {percent(p['hfu'])}"),
-        ("rate basis", _basis(p)),
+        ("rate basis", _train_basis(p)),
         ("steady wall time", _duration(p["steady_wall_time_s"])),
         ("goodput", percent(p["goodput"])),
         ("all-in wall time", _duration(p["wall_time_s"])),
@@ -169,6 +169,11 @@ def serving_payload(est: Any, model: str, price_source: str, extra_warnings: lis
         "price_source": price_source,
         "cost_per_million_output_tokens_usd": est.cost_per_million_output_tokens_usd,
         "cost_per_million_tokens_usd": est.cost_per_million_tokens_usd,
+        # DESIGN §12: the basis of the throughput, SLO capacity, replica and cost figures
+        # (latencies are always the model's) and the measured rows they rest on
+        "basis": est.basis.value,
+        "profile_source": est.profile_source,
+        "measured_over_predicted_capacity": est.measured_over_predicted,
         "warnings": [*est.warnings, *extra_warnings],
         "advice": list(advice),
     }
@@ -204,6 +209,16 @@ def _slo(p: dict[str, Any]) -> str:
     return f"{slo} ({p['slo_source']}); {met}"
 
 
+def _serve_basis(p: dict[str, Any]) -> str:
+    """Where throughput and capacity come from (latencies are the model's)."""
+    if p["basis"] == "predicted":
+        return "predicted (the performance model)"
+    ratio = p["measured_over_predicted_capacity"]
+    versus = "" if ratio is None else f", {ratio:.2f} x the model's capacity"
+    return (f"{p['basis']} throughput and capacity from {p['profile_source']}{versus}; "
+            "latencies predicted")
+
+
 def print_serve(p: dict[str, Any]) -> None:
     """The ``estimate serve`` table of a :func:`serving_payload`."""
     def opt(value: Any, fmt: str) -> str:
@@ -228,6 +243,7 @@ def print_serve(p: dict[str, Any]) -> None:
                   f"({p['price_source'] or 'none'})"),
         ("$ per M tokens", f"{usd_rate(p['cost_per_million_tokens_usd'])} (output only "
                            f"{usd_rate(p['cost_per_million_output_tokens_usd'])})"),
+        ("basis", _serve_basis(p)),
     ]
     print(format_table(rows, ("estimate serve", "")))
     for warning in p["warnings"]:

@@ -295,3 +295,12 @@ def add_all_memory_args(parser: argparse.ArgumentParser) -> None:
     add_layout_args(parser, searched=False)
     add_inference_args(parser)
     add_gpu_arg(parser)
+
+
+def add_profile_arg(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--profile FILE`` (repeatable): measured figures that win over the model (DESIGN §12);
+    ``what`` names the files the command reads."""
+    parser.add_argument("--profile", action="append", type=Path, default=None, metavar="FILE",
+                        help=f"{what}; repeatable; a measured figure wins over the model for "
+                             "the case it covers (default: none, the model alone; "
+                             "docs/performance.md)")

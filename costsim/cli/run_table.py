@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsim.cli.common import format_table
@@ -121,6 +122,19 @@ def savings_line(run: RunResult, plan: str) -> str:
             f"(mean cost {usd_estimate(base.mean)} → {usd_estimate(chosen.mean)}).")
 
 
+def measured_line(run: RunResult) -> str:
+    """One line naming the measurement files the run read and how many figures they replaced
+    (empty when the scenario names none)."""
+    m = run.scenario.measurements
+    files = [*m.serving_files, *m.training_files]
+    if not files:
+        return ""
+    figures = sum(len(plan.measured) for plan in run.plans)
+    names = ", ".join(Path(f).name for f in files)
+    return (f"Measured inputs: {names} replaced {figures} model figure(s) across the plans "
+            "(report: Assumptions, summary.json inputs.measured_inputs).")
+
+
 def render_run(run: RunResult, report_dir: str | None) -> str:
     """The whole text output of ``costsim run``."""
     scenario = run.scenario
@@ -133,6 +147,8 @@ def render_run(run: RunResult, report_dir: str | None) -> str:
         parts += [*infeasible, ""]
     parts += recommendation_lines(run)
     parts.append("")
+    if measured := measured_line(run):
+        parts += [measured, ""]
     parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/report.html")

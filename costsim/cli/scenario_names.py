@@ -13,7 +13,12 @@ from functools import partial
 from pathlib import Path
 
 from costsim.domain.architecture import Architecture
-from costsim.domain.measurements import RunDetails, ServingPoint, TrainingPoint
+from costsim.domain.measurements import (
+    RunDetails,
+    ServingFileContext,
+    ServingPoint,
+    TrainingPoint,
+)
 from costsim.scenario import KnownNames, LoadedScenario, load_scenario
 from costsim.scenario.overrides import ScenarioVariants, Variant, load_variant
 from costsim.scenario.resolved import resolved_scenario
@@ -35,10 +40,10 @@ def _load_model(preset: str | None, arch_path: Path | None) -> tuple[Architectur
     return load_architecture_file(arch_path), f"config:{arch_path}"
 
 
-def _read_serving(path: Path) -> tuple[ServingPoint, ...]:
+def _read_serving(path: Path, context: ServingFileContext) -> tuple[ServingPoint, ...]:
     from costsim.catalog.serving_profiles import read_serving_profile
 
-    return read_serving_profile(path)
+    return read_serving_profile(path, context)
 
 
 def _read_training(path: Path, details: RunDetails) -> tuple[TrainingPoint, ...]:

@@ -56,6 +56,22 @@ class ServingPoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ServingFileContext:
+    """What a benchmark result file may not say about its own run, given beside it (CLI flags
+    ``--model``/``--gpu``/``--tp``/``--engine``, or a scenario's ``measurements.serving`` entry):
+    names as the user wrote them, resolved by the reader. A value here fills a missing one and
+    overrides what a benchmark JSON guessed (its ``model_id``, SGLang's ``server_info``); in a
+    serving CSV it fills empty cells only. ``model`` is a preset or a config.json path."""
+
+    model: str | None = None
+    gpu: str | None = None
+    tp: int | None = None
+    engine: str | None = None
+    precision: str | None = None
+    quant: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TrainingPoint:
     """One measured steady-state training rate (a row of the training run CSV, or a log read
     by a reader): the whole fleet's ``tokens_per_s``, or a ``step_time_s`` or an ``mfu`` from

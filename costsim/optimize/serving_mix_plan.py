@@ -104,7 +104,8 @@ def mix_instance(scenario: Scenario, phase: ServingPhase, gpus: Sequence[str], b
     for name in gpus:
         gpu = get_gpu(name, source="serving mix GPU")
         try:
-            replica = serving_prep.replica_capacities(arch, gpu, phase, defaults)
+            replica = serving_prep.replica_capacities(arch, gpu, phase, defaults,
+                                                      measured=scenario.measurements.serving)
         except CostsimError as error:
             reasons.append(f"{name}: {error}")
             continue  # the model cannot be served on this GPU: it takes no bucket

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
+from costsim.domain.measurements import Basis
 from costsim.domain.performance import ServingAssumptions
 from costsim.domain.precision import Dtype
 from costsim.domain.workload import InferenceSetup, ParallelLayout, Quant, ServingEngine
@@ -78,6 +79,11 @@ class ServingEstimate:
     cost_per_million_output_tokens_usd: float
     cost_per_million_tokens_usd: float
     warnings: tuple[str, ...]
+    # where the throughput and capacity figures come from (DESIGN §12): the model alone, or
+    # measured points (costsim.perf.measured_serving); latencies stay the model's
+    basis: Basis = Basis.PREDICTED
+    profile_source: str = ""
+    measured_over_predicted: float | None = None  # sizing capacity, measured / predicted
 
 
 def _valid_tp(arch: Architecture, tp: int) -> bool:
@@ -284,3 +290,22 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
         cost_per_million_output_tokens_usd=per_output,
         cost_per_million_tokens_usd=per_token, warnings=tuple(warnings),
     )
+
+
+def latency_at_rate(arch: Architecture, gpu: GpuSpec, est: ServingEstimate,
+                    assumptions: ServingAssumptions, rate_requests_per_s: float, *,
+                    policy: HeadroomPolicy = DEFAULT_POLICY,
+                    context_tokens: int | None = None) -> tuple[float, float, float, float]:
+    """(TTFT, TPOT, p95 TTFT, p95 TPOT) the model predicts for one replica of ``est`` (a
+    predicted estimate) at ``rate_requests_per_s``: the load a measured capacity puts on a
+    replica, or the offered rate of a benchmark point."""
+    profile = assumptions.engine(est.engine)
+    engine_policy = replace(policy, infer_utilization=profile.memory_utilization)
+    setup = InferenceSetup(precision=est.precision,
+                           layout=ParallelLayout(tp=est.gpus_per_replica), batch=1,
+                           context_tokens=context_tokens or est.prompt_tokens + est.output_tokens,
+                           kv_dtype=est.kv_dtype, quant=est.quant)
+    r = replica_terms(arch, gpu, setup, profile, assumptions, engine_policy)
+    lat = latency_at_load(r, rate_requests_per_s, est.prompt_tokens, est.output_tokens,
+                          est.max_batch, est.max_requests_per_s, assumptions)
+    return (float(lat.ttft_s), float(lat.tpot_s), float(lat.ttft_p95_s), float(lat.tpot_p95_s))

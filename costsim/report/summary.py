@@ -108,11 +108,30 @@ def inputs_json(run: RunResult) -> JsonDict:
     built from the domain objects when the run was not loaded from a file), and per plan the
     prices and the engine defaults used, each with its source."""
     scenario = dict(run.inputs) if run.inputs else jsonable(run.scenario)
-    return {
+    out = {
         **scenario,
         "prices_used": {plan.name: [price_json(price) for price in plan.prices]
                         for plan in run.plans},
         "defaults_used": [default_json(default) for default in run.defaults],
+    }
+    measured = measured_inputs_json(run)
+    if measured is not None:
+        out["measured_inputs"] = measured
+    return out
+
+
+def measured_inputs_json(run: RunResult) -> JsonDict | None:
+    """The measurement files a run read and, per plan, the figures they replaced (DESIGN §12);
+    None when the scenario names no measurement file."""
+    m = run.scenario.measurements
+    if not m.serving_files and not m.training_files:
+        return None
+    return {
+        "files": {"serving": list(m.serving_files), "training": list(m.training_files)},
+        "points": {"serving": len(m.serving), "training": len(m.training)},
+        "used": {plan.name: [{"phase": u.phase, "gpu": u.gpu, "figure": u.figure,
+                              "basis": u.basis, "source": u.source} for u in plan.measured]
+                 for plan in run.plans},
     }
 
 

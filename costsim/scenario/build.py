@@ -18,6 +18,7 @@ from costsim.domain.calendar import Calendar
 from costsim.domain.measurements import (
     Measurements,
     RunDetails,
+    ServingFileContext,
     ServingPoint,
     TrainingPoint,
 )
@@ -58,6 +59,7 @@ from costsim.scenario.spec import (
     MeasurementsSpec,
     PricesSpec,
     ScenarioSpec,
+    ServingFileSpec,
     TrainingRunSpec,
 )
 from costsim.scenario.spec_phases import (
@@ -92,7 +94,7 @@ class KnownNames:
     with_price_file: bool = False
     # readers of measurement files (DESIGN §12; costsim.catalog): every point of a file, or
     # an InputError naming the file, row and rule. None: a scenario naming such a file is refused
-    read_serving: Callable[[Path], tuple[ServingPoint, ...]] | None = None
+    read_serving: Callable[[Path, ServingFileContext], tuple[ServingPoint, ...]] | None = None
     read_training: Callable[[Path, RunDetails], tuple[TrainingPoint, ...]] | None = None
 
 
@@ -212,12 +214,19 @@ class Builder:
                     discount_rate_pct_per_year=spec.discount_rate_pct_per_year,
                     data=make(("data",), DataSizes, **dict(spec.data)), prices=prices,
                     uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)),
-                    measurements=self.measurements(("measurements",), spec.measurements))
+                    measurements=self.measurements(("measurements",), spec))
 
-    def measurements(self, path: KeyPath, spec: MeasurementsSpec) -> Measurements:
+    def measurements(self, path: KeyPath, scenario: ScenarioSpec) -> Measurements:
         """Read every measurement file the scenario names, through the catalog's readers (a
         file's problem is an error at its key, naming the file and row)."""
-        serving = self._measured((*path, "serving"), spec.serving, self.names.read_serving)
+        spec: MeasurementsSpec = scenario.measurements
+        read_serving = self.names.read_serving
+        files = [entry if isinstance(entry, str) else entry.path for entry in spec.serving]
+        contexts = [self._serving_context(entry, scenario) for entry in spec.serving]
+        serving = self._measured(
+            (*path, "serving"), files,
+            None if read_serving is None else (
+                lambda file, i: read_serving(file, contexts[i])))
         training = self._measured_training((*path, "training"), spec.training)
         return Measurements(
             serving=tuple(p for _, points in serving for p in points),
@@ -225,8 +234,23 @@ class Builder:
             serving_files=tuple(str(f) for f, _ in serving),
             training_files=tuple(str(f) for f, _ in training))
 
+    def _serving_context(self, entry: str | ServingFileSpec,
+                         scenario: ScenarioSpec) -> ServingFileContext:
+        """What a ``measurements.serving`` mapping gives beside its file; its model may name a
+        model of ``models:``, a preset, or a config.json relative to the scenario."""
+        if isinstance(entry, str):
+            return ServingFileContext()
+        model = entry.model
+        if model is not None and model in scenario.models:
+            named = scenario.models[model]
+            model = named.preset or str(self.file_dir / str(named.arch))
+        elif model is not None and model.lower().endswith(".json"):
+            model = str(self.file_dir / model)
+        return ServingFileContext(model=model, gpu=entry.gpu, tp=entry.tp, engine=entry.engine,
+                                  precision=entry.precision, quant=entry.quant)
+
     def _measured(self, path: KeyPath, names: list[str],
-                  read: Callable[[Path], tuple[T, ...]] | None
+                  read: Callable[[Path, int], tuple[T, ...]] | None
                   ) -> list[tuple[Path, tuple[T, ...]]]:
         found = []
         for i, name in enumerate(names):
@@ -236,7 +260,7 @@ class Builder:
             if read is None:
                 raise BuildError((*path, i), "this command does not read measurement files")
             try:
-                points = read(file)
+                points = read(file, i)
             except CostsimError as exc:
                 raise BuildError((*path, i), str(exc)) from None
             self.referenced.add(file)

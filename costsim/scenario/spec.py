@@ -149,12 +149,29 @@ class TrainingRunSpec(Spec):
                                    "format's, else megatron-lm)")
 
 
+class ServingFileSpec(Spec):
+    """A serving profile with what the file itself does not say (a benchmark JSON never names
+    the GPU): each value fills what the file leaves empty."""
+
+    path: Name = Field(description="the file, relative to the scenario")
+    model: Name | None = Field(None, description="a model of `models:`, a preset, or a "
+                                                 "config.json path relative to the scenario")
+    gpu: Name | None = Field(None, description="GPU name (any accepted, incl. nvidia-smi's)")
+    tp: Whole | None = Field(None, ge=1, le=64, description="GPUs per replica")
+    engine: Name | None = Field(None, description="vllm, tensorrt-llm, sglang, llama.cpp, "
+                                                  "torch-compile or hf-transformers")
+    precision: Name | None = Field(None, description="compute dtype (default: the GPU's)")
+    quant: Name | None = Field(None, description="weight storage (default none)")
+
+
 class MeasurementsSpec(Spec):
     """Files of what the team measured (DESIGN §12), relative to the scenario file."""
 
-    serving: list[Name] = Field(default_factory=list, max_length=100,
-                                description="serving profiles: the serving CSV, `vllm bench "
-                                "serve --save-result` JSON or SGLang `bench_serving` JSON lines")
+    serving: list[Name | ServingFileSpec] = Field(
+        default_factory=list, max_length=100,
+        description="serving profiles: the serving CSV, `vllm bench serve --save-result` JSON "
+                    "or SGLang `bench_serving` JSON lines; a path, or {path, model, gpu, tp, "
+                    "engine, precision, quant} for what the file does not say")
     training: list[Name | TrainingRunSpec] = Field(
         default_factory=list, max_length=100,
         description="training runs: the training CSV, Megatron-LM/NeMo or torchtitan logs, HF "

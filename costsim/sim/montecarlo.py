@@ -24,6 +24,7 @@ from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.results import (
+    MeasuredUsed,
     PhaseTimeline,
     PoolUse,
     PriceUsed,
@@ -84,6 +85,7 @@ class PlanResult:
     cost_per_million_output_tokens_usd: float | None = None
     ledger: Ledger | None = None  # mean ledger: lines add up to cost_usd.mean
     prices: tuple[PriceUsed, ...] = ()  # every price relied on, with source and date
+    measured: tuple[MeasuredUsed, ...] = ()  # figures taken from measurement files
     metrics: PlanMetrics | None = None
     pools: tuple[PoolUse, ...] = ()  # mean paid and used GPU-hours per pool
     reserved_by_month: tuple[tuple[str, float, float], ...] = ()  # (month, committed, used) h
@@ -125,7 +127,7 @@ def infeasible_result(prep: PreparedPlan) -> PlanResult:
     """The result of a plan that cannot work: its reasons, nothing simulated."""
     return PlanResult(name=prep.plan.name, feasible=False,
                       infeasible_reasons=prep.infeasible_reasons, replications=0,
-                      prices=prep.prices_used())
+                      prices=prep.prices_used(), measured=prep.measured_used())
 
 
 def plan_result(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
@@ -209,6 +211,7 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         cost_per_million_output_tokens_usd=_per_million(reps, serving_names, output_tokens),
         ledger=mean_ledger,
         prices=prep.prices_used(),
+        measured=prep.measured_used(),
         metrics=PlanMetrics(
             gpu_hours_used=float(np.mean([r.gpu_hours_used for r in reps])),
             gpu_hours_paid=float(np.mean([r.gpu_hours_paid for r in reps])),

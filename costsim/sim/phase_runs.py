@@ -265,7 +265,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         tput = ctx.draws["throughput_error"]
         entry_rates = rates * entry.request_share
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
-                            entry.service_capacity_s * tput, entry.min_replicas,
+                            entry.service_capacity_at(tput), entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
         gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica
         served_hourly = fleet.served_within_slo

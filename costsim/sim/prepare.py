@@ -49,7 +49,7 @@ from costsim.sim.owned_parts import owned_training
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
 from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
-from costsim.sim.results import PriceUsed
+from costsim.sim.results import MeasuredUsed, PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
 
@@ -119,6 +119,15 @@ class PreparedPlan:
     def feasible(self) -> bool:
         """True when the plan can be simulated."""
         return not self.infeasible_reasons
+
+    def measured_used(self) -> tuple[MeasuredUsed, ...]:
+        """Every figure of the plan taken from a measurement file (DESIGN §12)."""
+        return tuple(
+            MeasuredUsed(phase=name, gpu=entry.source.gpu,
+                         figure=f"replica capacity, {size} requests", basis=basis,
+                         source=source)
+            for name, phase in self.phases.items() if isinstance(phase, ServingPrep)
+            for entry in phase.entries for size, basis, source in entry.measured)
 
     def prices_used(self) -> tuple[PriceUsed, ...]:
         """Every price the plan relies on, with its source and date."""

@@ -146,6 +146,18 @@ class PriceUsed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MeasuredUsed:
+    """A figure a plan took from a measurement file instead of the model (DESIGN §12): e.g.
+    the capacity of an H100 replica of phase ``serve`` for 1000+200-token requests."""
+
+    phase: str
+    gpu: str
+    figure: str
+    basis: str  # measured | predicted-adjusted
+    source: str  # the files and rows
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DefaultUsed:
     """A default assumption a run relied on, with its source."""
 

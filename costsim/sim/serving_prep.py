@@ -16,7 +16,8 @@ the autoscaler runs ⌈Σ_k λ·p_k·f_jk / c_jk⌉ replicas of it: the program'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,14 +25,16 @@ from costsim.catalog.gpus import get_gpu
 from costsim.catalog.prices import PriceBook
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
+from costsim.domain.measurements import Basis, ServingPoint
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.phases import RequestBucket, ServingPhase
 from costsim.domain.plans import Plan, UseEntry
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.errors import CostsimError
+from costsim.perf.measured_serving import matching_points, measured_capacity, measured_tp
 from costsim.perf.serving import estimate_serving
-from costsim.perf.sizing import capacity_under_rule, sizing_rule
+from costsim.perf.sizing import ReplicaCapacity, capacity_under_rule, sizing_rule
 from costsim.sim.capacity import EntrySource, entry_source
 from costsim.sim.fleet import mix_capacity
 from costsim.sim.pools import CommitmentPool, RentalPool
@@ -51,23 +54,47 @@ class ServingEntryPrep:
     min_replicas: int
     max_replicas: int | None
     scale_up_delay_s: float
+    # share of the entry's service work (requests / capacity) on predicted capacities: the
+    # model's throughput error applies to those only (DESIGN §12), see service_capacity_at
+    predicted_share: float = 1.0
+    # (request size, basis, source) of each routed bucket whose capacity was measured
+    measured: tuple[tuple[str, str, str], ...] = ()
+
+    def service_capacity_at(self, throughput_error: float) -> float:
+        """The service capacity under a drawn throughput error factor t: predicted capacities
+        are scaled by t, measured ones are not. With a predicted share f of the work,
+        1/c(t) = (1 − f)/c + f/(c·t) (the harmonic mix of :func:`mix_capacity`)."""
+        if self.predicted_share >= 1.0:
+            return self.service_capacity_s * throughput_error
+        if self.predicted_share <= 0.0:
+            return self.service_capacity_s
+        return self.service_capacity_s / (1.0 - self.predicted_share
+                                          + self.predicted_share / throughput_error)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaCapacities:
-    """One replica of a GPU type serving a phase: its size and its capacity per request bucket."""
+    """One replica of a GPU type serving a phase: its size and its capacity per request bucket,
+    with the basis of each capacity (DESIGN §12) and the measured rows it rests on."""
 
     gpus_per_replica: int
     sizing_requests_per_s: tuple[float, ...]  # what sizing divides the rate by, per bucket
     service_requests_per_s: tuple[float, ...]  # what it serves within the SLO, per bucket
+    basis: tuple[Basis, ...] = field(default=())  # per bucket; empty: all predicted
+    profile_source: tuple[str, ...] = field(default=())  # per bucket ("" when predicted)
+
+    def bucket_basis(self, j: int) -> Basis:
+        """The basis of bucket ``j``'s capacity."""
+        return self.basis[j] if self.basis else Basis.PREDICTED
 
 
 def replica_capacities(arch: Architecture, gpu: GpuSpec, phase: ServingPhase,
-                       defaults: PerfDefaults, *,
-                       target_utilization: float | None = None) -> ReplicaCapacities:
+                       defaults: PerfDefaults, *, target_utilization: float | None = None,
+                       measured: Sequence[ServingPoint] = ()) -> ReplicaCapacities:
     """Size one replica of ``gpu`` for each of the phase's request buckets under the
     performance model's sizing rule (the phase's SLO, else the default one; ``target_utilization``
-    or the default u).
+    or the default u), from the ``measured`` points that match the case where there are any
+    (:mod:`costsim.perf.measured_serving`: a measured replica keeps its measured TP).
 
     Raises:
         CostsimError: the model cannot be served on ``gpu`` (it does not fit, bad precision).
@@ -75,26 +102,47 @@ def replica_capacities(arch: Architecture, gpu: GpuSpec, phase: ServingPhase,
     precision = phase.precision or gpu.default_precision
     rule = sizing_rule(defaults.serving, slo_ttft_s=phase.slo.ttft_p95_s,
                        slo_tpot_s=phase.slo.tpot_p95_s, target_utilization=target_utilization)
-    sizing: list[float] = []
-    service: list[float] = []
-    tp = 0
-    for bucket in phase.requests:
+    match = matching_points(measured, arch=arch, model=phase.model, gpu=gpu.name,
+                            engine=phase.engine, precision=precision,
+                            default_precision=gpu.default_precision, quant=phase.quant,
+                            tp=None)
+    fixed_tp = measured_tp(match)
+
+    def predicted(prompt: float, output: float) -> tuple[ReplicaCapacity, float, int]:
         est = estimate_serving(
             arch, gpu, engine=phase.engine, precision=precision, quant=phase.quant,
-            kv_dtype=phase.kv_dtype, prompt_tokens=bucket.prompt_tokens,
-            output_tokens=bucket.output_tokens, batch=1, tp=None,
+            kv_dtype=phase.kv_dtype, prompt_tokens=max(1, round(prompt)),
+            output_tokens=max(1, round(output)), batch=1, tp=fixed_tp,
             rate_requests_per_s=None, slo_ttft_s=rule.slo_ttft_p95_s,
             slo_tpot_s=rule.slo_tpot_p95_s, price_usd_per_gpu_hour=0.0,
             assumptions=defaults.serving)
-        sized = capacity_under_rule(est.max_requests_per_s,
-                                    est.max_requests_per_s_at_slo or 0.0, rule)
+        return (capacity_under_rule(est.max_requests_per_s,
+                                    est.max_requests_per_s_at_slo or 0.0, rule),
+                est.max_requests_per_s, est.gpus_per_replica)
+
+    sizing: list[float] = []
+    service: list[float] = []
+    bases: list[Basis] = []
+    sources: list[str] = []
+    tp = 0
+    for bucket in phase.requests:
+        sized, max_rps, tp = predicted(bucket.prompt_tokens, bucket.output_tokens)
+        found = measured_capacity(
+            tuple(p for p in match if p.tp is None or p.tp == tp), bucket.prompt_tokens,
+            bucket.output_tokens, rule, lambda p, o: predicted(p, o)[0]) if match else None
+        if found is not None:
+            sized, max_rps = found.capacity, found.capacity.max_requests_per_s
+        bases.append(Basis.PREDICTED if found is None else found.basis)
+        sources.append("" if found is None else found.profile_source)
         sizing.append(sized.requests_per_s)
         # where the default SLO cannot be met the fleet runs without one (sized by u)
         service.append(sized.at_slo_requests_per_s if sized.slo_met
-                       else est.max_requests_per_s if sized.requests_per_s > 0 else 0.0)
-        tp = est.gpus_per_replica
+                       else max_rps if sized.requests_per_s > 0 else 0.0)
+    measured_any = any(b is not Basis.PREDICTED for b in bases)
     return ReplicaCapacities(gpus_per_replica=tp, sizing_requests_per_s=tuple(sizing),
-                             service_requests_per_s=tuple(service))
+                             service_requests_per_s=tuple(service),
+                             basis=tuple(bases) if measured_any else (),
+                             profile_source=tuple(sources) if measured_any else ())
 
 
 def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
@@ -109,17 +157,21 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
     capacity = np.zeros((len(entries), len(buckets)))  # sizing capacity per replica
     service = np.zeros((len(entries), len(buckets)))  # within the SLO
     tp = [0] * len(entries)
+    replicas: list[ReplicaCapacities | None] = []  # basis and sources per bucket (DESIGN §12)
     sources: list[EntrySource | None] = []
     for i, entry in enumerate(entries):
         try:
             gpu = get_gpu(entry.gpu, source=f"plans.{plan.name}.use.{phase.name}.gpu")
             auto = entry.autoscale
             replica = replica_capacities(arch, gpu, phase, defaults, target_utilization=(
-                auto.target_utilization if auto else None))
+                auto.target_utilization if auto else None),
+                measured=scenario.measurements.serving)
         except CostsimError as error:
             reasons.append(f"{where}, {entry.gpu}: {error}")
             sources.append(None)
+            replicas.append(None)
             continue
+        replicas.append(replica)
         capacity[i] = replica.sizing_requests_per_s
         service[i] = replica.service_requests_per_s
         tp[i] = replica.gpus_per_replica
@@ -151,7 +203,8 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
             min_replicas=auto.min_replicas if auto else 1,
             max_replicas=auto.max_replicas if auto else None,
             scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
-                              else sim_defaults.instance_startup_s)))
+                              else sim_defaults.instance_startup_s),
+            **_measured_fields(replicas[i], service[i], mine, weights, buckets)._asdict()))
     if any(s is None for s in sources):
         return None  # an entry of the plan cannot run: its reason is already recorded
     return tuple(preps)
@@ -207,6 +260,29 @@ def _cheapest_routing(capacity: np.ndarray, sources: Sequence[EntrySource | None
     routing = np.zeros(capacity.shape)
     routing[routed_to, np.arange(len(buckets))] = 1.0
     return routing
+
+
+class _MeasuredFields(NamedTuple):
+    predicted_share: float = 1.0
+    measured: tuple[tuple[str, str, str], ...] = ()
+
+
+def _measured_fields(replica: ReplicaCapacities | None, service: np.ndarray, mine: list[int],
+                     weights: np.ndarray, buckets: Sequence[RequestBucket]) -> _MeasuredFields:
+    """An entry's predicted share of service work and its measured buckets (the defaults
+    when every capacity is predicted); ``weights`` = the share of all requests each bucket of
+    ``mine`` brings the entry."""
+    if replica is None or not replica.basis:
+        return _MeasuredFields()
+    work = np.array([w / service[j] if service[j] > 0 else 0.0
+                     for w, j in zip(weights, mine, strict=True)])
+    predicted = np.array([replica.bucket_basis(j) is Basis.PREDICTED for j in mine])
+    total = float(work.sum())
+    return _MeasuredFields(
+        predicted_share=float(work[predicted].sum()) / total if total > 0 else 1.0,
+        measured=tuple((f"{buckets[j].prompt_tokens}+{buckets[j].output_tokens} tokens",
+                        replica.bucket_basis(j).value, replica.profile_source[j])
+                       for j in mine if replica.bucket_basis(j) is not Basis.PREDICTED))
 
 
 def _replica_usd_per_hour(pool: RentalPool | CommitmentPool | None, gpus_per_replica: int

@@ -151,6 +151,12 @@ def test_the_examples_in_every_help_run(cli: Cli, tmp_path: Path,
     shutil.copytree(Path(__file__).parents[2] / "scenarios", tmp_path / "scenarios")
     shutil.copytree(Path(__file__).parents[2] / "docs" / "examples",
                     tmp_path / "docs" / "examples")  # the sample files the examples read
+    # a vllm bench serve --save-result file and a line of SGLang bench_serving's output
+    result = {"completed": 100, "total_input_tokens": 100_000, "total_output_tokens": 20_000,
+              "request_throughput": 9.0, "output_throughput": 1800.0, "request_rate": "inf",
+              "model_id": "meta-llama/Meta-Llama-3-8B"}
+    (tmp_path / "bench-h100.json").write_text(json.dumps(result))
+    (tmp_path / "sglang.jsonl").write_text(json.dumps({**result, "backend": "sglang"}) + "\n")
     for command in PARSERS:
         if command in SIMULATING:
             continue  # seconds each: tests/cli/test_run_examples.py runs them (slow)
