@@ -143,3 +143,64 @@ def test_traffic_shares_that_do_not_add_up_are_refused(cli: Cli, cards: Path) ->
     line = next(i for i, row in enumerate(text.splitlines(), 1) if "traffic" in row)
     assert (f"{cards}:{line}: plans[1].use.serve.fleet: the traffic shares of requests[0] add "
             "up to 0.9 over the fleet; they must add up to 1") in err
+
+
+# The same case with the capacities read from a measured serving profile, as a team would give
+# them (no seam replaced): an offline row sets each card's maximum, a rate sweep with p95
+# latencies its SLO capacity — TTFT p95 reaches the 1 s SLO exactly at 3 req/s on card A and
+# at 1 req/s on card B, so the sized capacity is min(u · maximum, SLO capacity) = 3 and 1.
+PROFILE = """\
+model,gpu,engine,prompt_tokens,output_tokens,request_rate,requests_per_s,ttft_p95_s,tpot_p95_s,source
+llama-3-8b,L40S,vllm,500,200,inf,10,,,exact case: offline
+llama-3-8b,L40S,vllm,500,200,2,2,0.5,0.02,exact case: rate sweep
+llama-3-8b,L40S,vllm,500,200,3,3,1.0,0.02,exact case: rate sweep
+llama-3-8b,L40S,vllm,500,200,4,4,2.0,0.02,exact case: rate sweep
+llama-3-8b,L4,vllm,500,200,inf,5,,,exact case: offline
+llama-3-8b,L4,vllm,500,200,1,1,1.0,0.02,exact case: rate sweep
+llama-3-8b,L4,vllm,500,200,2,2,2.0,0.02,exact case: rate sweep
+"""
+
+
+@pytest.fixture
+def measured_cards(tmp_path: Path) -> Path:
+    """The exact case's scenario with its SLO and a measured profile beside it."""
+    (tmp_path / "prices.csv").write_text(PRICES)
+    (tmp_path / "bench.csv").write_text(PROFILE)
+    text = SCENARIO.replace(
+        "     requests: {prompt_tokens: 500, output_tokens: 200}}\n",
+        "     requests: {prompt_tokens: 500, output_tokens: 200},\n"
+        "     slo: {ttft_p95_s: 1.0, tpot_p95_s: 0.05}}\n"
+    ).replace("prices: {price_file: prices.csv}\n",
+              "prices: {price_file: prices.csv}\nmeasurements: {serving: [bench.csv]}\n")
+    assert "bench.csv" in text
+    assert "slo:" in text
+    path = tmp_path / "exact-mix-measured.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.usefixtures("no_charts")
+def test_measured_profiles_make_the_mix_exact(cli: Cli, measured_cards: Path,
+                                              tmp_path: Path) -> None:
+    code, text, err = cli("optimize", str(measured_cards), "--json", "--replications", "2",
+                          "--workers", "1", "--out", str(tmp_path / "opt"))
+    assert code == 0, err
+    best = json.loads(text)["best"]
+    fleet = best["plan"]["use"]["serve"]["fleet"]
+    assert {e["gpu"]: e["traffic"] for e in fleet} == {"L40S": [0.9], "L4": [0.1]}
+    hours = _phase_hours()
+    assert best["cost_usd"]["mean"] == pytest.approx(MIX_USD_PER_HOUR * hours)
+    pasted = tmp_path / "pasted.yaml"
+    pasted.write_text(with_plans(measured_cards.read_text(),
+                                 [(tmp_path / "opt" / "best-plan.yaml").read_text()]))
+    code, text, err = cli("run", str(pasted), "--json", "--replications", "2", "--workers",
+                          "1", "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    document = json.loads(text)
+    (plan,) = document["plans"]
+    assert plan["cost_usd"]["mean"] == pytest.approx(MIX_USD_PER_HOUR * hours)
+    assert plan["metrics"]["slo_attainment"] == pytest.approx(1.0)
+    measured = document["inputs"]["measured_inputs"]
+    assert [Path(f).name for f in measured["files"]["serving"]] == ["bench.csv"]
+    used = measured["used"][plan["name"]]
+    assert {(u["gpu"], u["basis"]) for u in used} == {("L40S", "measured"), ("L4", "measured")}
