@@ -28,7 +28,7 @@ def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
             "costsim calibrate train docs/examples/training/megatron-llama3-8b-64xh100.log "
             "--model llama-3-8b --gpu H100 --gpus 64 --seq-len 8192",
             "costsim calibrate train docs/examples/training/torchtitan-llama3-8b-8xh100.log "
-            "--model llama-3-8b --gpus 8 --seq-len 8192 --json"))
+            "--model llama-3-8b --gpu H100 --gpus 8 --seq-len 8192 --json"))
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="training run CSV, Megatron-LM/NeMo or torchtitan log, or "
                              "trainer_state.json (format told by the content)")
