@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import least_squares
 
 from costsim.domain.performance import AllinLossAssumptions, GoodputAssumptions
 from costsim.perf.flops import FloatArray
@@ -154,6 +153,9 @@ def fit_extra_loss(ratios: Sequence[float], throughput_error_sigma: float) -> Ex
     def residuals(theta: NDArray[np.float64]) -> NDArray[np.float64]:
         mean, variance = _log_factor_moments(float(np.exp(theta[0])), float(np.exp(theta[1])))
         return np.array([mean - target_mean, np.sqrt(variance) - np.sqrt(target_variance)])
+
+    # scipy.optimize costs ~1 s to import: only the fit needs it, not every command and worker
+    from scipy.optimize import least_squares
 
     result = least_squares(residuals, x0=np.log([0.2, 0.5]), bounds=(lower, upper),
                            xtol=1e-12, ftol=1e-12, gtol=1e-12)
