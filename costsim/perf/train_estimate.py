@@ -182,7 +182,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
     fitting = table.take(fit_index)
     shape = shape_of(arch)
     hw = hardware_terms(gpu, base.precision, network, defaults.training,
-                        base.framework)
+                        base.framework, base.framework_year)
     arrays = training_step_arrays(shape, hw, fitting.step_layouts(base, arch), defaults.training)
     pick = _simplest_of_the_fastest(fitting, np.asarray(arrays.tokens_per_s),
                                     memory.total[fit_index], target)
@@ -357,7 +357,8 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
     if not options:
         raise InputError("", "options", "need at least one option to score")
     hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training,
-                                        o.setup.framework) for o in options])
+                                        o.setup.framework, o.setup.framework_year)
+                         for o in options])
     return training_step_arrays(shape_of(arch), hw,
                                 layout_arrays([o.setup for o in options], arch),
                                 defaults.training)
@@ -370,7 +371,7 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     if not setups:
         raise InputError("", "setups", "need at least one setup to score")
     hw = hardware_terms(gpu, setups[0].precision, network, defaults.training,
-                        setups[0].framework)
+                        setups[0].framework, setups[0].framework_year)
     arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)
