@@ -90,6 +90,8 @@ class TrainingEstimate:
     warnings: tuple[str, ...]
     global_batch_basis: str = "given"  # "given", or which default was used and why
     framework_efficiency: float = 1.0  # the framework's factor on η∞ (1 = Megatron-class)
+    stack_era: str = "current"  # the training stack's era ("legacy": 2022 or before)
+    stack_efficiency: float = 1.0  # era × precision × GPU-memory factor on η∞ (StackFactors)
     # Where the steady rate comes from (DESIGN §12; perf/measured_training.py): the model, a
     # measured run of this case, or the model scaled by a measured run nearby
     basis: Basis = Basis.PREDICTED
@@ -338,6 +340,11 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
                             else f"grad-accum {fixed.grad_accum} given" if fixed.grad_accum
                             else default_global_batch(base, defaults.batch, gpus=gpus).basis),
         framework_efficiency=defaults.training.framework_factor(base.framework),
+        stack_era=defaults.training.stack.era(gpu.generation, base.precision,
+                                              base.framework_year),
+        stack_efficiency=defaults.training.stack.factor(
+            generation=gpu.generation, precision=base.precision,
+            memory_gib=gpu.memory_label_gb, framework_year=base.framework_year),
     )
 
 
