@@ -60,7 +60,7 @@ def _training_basis(row_id: str) -> str:
 
 
 def _rows(defaults: PerfDefaults) -> Iterator[Row]:
-    for row_id in [*base.MEGATRON, *base.FOUNDRY, "T1", "T2"]:
+    for row_id in [*base.MEGATRON, *base.FOUNDRY]:
         figures = base.predicted_andreported_figure(row_id, defaults)
         yield _relative("training_runs", row_id, _training_basis(row_id), figures,
                         base.TOLERANCE)

@@ -16,9 +16,11 @@ from costsim.domain.performance import (
     PerfDefaults,
     PublishedBatch,
     ServingAssumptions,
+    StackFactors,
     TrainingAssumptions,
     framework_efficiencies,
 )
+from costsim.domain.precision import Dtype
 from costsim.domain.workload import ServingEngine, TrainingFramework
 from costsim.errors import CatalogError, name_key
 from costsim.units import BYTES_PER_GIB
@@ -67,6 +69,26 @@ def published_batches() -> tuple[PublishedBatch, ...]:
         for row in read_data_csv("perf_batch_scaling.csv"))
 
 
+def _stack_rows() -> dict[tuple[str, str], tuple[float, str]]:
+    return {(row["factor"], row["key"]): (float(row["value"]), row["source"])
+            for row in read_data_csv("perf_stack_factors.csv")}
+
+
+def stack_factors() -> StackFactors:
+    """Era, precision and memory-size factors on η∞ (perf_stack_factors.csv)."""
+    rows = _stack_rows()
+    return StackFactors(
+        legacy_last_year=int(rows[("era", "legacy_last_year")][0]),
+        legacy_factor=rows[("era", "legacy")][0],
+        precision_factor={Dtype(key): value for (factor, key), (value, _) in rows.items()
+                          if factor == "precision"},
+        memory_small_gib=rows[("memory", "small_gib")][0],
+        memory_full_gib=rows[("memory", "full_gib")][0],
+        memory_small_factor=rows[("memory", "small_factor")][0],
+        sources={f"{factor}.{key}": source for (factor, key), (_, source) in rows.items()},
+    )
+
+
 @cache
 def perf_defaults() -> PerfDefaults:
     """The default assumptions of the performance model (loaded once)."""
@@ -101,6 +123,7 @@ def perf_defaults() -> PerfDefaults:
         framework_efficiency=framework_efficiencies(framework_comparisons()),
         hbm_efficiency=train["hbm_efficiency"][0],
         dequant_bytes_per_weight=train["dequant_bytes_per_weight"][0],
+        stack=stack_factors(),
         sources={
             **{key: source for key, (_, source) in train.items()},
             **{f"efficiency.{row['generation']}": row["source"] for row in efficiency_rows},

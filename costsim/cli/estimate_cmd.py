@@ -135,6 +135,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "pytorch-fsdp (also torchtitan) | deepspeed | hf-trainer (also "
                             "accelerate) (default megatron-lm, or the framework of the "
                             "--profile runs; efficiencies in docs/performance.md)")
+    train.add_argument("--framework-year", type=range_argtype("--framework-year"), default=None,
+                       metavar="YEAR",
+                       help="release year of the training code, "
+                            f"{describe('--framework-year')}: 2022 or earlier runs at the "
+                            "legacy-era efficiency (default: inferred, legacy for fp16 on "
+                            "A100 and for V100; docs/performance.md \"Stack\")")
     train.add_argument("--profile", action="append", default=None, metavar="FILE",
                        help="a measured run of this model on this GPU (repeatable): the "
                             "training run CSV, a Megatron-LM/NeMo or torchtitan log, or HF "
@@ -261,7 +267,8 @@ def _train(args: argparse.Namespace) -> int:
     base = build_training_setup(probe, arch, gpu, task)
     profiles = _read_profiles(args, name, arch, gpu.name, gpus)
     framework = args.framework or _profile_framework(profiles) or "megatron-lm"
-    base = replace(base, layout=ParallelLayout(), framework=TrainingFramework(framework))
+    base = replace(base, layout=ParallelLayout(), framework=TrainingFramework(framework),
+                   framework_year=args.framework_year)
     global_seqs = args.global_batch  # >= 1: checked by its argparse type
     if flags.grad_accum is not None and (global_seqs is not None
                                          or args.global_batch_tokens is not None):

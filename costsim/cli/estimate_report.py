@@ -28,6 +28,8 @@ def training_payload(est: Any, model: str, price_source: str,
         "network": est.network,
         "framework": setup.framework.value,
         "framework_efficiency": est.framework_efficiency,
+        "stack_era": est.stack_era,
+        "stack_efficiency": est.stack_efficiency,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "sp": lay.sp,
                    "virtual_stages": lay.virtual_stages,
                    "micro_batch": setup.micro_batch, "grad_accum": setup.grad_accum,
@@ -101,7 +103,8 @@ def print_train(p: dict[str, Any]) -> None:
         ("model / params", f"{p['model']} / {p['params_total'] / 1e9:.2f}B"),
         ("fleet", f"{p['gpus']} x {p['gpu']} ({p['network']})"),
         ("framework", f"{p['framework']} (efficiency x{p['framework_efficiency']:.2f} of the "
-                      "Megatron-class calibration)"),
+                      f"Megatron-class calibration; {p['stack_era']}-era stack, precision and "
+                      f"GPU memory x{p['stack_efficiency']:.2f})"),
         ("layout", f"tp={lay['tp']} pp={lay['pp']} dp={lay['dp']} zero={lay['zero']} "
                    f"sp={lay['sp']} virtual_stages={lay['virtual_stages']} "
                    f"micro_batch={lay['micro_batch']} grad_accum="

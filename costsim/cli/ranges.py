@@ -66,6 +66,8 @@ FLAG_RANGES: dict[str, FlagRange] = {
     "--tp": FlagRange(1, 1_000_000, True, _GPUS + "; tp must also divide the attention heads"),
     "--pp": FlagRange(1, 10_000, True, "a stage holds at least one layer, and no model has "
                                        "10,000 layers (Llama 3.1 405B: 126)"),
+    "--framework-year": FlagRange(2015, 2100, True, "the release year of the training code "
+                                                    "(transformer training began in 2017)"),
     "--virtual-stages": FlagRange(1, 10_000, True, "a virtual stage holds at least one layer "
                                                    "(Llama 3 405B ran 126 layers)"),
     "--zero": FlagRange(0, 3, True, "the ZeRO stages (Rajbhandari et al. 2020): 3 = FSDP"),

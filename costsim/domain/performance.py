@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from costsim.domain.precision import Dtype
 from costsim.domain.workload import ServingEngine, TrainingFramework
 
 
@@ -41,6 +42,62 @@ class Interconnect:
     def bytes_per_s_per_gpu(self) -> float:
         """Achieved bytes/s per GPU in one direction (the node's NICs shared evenly)."""
         return self.node_bandwidth_gbit_per_s * 1e9 / 8 * self.efficiency / self.gpus_per_node
+
+
+LEGACY, CURRENT = "legacy", "current"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StackFactors:
+    """Efficiency of the training stack beyond GPU generation and framework (issue 18 item 2):
+    its era, its precision and the GPU's memory size, each a factor on η∞ measured on
+    published runs (``costsim/data/perf_stack_factors.csv``; docs/performance.md "Stack").
+
+    The field defaults are neutral (every factor 1): the catalog loads the published values.
+    """
+
+    legacy_last_year: int = 2022
+    legacy_factor: float = 1.0
+    precision_factor: Mapping[Dtype, float] = field(default_factory=dict)
+    memory_small_gib: float = 40.0
+    memory_full_gib: float = 80.0
+    memory_small_factor: float = 1.0
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        values = [self.legacy_factor, self.memory_small_factor, *self.precision_factor.values()]
+        if not all(0 < value <= 1 for value in values):
+            raise ValueError(f"stack factors must be in (0, 1] (got {values})")
+        if not 0 < self.memory_small_gib < self.memory_full_gib:
+            raise ValueError("memory_small_gib must be in (0, memory_full_gib)")
+
+    def era(self, generation: str, precision: Dtype, framework_year: int | None) -> str:
+        """The era of the stack: the framework year when given, else inferred: Volta code is
+        legacy (no current-era Volta stack is published), fp16 on Ampere is a 2021-22 stack
+        (bf16 replaced it there), everything else current."""
+        if framework_year is not None:
+            return LEGACY if framework_year <= self.legacy_last_year else CURRENT
+        if generation == "volta" or (generation == "ampere" and precision is Dtype.FP16):
+            return LEGACY
+        return CURRENT
+
+    def memory_factor(self, memory_gib: float) -> float:
+        """1 at and above the calibration's memory, ``memory_small_factor`` at and below the
+        small size, log-linear in between."""
+        if memory_gib >= self.memory_full_gib:
+            return 1.0
+        if memory_gib <= self.memory_small_gib:
+            return self.memory_small_factor
+        share = (math.log(self.memory_full_gib / memory_gib)
+                 / math.log(self.memory_full_gib / self.memory_small_gib))
+        return float(self.memory_small_factor ** share)
+
+    def factor(self, *, generation: str, precision: Dtype, memory_gib: float,
+               framework_year: int | None = None) -> float:
+        """The product of the era, precision and memory factors for one GPU and stack."""
+        era = self.legacy_factor if self.era(generation, precision,
+                                             framework_year) == LEGACY else 1.0
+        return era * self.precision_factor.get(precision, 1.0) * self.memory_factor(memory_gib)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +130,8 @@ class TrainingAssumptions:
     # frozen quantized weight moves per dequantization (see docs/performance.md §1).
     hbm_efficiency: float = 0.75
     dequant_bytes_per_weight: float = 4.5
+    # Era, precision and memory-size factors on η∞ (neutral unless loaded from the catalog).
+    stack: StackFactors = field(default_factory=StackFactors)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def framework_factor(self, framework: TrainingFramework) -> float:

@@ -147,6 +147,9 @@ class TrainingSetup:
     quant: Quant = Quant.NONE
     lora: LoraConfig | None = None
     framework: TrainingFramework = TrainingFramework.MEGATRON_LM
+    # The year of the training code's release, when known: it sets the stack's era (None:
+    # inferred from GPU generation and precision; docs/performance.md "Stack").
+    framework_year: int | None = None
 
     def __post_init__(self) -> None:
         if self.task is Task.INFER:
@@ -155,6 +158,9 @@ class TrainingSetup:
             value = getattr(self, key)
             if value < 1:
                 raise ValueError(f"{key} must be >= 1 (got {value})")
+        if self.framework_year is not None and not 2015 <= self.framework_year <= 2100:
+            raise ValueError(f"framework_year must be in [2015, 2100] (got "
+                             f"{self.framework_year})")
         if self.lora is not None and self.task is not Task.FINETUNE:
             raise ValueError("LoRA adapters need task 'finetune'")
         if self.layout.virtual_stages > 1 and self.grad_accum < self.layout.pp:

@@ -90,6 +90,8 @@ class TrainingEstimate:
     warnings: tuple[str, ...]
     global_batch_basis: str = "given"  # "given", or which default was used and why
     framework_efficiency: float = 1.0  # the framework's factor on η∞ (1 = Megatron-class)
+    stack_era: str = "current"  # the training stack's era ("legacy": 2022 or before)
+    stack_efficiency: float = 1.0  # era × precision × GPU-memory factor on η∞ (StackFactors)
     # Where the steady rate comes from (DESIGN §12; perf/measured_training.py): the model, a
     # measured run of this case, or the model scaled by a measured run nearby
     basis: Basis = Basis.PREDICTED
@@ -182,7 +184,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
     fitting = table.take(fit_index)
     shape = shape_of(arch)
     hw = hardware_terms(gpu, base.precision, network, defaults.training,
-                        base.framework)
+                        base.framework, base.framework_year)
     arrays = training_step_arrays(shape, hw, fitting.step_layouts(base, arch), defaults.training)
     pick = _simplest_of_the_fastest(fitting, np.asarray(arrays.tokens_per_s),
                                     memory.total[fit_index], target)
@@ -338,6 +340,11 @@ def estimate_training_run(arch: Architecture, gpu: GpuSpec, gpus: int, tokens: f
                             else f"grad-accum {fixed.grad_accum} given" if fixed.grad_accum
                             else default_global_batch(base, defaults.batch, gpus=gpus).basis),
         framework_efficiency=defaults.training.framework_factor(base.framework),
+        stack_era=defaults.training.stack.era(gpu.generation, base.precision,
+                                              base.framework_year),
+        stack_efficiency=defaults.training.stack.factor(
+            generation=gpu.generation, precision=base.precision,
+            memory_gib=gpu.memory_label_gb, framework_year=base.framework_year),
     )
 
 
@@ -357,7 +364,8 @@ def score_fleet_options(arch: Architecture, options: Sequence[FleetOption], *,
     if not options:
         raise InputError("", "options", "need at least one option to score")
     hw = stack_hardware([hardware_terms(o.gpu, o.setup.precision, o.network, defaults.training,
-                                        o.setup.framework) for o in options])
+                                        o.setup.framework, o.setup.framework_year)
+                         for o in options])
     return training_step_arrays(shape_of(arch), hw,
                                 layout_arrays([o.setup for o in options], arch),
                                 defaults.training)
@@ -370,7 +378,7 @@ def score_options(arch: Architecture, gpu: GpuSpec, setups: Sequence[TrainingSet
     if not setups:
         raise InputError("", "setups", "need at least one setup to score")
     hw = hardware_terms(gpu, setups[0].precision, network, defaults.training,
-                        setups[0].framework)
+                        setups[0].framework, setups[0].framework_year)
     arrays = training_step_arrays(shape_of(arch), hw, layout_arrays(list(setups), arch),
                                   defaults.training)
     return np.asarray(arrays.tokens_per_s)

@@ -4,8 +4,10 @@ One step = one optimizer update over ``dp · grad_accum · micro_batch`` sequenc
 
     t_compute  = hardware FLOPs of its share / (dense peak · η) · ⌈L/pp⌉·pp/L  (+ QLoRA's
                  dequantization traffic),
-                 η = η∞(generation) · f(framework) · h/(h + h½) · M/(M + M½(generation)),
-                 M = b·s tokens per GEMM, f = 1 for the Megatron-class calibration
+                 η = η∞(generation) · f(framework) · s(era, precision, memory)
+                     · h/(h + h½) · M/(M + M½(generation)),
+                 M = b·s tokens per GEMM, f = 1 for the Megatron-class calibration, s the
+                 stack factors (StackFactors: 2021-22 era, fp16/fp8, a 40 GB card)
                  (the slowest pipeline stage holds ⌈L/pp⌉ layers when pp does not divide L)
     t_tp       = (1 − overlap) · grad_accum · ⌈L/pp⌉ · n_allreduce · 2(tp−1)/tp · b·s·h·bytes / B_tp
     t_p2p      = v · grad_accum · 2 · (b·s·h·bytes/tp) / B_pp                (pp > 1)
@@ -68,7 +70,7 @@ class HardwareTerms:
     """Per-option hardware facts as arrays (or scalars) in base units (FLOP/s, bytes/s)."""
 
     peak_flops: FloatArray
-    compute_efficiency: FloatArray  # η∞ of the GPU generation × the framework's factor
+    compute_efficiency: FloatArray  # η∞ of the GPU generation × framework × stack factors
     hbm_bytes_per_s: FloatArray  # peak memory bandwidth
     gemm_half_tokens: FloatArray  # M½ of the GPU generation: g(M) = M/(M + M½)
     tp_overlap: FloatArray  # share of TP collectives hidden behind GEMMs
@@ -129,10 +131,12 @@ def _as_float(value: ArrayLike) -> FloatArray:
 
 def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
                    assumptions: TrainingAssumptions,
-                   framework: TrainingFramework = TrainingFramework.MEGATRON_LM
-                   ) -> HardwareTerms:
+                   framework: TrainingFramework = TrainingFramework.MEGATRON_LM,
+                   framework_year: int | None = None) -> HardwareTerms:
     """The hardware terms of one GPU model in a cluster joined by ``network``, run by
-    ``framework`` (its factor scales η∞: the calibration is Megatron-class code).
+    ``framework`` (its factor scales η∞: the calibration is Megatron-class code) of
+    ``framework_year`` (None: the era is inferred), times the stack factors of its era,
+    ``precision`` and the GPU's memory size (:class:`StackFactors`).
 
     Raises:
         InputError: the GPU has no tensor math in ``precision``.
@@ -147,7 +151,11 @@ def hardware_terms(gpu: GpuSpec, precision: Dtype, network: Interconnect,
     return HardwareTerms(
         peak_flops=_as_float(tflops * FLOPS_PER_TFLOPS),
         compute_efficiency=_as_float(assumptions.compute_efficiency(gpu.generation)
-                                     * assumptions.framework_factor(framework)),
+                                     * assumptions.framework_factor(framework)
+                                     * assumptions.stack.factor(
+                                         generation=gpu.generation, precision=precision,
+                                         memory_gib=gpu.memory_label_gb,
+                                         framework_year=framework_year)),
         hbm_bytes_per_s=_as_float(gpu.memory_bandwidth_gb_per_s * BYTES_PER_GB),
         gemm_half_tokens=_as_float(assumptions.gemm_half_tokens(gpu.generation)),
         tp_overlap=_as_float(assumptions.tp_overlap(gpu.generation)),
@@ -389,7 +397,8 @@ def estimate_training_step(shape: ModelShape, gpu: GpuSpec, setup: TrainingSetup
     Raises:
         InputError: the GPU lacks the precision.
     """
-    hw = hardware_terms(gpu, setup.precision, network, assumptions, setup.framework)
+    hw = hardware_terms(gpu, setup.precision, network, assumptions, setup.framework,
+                        setup.framework_year)
     arrays = training_step_arrays(shape, hw, layout_arrays([setup], arch), assumptions)
     return step_from_arrays(arrays, 0, setup, float(hw.peak_flops))
 

@@ -44,8 +44,9 @@ def test_train_json_has_design_keys(cli: Cli) -> None:
     assert (breakdown["compute"] + breakdown["communication_exposed"]
             + breakdown["pipeline_bubble"] + breakdown["sync"]) == pytest.approx(
         payload["step_time_s"])
-    # Llama 2 7B model card: 184,320 GPU-hours all-in.
-    assert payload["gpu_hours"] == pytest.approx(184_320, rel=0.20)
+    # GPU-hours are the all-in wall time on every GPU (the model card's figure for this run is
+    # reserved for issue 18's held-out check and is not used here).
+    assert payload["gpu_hours"] == pytest.approx(payload["wall_time_s"] * 1024 / 3600)
 
 
 def test_train_price_comes_from_the_price_book(cli: Cli) -> None:

@@ -60,6 +60,9 @@ FOUNDRY = ("X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13")
 # Published micro-batch of the Megatron-style rows: Megatron-LM 2021 ran one sequence per
 # micro-batch; BLOOM ran MBS 2 (tr11-176B-ml README, "Replica setup").
 MICRO_BATCH = {"X2": 1, "X3": 1, "X4": 2}
+# The training code's year where precision does not tell the era: BLOOM trained March-July 2022
+# (Luccioni et al. 2022) on Megatron-DeepSpeed of that time.
+FRAMEWORK_YEAR = {"X4": 2022}
 # Jean Zay A100 nodes: 4 Omni-Path 100 Gb/s links per 8-GPU node (BLOOM paper and tr11 README).
 JEAN_ZAY_GBIT_PER_NODE = 400.0
 
@@ -90,8 +93,11 @@ def _run(row_id: str, defaults: PerfDefaults) -> tuple[TrainingEstimate, Archite
         fixed = LayoutConstraints(tp=1, pp=1, zero=3, recompute=recompute,
                                   global_batch_seqs=batch)  # FSDP FULL_SHARD
         precision = Dtype.BF16
+    # BLOOM's Megatron-DeepSpeed of 2022 is a legacy-era stack in bf16: the precision alone
+    # would infer the current era (docs/performance.md "Stack"), so its year is given.
     base = TrainingSetup(task=Task.TRAIN, precision=precision, layout=ParallelLayout(),
-                         seq_len=int(row["seq_len"]))
+                         seq_len=int(row["seq_len"]),
+                         framework_year=FRAMEWORK_YEAR.get(row_id))
     est = estimate_training_run(model, get_gpu(row["gpu"]), int(row["gpus"]), 1e9, base, fixed,
                                 defaults=defaults, price_usd_per_gpu_hour=1.0, network=network)
     return est, model

@@ -9,8 +9,9 @@ Tolerances, stated before comparing:
   inside the model's own error band, so the tolerance is that band, ±20 %, as for every other
   calibration row. Their ratio (430/400: 7.5 % lower per GPU at twice the GPUs, half the
   micro-batches per pipeline) is checked in direction only.
-* L4 (all-in GPU-hours of the whole 405B run from the model card): ±20 %, as the Llama 2
-  all-in rows T1/T2; the card's total mixes stages the estimate does not separate (the
+* L4 (all-in GPU-hours of the whole 405B run from the model card): ±20 %, as the former Llama 2
+  all-in rows (removed: issue 18 reserves that card's GPU-hours); the card's total mixes
+  stages the estimate does not separate (the
   4M/8M-token batch ramp, the 8,192-GPU stage at 430 TFLOPS, the long-context stage at 380),
   which move a one-stage estimate by about 2 %.
 
