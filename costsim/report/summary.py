@@ -93,6 +93,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "cumulative_cash_usd": [{"month": month, **(stats_json(stats, digits=2) or {})}
                                 for month, stats in plan.cumulative_cash_usd_by_month],
         "events": plan.events,
+        "estimated_inputs": estimated_inputs_json(plan),
         # the training phases' steady rates and their basis (DESIGN §12), when the scenario
         # has measured training runs
         **({"training_rates": [
@@ -101,6 +102,13 @@ def plan_json(plan: PlanResult) -> JsonDict:
              "profile_source": r.profile_source or None} for r in plan.training_rates]}
            if plan.training_rates else {}),
     }
+
+
+def estimated_inputs_json(plan: PlanResult) -> list[JsonDict]:
+    """What the plan's figures rest on that is costsim's estimate, not a price (its figures
+    are marked ``~`` in the tables): phase, pool, option, flag and source of each."""
+    return [{"phase": e.phase, "pool": e.pool, "option": e.option, "flag": e.flag,
+             "source": e.source} for e in plan.estimated_inputs]
 
 
 def inputs_json(run: RunResult) -> JsonDict:

@@ -27,7 +27,7 @@ from costsim.domain.phases import (
     TrainingPhase,
 )
 from costsim.domain.plans import Plan
-from costsim.domain.pricing import PurchaseOption
+from costsim.domain.pricing import PriceFlag, PurchaseOption
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import Distribution, Fixed, LogNormal
@@ -144,12 +144,13 @@ class PreparedPlan:
         used.extend(_commitment_price("", pool) for pool in self.commitments)
         for owned in self.owned:
             server = owned.server
+            estimated = any(line.estimate for line in server.bom)
             used.append(PriceUsed(
                 phase="", pool=owned.name, gpu=owned.gpu, option="owned",
                 rate_usd_per_gpu_hour=server.cost_usd_per_delivered_gpu_hour(1.0),
                 upfront_usd=owned.count * server.capex_usd, source=server.source,
-                effective_date=server.effective_date,
-                estimate=any(line.estimate for line in server.bom)))
+                effective_date=server.effective_date, estimate=estimated,
+                flags=(PriceFlag.OWNED_COST_ESTIMATE.value,) if estimated else ()))
         unique = {(u.phase, u.pool, u.option): u for u in used}
         return tuple(unique[k] for k in sorted(unique))
 
@@ -210,8 +211,8 @@ def _commitment_price(phase: str, pool: CommitmentPool) -> PriceUsed:
                      rate_usd_per_gpu_hour=pool.rate_usd_per_gpu_hour,
                      upfront_usd=pool.instances * pool.terms.upfront_usd,
                      source=pool.terms.source, effective_date=pool.terms.effective_date,
-                     estimate=pool.terms.estimate,
-                     flags=tuple(flag.value for flag in pool.offering.flags))
+                     estimate=pool.terms.estimate or any(f.is_estimate for f in pool.flags),
+                     flags=tuple(flag.value for flag in pool.flags or pool.offering.flags))
 
 
 def _canonical(gpu: str) -> str:
