@@ -98,7 +98,8 @@ def reservation_lines(document: Mapping[str, Any]) -> list[str]:
             mark = ESTIMATE_MARK if sizing.get("estimate") else ""
             points = ", ".join(
                 f"{name} {sizing[name]['gpus']} "
-                f"({usd_estimate(sizing[name]['savings_usd'])}{mark})"
+                f"({usd_estimate(sizing[name]['savings_usd'])}"
+                f"{mark if sizing[name]['savings_usd'] else ''})"
                 for name in ("conservative", "balanced", "aggressive"))
             discount = (f"~{sizing['discount']:.0%} (estimate)" if sizing.get("estimate")
                         else f"{sizing['discount']:.0%}")

@@ -152,6 +152,7 @@ def price_json(price: PriceUsed) -> JsonDict:
         "rate_usd_per_gpu_hour": price.rate_usd_per_gpu_hour, "upfront_usd": price.upfront_usd,
         "source": price.source, "effective_date": price.effective_date,
         "estimate": price.estimate, "flags": list(price.flags),
+        **({} if price.usd_per_gb is None else {"usd_per_gb": price.usd_per_gb}),
     }
 
 

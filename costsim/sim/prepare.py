@@ -51,6 +51,7 @@ from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
 from costsim.sim.results import MeasuredUsed, PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
+from costsim.sim.transfer import DataMove, data_moves, entry_clouds
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
 
 
@@ -129,6 +130,17 @@ class PreparedPlan:
             for name, phase in self.phases.items() if isinstance(phase, ServingPrep)
             for entry in phase.entries for size, basis, source in entry.measured)
 
+    def data_moves(self) -> tuple[DataMove, ...]:
+        """The copies of the plan's data between clouds its phases make (:mod:`costsim.sim.
+        transfer`)."""
+        clouds = []
+        for name, phase in self.phases.items():  # in the scenario's phase order
+            sources = ([e.source for e in phase.entries] if isinstance(phase, ServingPrep)
+                       else [phase.source])
+            clouds.append((name, tuple(c for s in sources
+                                       for c in entry_clouds(s, self.commitments))))
+        return data_moves(clouds)
+
     def prices_used(self) -> tuple[PriceUsed, ...]:
         """Every price the plan relies on, with its source and date."""
         used: list[PriceUsed] = []
@@ -151,6 +163,10 @@ class PreparedPlan:
                 upfront_usd=owned.count * server.capex_usd, source=server.source,
                 effective_date=server.effective_date, estimate=estimated,
                 flags=(PriceFlag.OWNED_COST_ESTIMATE.value,) if estimated else ()))
+        used.extend(PriceUsed(phase=move.phase, pool=move.pool, gpu="", option="data-transfer",
+                              rate_usd_per_gpu_hour=0.0, upfront_usd=0.0, source=move.source,
+                              effective_date=move.effective_date, estimate=move.estimate,
+                              usd_per_gb=move.usd_per_gb) for move in self.data_moves())
         unique = {(u.phase, u.pool, u.option): u for u in used}
         return tuple(unique[k] for k in sorted(unique))
 

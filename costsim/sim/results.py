@@ -145,6 +145,7 @@ class PriceUsed:
     effective_date: str
     estimate: bool  # rests on an assumption (estimated discount, owned-cost model)
     flags: tuple[str, ...] = ()
+    usd_per_gb: float | None = None  # a data move's egress rate (option "data-transfer")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
