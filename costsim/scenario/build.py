@@ -365,7 +365,7 @@ class Builder:
     @staticmethod
     def allow_flags(path: KeyPath, names: list[str]) -> tuple[PriceFlag, ...]:
         """The blocking flags ``prices.allow_flags`` lifts (each named once)."""
-        blocking = sorted(BLOCKING_FLAGS)
+        blocking = sorted(flag.value for flag in BLOCKING_FLAGS)
         allowed: list[PriceFlag] = []
         for i, name in enumerate(names):
             try:
