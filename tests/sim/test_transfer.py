@@ -33,7 +33,8 @@ def test_the_data_follows_the_work_and_the_source_pays() -> None:
     owned = data_moves([("a", ("owned",)), ("b", ("aws",))])
     assert owned[0].usd_per_gb == 0.0  # transit bundled with colocation
     fallback = data_moves([("a", ("seeweb",)), ("b", ("aws",))])[0]
-    assert fallback.estimate and fallback.usd_per_gb == AWS_EGRESS
+    assert fallback.estimate
+    assert fallback.usd_per_gb == AWS_EGRESS
 
 
 def test_a_move_carries_the_data_set_and_the_checkpoints_written_before_it() -> None:
@@ -95,12 +96,14 @@ def test_a_blocked_row_is_chosen_only_with_allow_flags() -> None:
     ))
     scenario = replace(lifecycle(), plans=(plan,))
     plain = prepare_plan(scenario, plan).phases["train"]
-    assert isinstance(plain, TrainingPrep) and plain.source.rental is not None
+    assert isinstance(plain, TrainingPrep)
+    assert plain.source.rental is not None
     assert PriceFlag.MISSING_ON_DEMAND not in plain.source.rental.offering.flags
     allowed = replace(scenario, prices=ScenarioPrices(overrides=PriceOverrides(
         allowed_flags=(PriceFlag.MISSING_ON_DEMAND,))))
     lifted = prepare_plan(allowed, plan).phases["train"]
-    assert isinstance(lifted, TrainingPrep) and lifted.source.rental is not None
+    assert isinstance(lifted, TrainingPrep)
+    assert lifted.source.rental is not None
     assert lifted.source.rental.offering.key == "verda FIN-03 8B200.240V"
     assert "missing-on-demand" in {f for p in prepare_plan(allowed, plan).prices_used()
                                    for f in p.flags}
