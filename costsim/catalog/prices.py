@@ -291,7 +291,9 @@ class PriceBook:
         ``min_host_ram_gib_per_gpu`` are left out (a job's data loading and checkpoint copy
         live there). Without ``cloud``, marketplaces (vast,
         hyperbolic, mithril) are left out; a named cloud is always searched. Offerings whose
-        flags block ``option`` are never chosen; cheaper ones are listed in ``passed_over``.
+        flags block ``option`` (``BLOCKING_FLAGS``) are never chosen unless the overrides'
+        ``allowed_flags`` lift every such flag; cheaper blocked ones are listed in
+        ``passed_over``.
 
         Raises:
             CatalogError: unknown GPU, cloud or region ("did you mean").
@@ -316,7 +318,7 @@ class PriceBook:
         ranked.sort(key=lambda item: item[:3])
         passed: list[Quote] = []
         for _, _, _, quote, instances in ranked:
-            if quote.blocked:
+            if quote.blocking_flags(self.overrides.allowed_flags):
                 passed.append(quote)
                 continue
             return Selection(quote=quote, gpu_count=count, instances=instances,

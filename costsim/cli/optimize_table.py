@@ -14,6 +14,7 @@ from typing import Any
 
 from costsim.cli.common import format_table
 from costsim.cli.numbers import percent, usd_estimate
+from costsim.cli.run_table import ESTIMATE_MARK
 
 TABLE_WIDTH = 120
 LEGEND = (
@@ -23,6 +24,12 @@ LEGEND = (
     "ends, P90. Origin: hand-written (the scenario's plans), search (passed the analytic "
     "screen), reservation (commitments sized on simulated demand), serving-mix (the serving "
     "GPU mix). '*' chosen; '!' outside the limits (reasons under the table).")
+
+
+_MONEY = frozenset({"objective", "P10", "P50", "P90"})
+ESTIMATE_LEGEND = (f" '{ESTIMATE_MARK}' the plan rests on an estimated price (a reserved "
+                   "discount costsim assumes, an owned-server cost model: optimize.json "
+                   "estimated_inputs): ask for a quote.")
 
 
 def _cost(row: Mapping[str, Any], key: str) -> str | None:
@@ -55,8 +62,11 @@ def ranked_table(document: Mapping[str, Any]) -> str:
     rows = []
     for row in rows_of:
         mark = "*" if row["name"] == best else ("!" if not row["within_limits"] else "")
+        estimate = ESTIMATE_MARK if row.get("estimated_inputs") else ""
         rows.append((row["rank"], mark, row["name"],
-                     *("-" if (text := cell(row)) is None else text for _, cell in columns)))
+                     *("-" if (text := cell(row)) is None
+                       else text + estimate if header in _MONEY else text
+                       for header, cell in columns)))
     header = ("#", "", "plan", *(h for h, _ in columns))
     right = [0, *range(3, 3 + len(columns) - 1)]
     return format_table(rows, header, right_align=right)
@@ -85,11 +95,15 @@ def reservation_lines(document: Mapping[str, Any]) -> list[str]:
             lines.append(f"  {gpu}: no commitment pays at any of the {len(sizings)} term "
                          "options (demand too short or too uneven for the discount)")
         for sizing in paying:
+            mark = ESTIMATE_MARK if sizing.get("estimate") else ""
             points = ", ".join(
-                f"{name} {sizing[name]['gpus']} ({usd_estimate(sizing[name]['savings_usd'])})"
+                f"{name} {sizing[name]['gpus']} "
+                f"({usd_estimate(sizing[name]['savings_usd'])}"
+                f"{mark if sizing[name]['savings_usd'] else ''})"
                 for name in ("conservative", "balanced", "aggressive"))
-            lines.append(f"  {gpu} {sizing['option']} (discount {sizing['discount']:.0%}): "
-                         f"{points}")
+            discount = (f"~{sizing['discount']:.0%} (estimate)" if sizing.get("estimate")
+                        else f"{sizing['discount']:.0%}")
+            lines.append(f"  {gpu} {sizing['option']} (discount {discount}): {points}")
     if lines:
         lines.insert(0, "Reservation sizing on simulated demand (GPUs committed, expected "
                         "saving against none):")
@@ -149,7 +163,8 @@ def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scen
     if plan_block is not None:
         parts += [f"The chosen plan, to paste under `plans:` in {scenario_file}:", "",
                   plan_block.rstrip("\n"), ""]
-    parts.append(wrap_line(LEGEND))
+    estimated = any(r.get("estimated_inputs") for r in document["ranked"] if r["feasible"])
+    parts.append(wrap_line(LEGEND + (ESTIMATE_LEGEND if estimated else "")))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/optimize.html (best-plan.yaml, optimize.json, "
                      "charts/)")

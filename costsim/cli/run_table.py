@@ -54,6 +54,13 @@ PLAN_COLUMNS: tuple[tuple[str, _Cell], ...] = (
     ("P(>budget)", lambda r: _optional(r.p_over_budget, percent)),
     ("SLO met", _slo),
 )
+# columns holding money: a plan resting on an estimated price has them marked ESTIMATE_MARK
+MONEY_COLUMNS = frozenset({"mean", "P50", "P10–P90", "$/train run", "$/1M tok"})
+# the mark `costsim prices` puts on an estimated rate, here on the figures that rest on one
+ESTIMATE_MARK = "~"
+ESTIMATE_LEGEND = (f"'{ESTIMATE_MARK}' the plan rests on an estimated price (a reserved "
+                   "discount costsim assumes, an owned-server cost model: summary.json "
+                   "estimated_inputs): ask for a quote.")
 COLUMN_LEGEND = (
     "Costs: the economic cost over the horizon (commitments in full, owned hardware net of its "
     "residual value) in $, mean and P10/P50/P90 over the replications. $/train run: cost of a "
@@ -80,9 +87,11 @@ def plan_table(run: RunResult) -> str:
     for rank, result in enumerate(rows_of, start=1):
         marks = ("*" if result.name == run.recommendation.plan else "") + (
             "b" if result.name == run.baseline else "")
+        mark = ESTIMATE_MARK if result.estimated_inputs else ""
         rows.append((rank, marks, result.name,
-                     *("-" if (text := cell(result)) is None else text
-                       for _, cell in columns)))
+                     *("-" if (text := cell(result)) is None
+                       else text + mark if header in MONEY_COLUMNS else text
+                       for header, cell in columns)))
     header = ("#", "", "plan", *(h for h, _ in columns))
     right = [0, *range(3, 3 + len(columns))]
     return format_table(rows, header, right_align=right)
@@ -118,8 +127,12 @@ def savings_line(run: RunResult, plan: str) -> str:
     saving = base.mean - chosen.mean
     share = f" ({abs(saving) / base.mean:.1%})" if base.mean > 0 else ""
     verb = "Saves" if saving >= 0 else "Costs"
-    return (f"{verb} {usd_amount(abs(saving))}{share} against the baseline {run.baseline} "
-            f"(mean cost {usd_estimate(base.mean)} → {usd_estimate(chosen.mean)}).")
+    chosen_mark = ESTIMATE_MARK if run.plan(plan).estimated_inputs else ""
+    base_mark = ESTIMATE_MARK if run.plan(run.baseline).estimated_inputs else ""
+    saving_mark = ESTIMATE_MARK if chosen_mark or base_mark else ""
+    return (f"{verb} {usd_amount(abs(saving))}{saving_mark}{share} against the baseline "
+            f"{run.baseline} (mean cost {usd_estimate(base.mean)}{base_mark} → "
+            f"{usd_estimate(chosen.mean)}{chosen_mark}).")
 
 
 def measured_line(run: RunResult) -> str:
@@ -149,7 +162,9 @@ def render_run(run: RunResult, report_dir: str | None) -> str:
     parts.append("")
     if measured := measured_line(run):
         parts += [measured, ""]
-    parts.append(textwrap.fill(LEGEND, width=TABLE_WIDTH))
+    legend = LEGEND + (" " + ESTIMATE_LEGEND if any(r.estimated_inputs for r in run.plans)
+                       else "")
+    parts.append(textwrap.fill(legend, width=TABLE_WIDTH))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/report.html")
     return "\n".join(parts)

@@ -111,23 +111,39 @@ class PriceFlag(StrEnum):
         return self in _ESTIMATES
 
     def blocks(self, option: PurchaseOption) -> bool:
-        """True when this flag keeps an offering's ``option`` out of automatic selection."""
-        if self in _BLOCKS_EVERYTHING:
-            return True
-        if self in _BLOCKS_SPOT:
-            return option is PurchaseOption.SPOT
-        if self is PriceFlag.MISSING_ON_DEMAND:
-            return option is PurchaseOption.ON_DEMAND or option.is_reserved
-        return False
+        """True when this flag keeps an offering's ``option`` out of automatic selection
+        (:data:`BLOCKING_FLAGS`)."""
+        blocked = BLOCKING_FLAGS.get(self)
+        return blocked is not None and (not blocked or option in blocked)
+
+    @property
+    def is_blocking(self) -> bool:
+        """True for the flags of :data:`BLOCKING_FLAGS` (``prices.allow_flags`` may name them)."""
+        return self in BLOCKING_FLAGS
 
 
-_BLOCKS_EVERYTHING = frozenset({PriceFlag.PLACEHOLDER_PRICE, PriceFlag.ANOMALOUS_LOW_REGION,
-                                PriceFlag.ANOMALOUS_LOW_PRICE})
-_BLOCKS_SPOT = frozenset({PriceFlag.SPOT_ABOVE_ON_DEMAND, PriceFlag.SPOT_SUSPICIOUSLY_LOW})
-# Flags that change the quoted rate itself. The spot hazard is left out: the spot rate shown is
-# the catalog's list price, and the hazard only enters expected-hours costing.
-_ESTIMATES = frozenset({PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.RESERVED_BY_CONTRACT,
-                        PriceFlag.OWNED_COST_ESTIMATE})
+# The one list of blocking flags (docs/pricing.md "Data-quality flags" and pricing/README.md
+# print it; tests/catalog/test_pricing_docs.py keeps them equal): flag -> the options it keeps
+# out of automatic selection, empty = every option of the row. A scenario lifts a flag with
+# ``prices.allow_flags``. ``missing-on-demand`` blocks the whole row: without an on-demand
+# price its spot price cannot be checked (the two spot flags compare spot with on-demand) and
+# an on-demand fallback on the same instance is impossible.
+BLOCKING_FLAGS: dict[PriceFlag, frozenset[PurchaseOption]] = {
+    PriceFlag.PLACEHOLDER_PRICE: frozenset(),
+    PriceFlag.ANOMALOUS_LOW_REGION: frozenset(),
+    PriceFlag.ANOMALOUS_LOW_PRICE: frozenset(),
+    PriceFlag.MISSING_ON_DEMAND: frozenset(),
+    PriceFlag.SPOT_ABOVE_ON_DEMAND: frozenset({PurchaseOption.SPOT}),
+    PriceFlag.SPOT_SUSPICIOUSLY_LOW: frozenset({PurchaseOption.SPOT}),
+}
+# Flags that change the quoted rate itself (a plan resting on one is marked `~`), in the order
+# a report names one: the most specific reason first (a contract cloud's rate is also a fallback
+# discount). The spot hazard is left out: the spot rate shown is the catalog's list price, and
+# the hazard only enters expected-hours costing.
+ESTIMATE_FLAGS: tuple[PriceFlag, ...] = (PriceFlag.RESERVED_BY_CONTRACT,
+                                         PriceFlag.RESERVED_DISCOUNT_ESTIMATE,
+                                         PriceFlag.OWNED_COST_ESTIMATE)
+_ESTIMATES = frozenset(ESTIMATE_FLAGS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -253,12 +269,15 @@ class PriceOverrides:
     shipped rows with the same (cloud, region, instance_type) or add new ones; they are taken as
     already negotiated and get no discount. ``quoted_reservations`` are reserved prices from
     sales quotes: they win over the table's estimated discounts (and get no discount either).
+    ``allowed_flags`` are blocking flags the user lifts (scenario ``prices.allow_flags``): rows
+    carrying them may then be chosen like unflagged ones.
     """
 
     discount_pct: float = 0.0
     cloud_discount_pct: tuple[tuple[str, float], ...] = ()
     custom_offerings: tuple[Offering, ...] = ()
     quoted_reservations: tuple[QuotedReservation, ...] = ()
+    allowed_flags: tuple[PriceFlag, ...] = ()
 
     def __post_init__(self) -> None:
         for where, pct in (("discount_pct", self.discount_pct),
@@ -266,6 +285,10 @@ class PriceOverrides:
             if not 0 <= pct < 100:
                 raise InputError("prices.overrides", where,
                                  f"a discount must be in [0, 100) %, got {pct}")
+        for flag in self.allowed_flags:
+            if not flag.is_blocking:
+                raise InputError("prices", "allow_flags", f"'{flag}' blocks nothing; name a "
+                                 f"blocking flag: {', '.join(sorted(BLOCKING_FLAGS))}")
 
     def discount_fraction(self, cloud: str) -> float:
         """The negotiated discount that applies to a shipped row of ``cloud``."""
@@ -302,12 +325,23 @@ class Quote:
     @property
     def blocked(self) -> bool:
         """True when a flag keeps this quote out of automatic selection."""
-        return any(flag.blocks(self.option) for flag in self.flags)
+        return bool(self.blocking_flags())
+
+    def blocking_flags(self, allowed: tuple[PriceFlag, ...] = ()) -> tuple[PriceFlag, ...]:
+        """The flags that keep this quote out of automatic selection, but those ``allowed``."""
+        return tuple(f for f in self.flags if f.blocks(self.option) and f not in allowed)
 
     @property
     def estimate(self) -> bool:
         """True when the rate rests on an assumption (fallback discount, owned-cost model)."""
         return any(flag.is_estimate for flag in self.flags)
+
+
+def estimate_flag(flags: tuple[str, ...] | tuple[PriceFlag, ...]) -> PriceFlag | None:
+    """The estimate flag a report names for a price with ``flags`` (the most specific), or
+    None when the price rests on no estimate."""
+    present = {str(f) for f in flags}
+    return next((f for f in ESTIMATE_FLAGS if f.value in present), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

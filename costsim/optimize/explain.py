@@ -10,6 +10,7 @@ from costsim.domain.plans import Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
 from costsim.optimize.pareto import pareto_mask
 from costsim.optimize.result import Objective, Origin, RankedPlan
+from costsim.sim.results import estimate_sentence
 
 # phases whose cost differs by less than this share of the saving are not named as its source
 _MINOR_SHARE = 0.05
@@ -33,8 +34,23 @@ def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Ob
         return ("No candidate plan is feasible within the limits; each plan's reasons are "
                 "listed with it.")
     assert best.objective_usd is not None
+    text = _choice(best, ranked, objective)
+    estimated = best.result.estimated_inputs
+    if estimated:
+        text += " It " + estimate_sentence(estimated).removeprefix("it ") + "."
+    return text
+
+
+def _mark(ranked: RankedPlan) -> str:
+    """``~`` after a plan's figures when they rest on an estimated price (docs/pricing.md)."""
+    return "~" if ranked.result.estimated_inputs else ""
+
+
+def _choice(best: RankedPlan, ranked: Sequence[RankedPlan], objective: Objective) -> str:
+    """The choice against the search's runner-up or the best hand-written plan."""
+    assert best.objective_usd is not None
     plan = best.candidate.plan
-    text = (f"'{plan.name}' {buys(plan)}: ${best.objective_usd:,.0f} "
+    text = (f"'{plan.name}' {buys(plan)}: ${best.objective_usd:,.0f}{_mark(best)} "
             f"({objective.value} of {best.result.replications} simulated futures)")
     hand = [r for r in ranked if r.candidate.origin is Origin.HAND_WRITTEN and r.within_limits]
     if best.candidate.origin is Origin.HAND_WRITTEN:
@@ -52,8 +68,9 @@ def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Ob
     assert rival.objective_usd is not None
     saving = rival.objective_usd - best.objective_usd
     share = saving / rival.objective_usd if rival.objective_usd else 0.0
-    text += (f", ${saving:,.0f} ({share:.0%}) less than the best hand-written plan "
-             f"'{rival.result.name}' (${rival.objective_usd:,.0f}).")
+    either = "~" if _mark(best) or _mark(rival) else ""
+    text += (f", ${saving:,.0f}{either} ({share:.0%}) less than the best hand-written plan "
+             f"'{rival.result.name}' (${rival.objective_usd:,.0f}{_mark(rival)}).")
     sources = _sources(best, rival, saving)
     reserved = _reservation(best, ranked)
     if sources or reserved:
@@ -77,7 +94,7 @@ def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan]) -> list[str]:
     years = "a year" if c.term_years == 1 else f"{c.term_years} years"
     return [f"reserving {c.count} {c.gpu} for {years} from {c.start.isoformat()}, the level "
             "the simulated demand uses enough hours to pay for, which saves "
-            f"${parent.objective_usd - best.objective_usd:,.0f} against renting it"]
+            f"${parent.objective_usd - best.objective_usd:,.0f}{_mark(best)} against renting it"]
 
 
 def buys(plan: Plan) -> str:

@@ -76,6 +76,9 @@ class ReservationSizing:
     conservative: CommitmentLevel  # never idle: the GPUs used in every hour
     balanced: CommitmentLevel  # the knee of the savings curve
     aggressive: CommitmentLevel  # the cost minimum
+    # r_c rests on costsim's estimated discount (a contract cloud's generic rate, a fallback):
+    # shown "discount ~35% (estimate)"
+    estimate: bool = False
 
     @property
     def optimal(self) -> CommitmentLevel:
@@ -122,7 +125,7 @@ def size_reservation(demand: DemandHistogram, terms: ReservationTerms,
         discount=1 - r_c / r_od,
         quantile_level=quantile_level, quantile_gpus=quantile_gpus, curve=curve,
         conservative=curve[safe], balanced=curve[_knee(curve, safe, best.instances)],
-        aggressive=best)
+        aggressive=best, estimate=terms.estimate)
 
 
 def _quantile(demand: DemandHistogram, level: float) -> int:

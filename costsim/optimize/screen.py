@@ -17,14 +17,16 @@ the simulator books by, in expectation over the scenario's uncertainty means
   simulator's autoscaling rule per fleet entry, vectorized over the hours:
   Σ_h replicas_h × GPUs paid per replica × rate.
 
-Rentals are priced with the scenario's mean price drift in the month of use. Not in the screen
-(the simulator prices them): storage and data transfer (the same for every candidate up to the
-storage cloud), a fixed experiment fleet's queue, the serving load's spread around its mean
-growth.
+Rentals are priced with the scenario's mean price drift in the month of use. A whole plan adds
+the copies of its data between the clouds its choices run on (:func:`data_moves_usd`, the
+simulator's rule). Not in the screen (the simulator prices them): storage and the plan's own
+monthly egress (the same for every candidate up to the storage cloud), a fixed experiment
+fleet's queue, the serving load's spread around its mean growth.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -32,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costsim.catalog.perf_defaults import allin_loss_defaults
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.catalog.servers import OWNED_CLOUD
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.measurements import Basis
 from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
@@ -41,6 +44,7 @@ from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import Fixed, LogNormal
+from costsim.memory.estimate import shape_of
 from costsim.optimize.choice import PhaseChoice
 from costsim.optimize.space import SearchSpace
 from costsim.optimize.training_time import RunInputs, expect_run, product, quadrature, run_factors
@@ -49,6 +53,7 @@ from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.pools import DAYS_PER_MONTH, OwnedPool, RentalPool, owned_pool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.spot_jobs import expected_spot_job_s
+from costsim.sim.transfer import data_moves, entry_clouds
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Each phase's best choices that enter with the other phases at their best (the best and three
@@ -66,6 +71,11 @@ class ChoiceEstimate:
     duration_s: float  # expected time from the phase's start to its end
     p_deadline_missed: float | None  # training with a deadline; None otherwise
     meets_deadline: bool
+    # what the plan's data moves cost (costsim.sim.transfer): the clouds the choice runs on,
+    # the scenario's data set and the retained checkpoints the choice writes, in GB
+    clouds: tuple[str, ...] = ()
+    dataset_gb: float = 0.0
+    checkpoint_gb: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,7 +83,7 @@ class Combination:
     """One choice per phase, as a whole plan, and the summed screen cost."""
 
     estimates: tuple[ChoiceEstimate, ...]  # in phase order
-    cost_usd: float
+    cost_usd: float  # the choices' costs and the data moves between their clouds
 
     def plan(self, name: str, cloud: str | None, region: str | None) -> Plan:
         """The combination as a plan called ``name``."""
@@ -87,7 +97,8 @@ class Combination:
     def of(cls, estimates: Sequence[ChoiceEstimate]) -> Combination:
         """The combination of ``estimates`` (one per phase, in phase order)."""
         return cls(estimates=tuple(estimates),
-                   cost_usd=math.fsum(e.cost_usd for e in estimates))
+                   cost_usd=math.fsum([*(e.cost_usd for e in estimates),
+                                       data_moves_usd(estimates)]))
 
     def order(self) -> tuple[float, str]:
         """Sort key: screen cost, then name."""
@@ -155,9 +166,49 @@ def all_combinations(per_phase: Sequence[Sequence[ChoiceEstimate]]) -> list[Comb
                   key=Combination.order)
 
 
+def data_moves_usd(estimates: Sequence[ChoiceEstimate]) -> float:
+    """What copying the plan's data between the choices' clouds costs, by the simulator's rule
+    (:mod:`costsim.sim.transfer`): each move carries the data set and the retained checkpoints
+    of the training choices before it in phase order."""
+    if not estimates:
+        return 0.0
+    moves = data_moves([(e.choice.phase, e.clouds) for e in estimates])
+    written: dict[str, float] = {}
+    total = 0.0
+    for e in estimates:
+        for move in (m for m in moves if m.phase == e.choice.phase):
+            gb = e.dataset_gb + math.fsum(written.values())
+            total += round(gb * move.usd_per_gb, 2)
+        written[e.choice.phase] = e.checkpoint_gb
+    return total
+
+
 def estimate(scenario: Scenario, choice: PhaseChoice, start_s: float, sim: SimAssumptions,
              limits: RiskLimits) -> ChoiceEstimate:
-    """The analytic estimate of ``choice`` for a phase starting at ``start_s``."""
+    """The analytic estimate of ``choice`` for a phase starting at ``start_s``, with what its
+    data moves need (the clouds it runs on, the checkpoints it keeps)."""
+    rated = _estimate(scenario, choice, start_s, sim, limits)
+    prep, phase = choice.prep, scenario.phase(choice.phase)
+    if prep is None:  # a training option the front rated: its offering's cloud
+        clouds: tuple[str, ...] = (OWNED_CLOUD,) if choice.rated is None or (
+            choice.rated.cloud is None) else (choice.rated.cloud,)
+    else:
+        sources = ([e.source for e in prep.entries] if isinstance(prep, ServingPrep)
+                   else [prep.source])
+        clouds = tuple(c for source in sources for c in entry_clouds(source, ()))
+    checkpoint_bytes = 0.0
+    if isinstance(prep, TrainingPrep):
+        checkpoint_bytes = prep.checkpoint_bytes
+    elif isinstance(phase, TrainingPhase):  # the simulator's size: every parameter's state
+        checkpoint_bytes = (shape_of(scenario.model(phase.model).architecture).params_total
+                            * perf_defaults().goodput.checkpoint_bytes_per_param)
+    return dataclasses.replace(
+        rated, clouds=clouds, dataset_gb=scenario.data.dataset_gb,
+        checkpoint_gb=scenario.data.checkpoints_retained * checkpoint_bytes / 1e9)
+
+
+def _estimate(scenario: Scenario, choice: PhaseChoice, start_s: float, sim: SimAssumptions,
+              limits: RiskLimits) -> ChoiceEstimate:
     prep = choice.prep
     if isinstance(prep, ExperimentsPrep):
         cost, duration = _experiments(scenario, prep, start_s, sim)

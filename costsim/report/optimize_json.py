@@ -17,7 +17,13 @@ from costsim.domain.scenario import RiskLimits
 from costsim.optimize.reservation import ReservationSizing
 from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
 from costsim.optimize.training_front import TrainingFront
-from costsim.report.summary import RATE_DIGITS, JsonDict, jsonable, stats_json
+from costsim.report.summary import (
+    RATE_DIGITS,
+    JsonDict,
+    estimated_inputs_json,
+    jsonable,
+    stats_json,
+)
 from costsim.units import SECONDS_PER_DAY
 
 PlanBlock = Callable[[Plan], Mapping[str, Any]]
@@ -87,6 +93,7 @@ def ranked_json(ranked: RankedPlan, plan_block: PlanBlock) -> JsonDict:
                                         else round(plan.cost_per_million_tokens_usd,
                                                    RATE_DIGITS)),
         "notes": list(candidate.notes),
+        "estimated_inputs": estimated_inputs_json(plan),
     }
 
 

@@ -93,6 +93,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "cumulative_cash_usd": [{"month": month, **(stats_json(stats, digits=2) or {})}
                                 for month, stats in plan.cumulative_cash_usd_by_month],
         "events": plan.events,
+        "estimated_inputs": estimated_inputs_json(plan),
         # the training phases' steady rates and their basis (DESIGN §12), when the scenario
         # has measured training runs
         **({"training_rates": [
@@ -101,6 +102,13 @@ def plan_json(plan: PlanResult) -> JsonDict:
              "profile_source": r.profile_source or None} for r in plan.training_rates]}
            if plan.training_rates else {}),
     }
+
+
+def estimated_inputs_json(plan: PlanResult) -> list[JsonDict]:
+    """What the plan's figures rest on that is costsim's estimate, not a price (its figures
+    are marked ``~`` in the tables): phase, pool, option, flag and source of each."""
+    return [{"phase": e.phase, "pool": e.pool, "option": e.option, "flag": e.flag,
+             "source": e.source} for e in plan.estimated_inputs]
 
 
 def inputs_json(run: RunResult) -> JsonDict:
@@ -144,6 +152,7 @@ def price_json(price: PriceUsed) -> JsonDict:
         "rate_usd_per_gpu_hour": price.rate_usd_per_gpu_hour, "upfront_usd": price.upfront_usd,
         "source": price.source, "effective_date": price.effective_date,
         "estimate": price.estimate, "flags": list(price.flags),
+        **({} if price.usd_per_gb is None else {"usd_per_gb": price.usd_per_gb}),
     }
 
 

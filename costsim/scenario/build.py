@@ -36,6 +36,7 @@ from costsim.domain.phases import (
 )
 from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import (
+    BLOCKING_FLAGS,
     Offering,
     PriceFlag,
     PriceOverrides,
@@ -355,9 +356,33 @@ class Builder:
             changes[gpu], written[gpu] = pct, g
         overrides = make((*path, "overrides"), PriceOverrides, discount_pct=flat or 0.0,
                          cloud_discount_pct=tuple(per_cloud.items()),
-                         custom_offerings=offerings, quoted_reservations=quotes)
+                         custom_offerings=offerings, quoted_reservations=quotes,
+                         allowed_flags=self.allow_flags((*path, "allow_flags"),
+                                                        spec.allow_flags))
         return make(path, ScenarioPrices, overrides=overrides,
                     gpu_price_change_pct=tuple(changes.items()))
+
+    @staticmethod
+    def allow_flags(path: KeyPath, names: list[str]) -> tuple[PriceFlag, ...]:
+        """The blocking flags ``prices.allow_flags`` lifts (each named once)."""
+        blocking = sorted(flag.value for flag in BLOCKING_FLAGS)
+        allowed: list[PriceFlag] = []
+        for i, name in enumerate(names):
+            try:
+                flag = PriceFlag(name.strip().lower())
+            except ValueError:
+                hint = suggest(name, blocking)
+                raise BuildError((*path, i), f"unknown price flag '{name}'"
+                                 + (f"; did you mean {' or '.join(map(repr, hint))}?" if hint
+                                    else f"; the blocking flags are {', '.join(blocking)}")
+                                 ) from None
+            if not flag.is_blocking:
+                raise BuildError((*path, i), f"'{flag}' does not block selection; the blocking "
+                                 f"flags are {', '.join(blocking)}")
+            if flag in allowed:
+                raise BuildError((*path, i), f"'{flag}' is named twice")
+            allowed.append(flag)
+        return tuple(allowed)
 
     def offering(self, path: KeyPath, o: Any) -> Offering:
         cloud = o.cloud.lower()

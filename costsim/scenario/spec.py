@@ -103,6 +103,9 @@ class PricesSpec(Spec):
                                     "--price-file` format (relative to the file)")
     gpu_price_change_pct: dict[Name, Annotated[Number, Field(ge=-95, le=500)]] = Field(
         default_factory=dict, description="GPU → % change of its rental prices, in [-95, 500]")
+    allow_flags: list[Name] = Field(default_factory=list, max_length=20,
+                                    description="blocking price flags whose rows may be chosen "
+                                    "(docs/pricing.md); none: never")
 
 
 def _fixed(value: float) -> FixedSpec:

@@ -27,6 +27,7 @@ from costsim.sim.pools import book_commitment, book_owned, seconds_by_month
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.streams import named_rng
+from costsim.sim.transfer import book_data_moves
 from costsim.units import SECONDS_PER_DAY
 
 # Storage is billed at the plan's cloud, else the cloud of its first rented pool; a plan on
@@ -178,6 +179,17 @@ def _book_plan_costs(ctx: RunContext) -> None:
             ctx.timelines[name] = PhaseTimeline(phase=name, kind=phase.kind, start_s=None,
                                                 end_s=None)
     _book_storage(ctx)
+    _book_data_moves(ctx)
+
+
+def _book_data_moves(ctx: RunContext) -> None:
+    """Copies of the data between the clouds the phases run on (costsim.sim.transfer)."""
+    data = ctx.prep.scenario.data
+    book_data_moves(ctx.prep.data_moves(),
+                    {name: t.start_s for name, t in ctx.timelines.items()},
+                    dataset_gb=data.dataset_gb, checkpoints_retained=data.checkpoints_retained,
+                    checkpoints=ctx.checkpoint_bytes, calendar=ctx.prep.scenario.calendar,
+                    book=ctx.book)
 
 
 def storage_cloud(prep: PreparedPlan) -> str:

@@ -24,12 +24,14 @@ from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.results import (
+    EstimatedInput,
     MeasuredUsed,
     PhaseTimeline,
     PoolUse,
     PriceUsed,
     Replication,
     TrainingRate,
+    estimated_inputs,
 )
 from costsim.sim.streams import replication_seeds
 
@@ -100,6 +102,11 @@ class PlanResult:
     # each training phase's steady rate and its basis; filled when the scenario has measured
     # training runs (its summary then lists them)
     training_rates: tuple[TrainingRate, ...] = ()
+
+    @property
+    def estimated_inputs(self) -> tuple[EstimatedInput, ...]:
+        """The prices the plan's figures rest on that are estimates (marked ``~``)."""
+        return estimated_inputs(self.prices)
 
 
 def quiet_on_interrupt() -> None:

@@ -109,6 +109,8 @@ class CommitmentPool:
     terms: ReservationTerms  # per instance
     start_s: float
     implied_by_phase: str = ""  # a use entry with a reserved option and no matching commitment
+    # the quote's flags (reserved-by-contract, reserved-discount-estimate, quoted-reservation…)
+    flags: tuple[PriceFlag, ...] = ()
 
     @property
     def name(self) -> str:
@@ -168,7 +170,8 @@ def commitment_pool(book: PriceBook, commitment: Commitment, calendar: Calendar,
     start = calendar.seconds_at(commitment.start) if start_s is None else start_s
     return CommitmentPool(gpu=selection.offering.gpu, option=option,
                           offering=selection.offering, instances=selection.instances,
-                          terms=terms, start_s=start, implied_by_phase=implied_by_phase)
+                          terms=terms, start_s=start, implied_by_phase=implied_by_phase,
+                          flags=selection.quote.flags)
 
 
 def plan_line(pool: str, gpu: str, option: PurchaseOption, category: Category,

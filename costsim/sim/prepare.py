@@ -27,7 +27,7 @@ from costsim.domain.phases import (
     TrainingPhase,
 )
 from costsim.domain.plans import Plan
-from costsim.domain.pricing import PurchaseOption
+from costsim.domain.pricing import PriceFlag, PurchaseOption
 from costsim.domain.scenario import Scenario
 from costsim.domain.simulation import SimAssumptions
 from costsim.domain.uncertainty import Distribution, Fixed, LogNormal
@@ -51,6 +51,7 @@ from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
 from costsim.sim.results import MeasuredUsed, PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
+from costsim.sim.transfer import DataMove, data_moves, entry_clouds
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
 
 
@@ -129,6 +130,17 @@ class PreparedPlan:
             for name, phase in self.phases.items() if isinstance(phase, ServingPrep)
             for entry in phase.entries for size, basis, source in entry.measured)
 
+    def data_moves(self) -> tuple[DataMove, ...]:
+        """The copies of the plan's data between clouds its phases make (:mod:`costsim.sim.
+        transfer`)."""
+        clouds = []
+        for name, phase in self.phases.items():  # in the scenario's phase order
+            sources = ([e.source for e in phase.entries] if isinstance(phase, ServingPrep)
+                       else [phase.source])
+            clouds.append((name, tuple(c for s in sources
+                                       for c in entry_clouds(s, self.commitments))))
+        return data_moves(clouds)
+
     def prices_used(self) -> tuple[PriceUsed, ...]:
         """Every price the plan relies on, with its source and date."""
         used: list[PriceUsed] = []
@@ -144,12 +156,17 @@ class PreparedPlan:
         used.extend(_commitment_price("", pool) for pool in self.commitments)
         for owned in self.owned:
             server = owned.server
+            estimated = any(line.estimate for line in server.bom)
             used.append(PriceUsed(
                 phase="", pool=owned.name, gpu=owned.gpu, option="owned",
                 rate_usd_per_gpu_hour=server.cost_usd_per_delivered_gpu_hour(1.0),
                 upfront_usd=owned.count * server.capex_usd, source=server.source,
-                effective_date=server.effective_date,
-                estimate=any(line.estimate for line in server.bom)))
+                effective_date=server.effective_date, estimate=estimated,
+                flags=(PriceFlag.OWNED_COST_ESTIMATE.value,) if estimated else ()))
+        used.extend(PriceUsed(phase=move.phase, pool=move.pool, gpu="", option="data-transfer",
+                              rate_usd_per_gpu_hour=0.0, upfront_usd=0.0, source=move.source,
+                              effective_date=move.effective_date, estimate=move.estimate,
+                              usd_per_gb=move.usd_per_gb) for move in self.data_moves())
         unique = {(u.phase, u.pool, u.option): u for u in used}
         return tuple(unique[k] for k in sorted(unique))
 
@@ -210,8 +227,8 @@ def _commitment_price(phase: str, pool: CommitmentPool) -> PriceUsed:
                      rate_usd_per_gpu_hour=pool.rate_usd_per_gpu_hour,
                      upfront_usd=pool.instances * pool.terms.upfront_usd,
                      source=pool.terms.source, effective_date=pool.terms.effective_date,
-                     estimate=pool.terms.estimate,
-                     flags=tuple(flag.value for flag in pool.offering.flags))
+                     estimate=pool.terms.estimate or any(f.is_estimate for f in pool.flags),
+                     flags=tuple(flag.value for flag in pool.flags or pool.offering.flags))
 
 
 def _canonical(gpu: str) -> str:

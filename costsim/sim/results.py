@@ -6,9 +6,11 @@ ledgers, fleet sizes and utilization live here, not in the engines' internals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from costsim.domain.phases import PhaseKind
+from costsim.domain.pricing import PriceFlag, PurchaseOption, estimate_flag
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.ledger import Ledger
 
@@ -143,6 +145,41 @@ class PriceUsed:
     effective_date: str
     estimate: bool  # rests on an assumption (estimated discount, owned-cost model)
     flags: tuple[str, ...] = ()
+    usd_per_gb: float | None = None  # a data move's egress rate (option "data-transfer")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EstimatedInput:
+    """A price a plan's figures rest on that is costsim's estimate, not a list price or a quote
+    (docs/pricing.md: ``reserved-by-contract``, ``reserved-discount-estimate``,
+    ``owned-cost-estimate``): the report marks the plan's figures ``~`` and asks for a quote."""
+
+    phase: str  # "" for plan-level capacity (commitments, owned servers)
+    pool: str
+    option: str
+    flag: str  # the most specific estimate flag (PriceFlag value)
+    source: str
+
+
+def estimated_inputs(prices: Sequence[PriceUsed]) -> tuple[EstimatedInput, ...]:
+    """The prices among ``prices`` that rest on an estimate, in their order."""
+    out = []
+    for price in prices:
+        flag = estimate_flag(price.flags)
+        if flag is None and price.estimate:  # an estimate the flags do not name: by option
+            flag = (PriceFlag.OWNED_COST_ESTIMATE if price.option == PurchaseOption.OWNED
+                    else PriceFlag.RESERVED_DISCOUNT_ESTIMATE
+                    if price.option.startswith("reserved-") else None)
+        if flag is not None:
+            out.append(EstimatedInput(phase=price.phase, pool=price.pool, option=price.option,
+                                      flag=flag.value, source=price.source))
+    return tuple(out)
+
+
+def estimate_sentence(estimated: Sequence[EstimatedInput]) -> str:
+    """What a recommendation says when it rests on estimated prices (docs/pricing.md)."""
+    named = "; ".join(dict.fromkeys(f"{e.pool} {e.option}: {e.flag}" for e in estimated))
+    return f"it rests on an estimated price: ask for a quote ({named})"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,7 +21,7 @@ from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.errors import CatalogError
 from costsim.sim.montecarlo import PlanResult, Progress, run_plan
 from costsim.sim.prepare import prepare_plan
-from costsim.sim.results import DefaultUsed
+from costsim.sim.results import DefaultUsed, estimate_sentence
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,15 +107,19 @@ def recommend(plans: Sequence[PlanResult], risk: RiskLimits) -> Recommendation:
     best = min(candidates, key=lambda r: (r.cost_usd.mean if r.cost_usd else 0.0, r.name))
     assert best.cost_usd is not None
     others = [r for r in candidates if r is not best]
-    reason = f"lowest mean cost (${best.cost_usd.mean:,.2f})"
+    estimated = best.estimated_inputs
+    mark = "~" if estimated else ""
+    reason = f"lowest mean cost (${best.cost_usd.mean:,.2f}{mark})"
     if others:
         runner = min(others, key=lambda r: r.cost_usd.mean if r.cost_usd else 0.0)
         assert runner.cost_usd is not None
-        reason += (f", ${runner.cost_usd.mean - best.cost_usd.mean:,.2f} below the next "
+        reason += (f", ${runner.cost_usd.mean - best.cost_usd.mean:,.2f}{mark} below the next "
                    f"('{runner.name}')")
     if any(v is not None for v in (risk.max_p_over_budget, risk.max_p_deadline_missed,
                                    risk.min_slo_attainment)):
         reason += " among the plans within the risk limits"
+    if estimated:
+        reason += "; " + estimate_sentence(estimated)
     return Recommendation(plan=best.name, reason=reason, passed_over=tuple(passed))
 
 

@@ -308,3 +308,20 @@ def test_a_job_needing_host_ram_skips_instances_without_it() -> None:
                                            min_host_ram_gib_per_gpu=18)
     assert roomy.offering.host_ram_gib >= 18
     assert roomy.quote.price_usd_per_hour > cheapest.quote.price_usd_per_hour
+
+
+def test_a_blocked_row_is_chosen_only_when_the_scenario_allows_its_flag() -> None:
+    # Verda's 8×B200 sells spot without an on-demand price ($13.69/h, the cheapest 8-GPU B200
+    # spot): README says such rows are never chosen automatically, and they were
+    plain = PriceBook().cheapest_offering_for_job("B200", 8, PurchaseOption.SPOT)
+    assert plain.offering.key != "verda FIN-03 8B200.240V"
+    assert "verda FIN-03 8B200.240V" in [q.offering.key for q in plain.passed_over]
+    allowed = PriceBook(PriceOverrides(allowed_flags=(PriceFlag.MISSING_ON_DEMAND,)))
+    chosen = allowed.cheapest_offering_for_job("B200", 8, PurchaseOption.SPOT)
+    assert chosen.offering.key == "verda FIN-03 8B200.240V"
+    assert chosen.total_usd_per_hour == pytest.approx(13.69)
+    assert PriceFlag.MISSING_ON_DEMAND in chosen.quote.flags
+    # lifting another flag does not lift this one
+    other = PriceBook(PriceOverrides(allowed_flags=(PriceFlag.PLACEHOLDER_PRICE,)))
+    assert other.cheapest_offering_for_job("B200", 8, PurchaseOption.SPOT).offering.key == (
+        plain.offering.key)

@@ -133,3 +133,35 @@ def test_contract_reservation_threshold_in_the_doc() -> None:
     assert f"below **{_pct(threshold, 1)}**" in DOC
     assert server.break_even_utilization(rate * (1 - threshold + 1e-6)) is not None
     assert server.break_even_utilization(rate * (1 - threshold - 1e-3)) is None
+
+
+def _flag_table() -> dict[str, str]:
+    """pricing/README.md's data-quality flag table: flag → its "blocks" cell."""
+    text = (ROOT / "pricing" / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Data-quality flags"):]
+    section = section[:section.index("\n## ", 3)]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells[-1]
+    return rows
+
+
+def test_the_blocking_flags_in_the_docs_are_the_codes_one_list() -> None:
+    from costsim.domain.pricing import BLOCKING_FLAGS, PriceFlag
+
+    table = _flag_table()
+    for flag in PriceFlag:
+        if flag.value not in table:
+            continue  # the quote-time flags are described in prose below the table
+        blocked = BLOCKING_FLAGS.get(flag)
+        expected = ("—" if blocked is None else "everything" if not blocked
+                    else ", ".join(sorted(o.value for o in blocked)))
+        assert table[flag.value] == expected, flag
+    assert set(BLOCKING_FLAGS) <= {PriceFlag(name) for name in table}
+    # docs/pricing.md and the README name each blocking flag too
+    section = DOC[DOC.index("## Choosing an offering"):DOC.index("## Your own prices")]
+    for flag in BLOCKING_FLAGS:
+        assert f"`{flag.value}`" in section, flag
+        assert flag.value in README, flag
