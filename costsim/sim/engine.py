@@ -8,7 +8,7 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 
 from __future__ import annotations
 
-import itertools
+from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
@@ -23,7 +23,7 @@ from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
-from costsim.sim.pools import book_commitment, book_owned, seconds_by_month
+from costsim.sim.pools import book_commitment, book_owned
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.streams import named_rng
@@ -32,8 +32,6 @@ from costsim.units import SECONDS_PER_DAY
 # Storage is billed at the plan's cloud, else the cloud of its first rented pool; a plan on
 # owned servers only stores at this cloud's object-storage prices (documented fallback).
 DEFAULT_STORAGE_CLOUD = "aws"
-# Monthly prices apply to calendar months pro rata to an average month (365.25 / 12 days).
-AVERAGE_MONTH_S = 365.25 / 12 * SECONDS_PER_DAY
 
 
 def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
@@ -195,24 +193,34 @@ def storage_cloud(prep: PreparedPlan) -> str:
 
 
 def _book_storage(ctx: RunContext) -> None:
+    """Storage and egress per calendar month, as clouds invoice them (docs/simulator.md
+    "Calendar and billing"): a GB kept a whole month is one GB-month, a partial month the hours
+    held ÷ that month's hours; a month's egress is the scenario's monthly GB (pro rata in a
+    month the horizon only partly covers) less that month's free allowance."""
     data = ctx.prep.scenario.data
     price = storage_price(storage_cloud(ctx.prep))
-    starts = ctx.prep.scenario.calendar.month_starts_s()
     pool = f"{price.cloud} object storage"
     storage_key = LineKey(phase="", pool=pool, gpu="", option="", category=Category.STORAGE,
                           component=Component.STORAGE)
     egress_key = LineKey(phase="", pool=pool, gpu="", option="",
                          category=Category.DATA_TRANSFER, component=Component.NETWORK)
-    month_s = [b - a for a, b in itertools.pairwise(starts)]
-    stored_gb_s = [data.dataset_gb * s for s in month_s]
-    for end_s, checkpoint_bytes in ctx.checkpoint_bytes:
-        kept_gb = data.checkpoints_retained * checkpoint_bytes / 1e9
-        for m, seconds in enumerate(seconds_by_month(end_s, ctx.horizon_s, starts)):
-            stored_gb_s[m] += kept_gb * seconds
-    for m, gb_s in enumerate(stored_gb_s):
-        if gb_s > 0:  # GB-seconds -> GB-months of an average month
-            ctx.book.spend(storage_key, m,
-                           price.object_storage_usd_per_gb_month * gb_s / AVERAGE_MONTH_S)
+    segments = ctx.prep.scenario.calendar.billing_segments()
+    kept = [(end_s, data.checkpoints_retained * checkpoint_bytes / 1e9)
+            for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
+    covered_s: dict[str, float] = defaultdict(float)  # horizon seconds in each calendar month
+    for seg in segments:
+        covered_s[seg.calendar_month] += seg.end_s - seg.start_s
+    for seg in segments:
+        gb_s = data.dataset_gb * (seg.end_s - seg.start_s)
+        for from_s, gb in kept:
+            gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
+        if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
+            ctx.book.spend(storage_key, seg.month_index,
+                           price.object_storage_usd_per_gb_month * gb_s / seg.calendar_month_s)
         if data.egress_gb_per_month > 0:
-            ctx.book.spend(egress_key, m, price.egress_cost_usd_per_month(
-                data.egress_gb_per_month) * month_s[m] / AVERAGE_MONTH_S)
+            covered = covered_s[seg.calendar_month]
+            month_gb = data.egress_gb_per_month * covered / seg.calendar_month_s
+            month_usd = price.egress_usd(month_gb)
+            if month_usd > 0:  # the calendar month's bill, split over its segments by time
+                ctx.book.spend(egress_key, seg.month_index,
+                               month_usd * (seg.end_s - seg.start_s) / covered)
