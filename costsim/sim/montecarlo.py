@@ -100,6 +100,8 @@ class PlanResult:
     # each training phase's steady rate and its basis; filled when the scenario has measured
     # training runs (its summary then lists them)
     training_rates: tuple[TrainingRate, ...] = ()
+    # what this plan's run did that a reader must know (DESIGN §7 "Warnings")
+    warnings: tuple[str, ...] = ()
 
 
 def quiet_on_interrupt() -> None:
@@ -230,7 +232,33 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
         gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
-        events=sum(r.events for r in reps), training_rates=training_rates(prep))
+        events=sum(r.events for r in reps), training_rates=training_rates(prep),
+        warnings=horizon_cuts(scenario, reps))
+
+
+def horizon_cuts(scenario: Scenario, reps: Sequence[Replication]) -> tuple[str, ...]:
+    """The plan's phases the horizon cut in some replications: unfinished at its end (a
+    training run or a queue still running), or never started (waiting on such a phase). A
+    phase whose months run past the horizon in every plan is the run-wide warning
+    (:meth:`Scenario.horizon_warnings`), not repeated here."""
+    static = {w.split("'")[1] for w in scenario.horizon_warnings()}
+    end = scenario.calendar.end.isoformat()
+    out = []
+    for k, phase in enumerate(scenario.phase_order()):
+        if phase.name in static:
+            continue
+        lines = [r.timelines[k] for r in reps]
+        never = sum(t.start_s is None for t in lines)
+        cut = sum(t.start_s is not None and t.end_s is None for t in lines)
+        if cut:
+            out.append(f"phase '{phase.name}' had not ended when the horizon ended ({end}) in "
+                       f"{cut} of {len(reps)} replications: what it would cost after that is "
+                       f"not counted")
+        if never:
+            out.append(f"phase '{phase.name}' never started within the horizon in {never} of "
+                       f"{len(reps)} replications (a phase it comes after had not ended): it "
+                       f"costs nothing there")
+    return tuple(out)
 
 
 def training_rates(prep: PreparedPlan) -> tuple[TrainingRate, ...]:

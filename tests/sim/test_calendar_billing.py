@@ -53,13 +53,13 @@ def _serve(name: str, months: float, after: tuple[str, ...] = ()) -> ServingPhas
 
 
 def _replication(phases: tuple[ServingPhase, ...], *, start: date, months: int,
-                 data: DataSizes = DataSizes(), drift_pct: float = 0.0) -> Replication:
+                 data: DataSizes | None = None, drift_pct: float = 0.0) -> Replication:
     one = UseEntry(gpu="L4", autoscale=Autoscale(min_replicas=1, max_replicas=1))
     plan = Plan(name="p", cloud="aws", region="us-east-1",
                 uses=tuple(PhaseUse(phase=p.name, entries=(one,)) for p in phases))
     scenario = Scenario(
         name="calendar", calendar=Calendar(start=start, horizon_months=months),
-        models=(llama_8b(),), phases=phases, plans=(plan,), data=data,
+        models=(llama_8b(),), phases=phases, plans=(plan,), data=data or DataSizes(),
         uncertainty=Uncertainty(throughput_error=Fixed(value=1.0),
                                 price_drift_pct_per_year=Fixed(value=drift_pct)))
     prep = prepare_plan(scenario, plan)
