@@ -8,6 +8,7 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import replace
@@ -27,7 +28,7 @@ from costsim.sim.pools import book_commitment, book_owned
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.streams import named_rng
-from costsim.units import SECONDS_PER_DAY
+from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Storage is billed at the plan's cloud, else the cloud of its first rented pool; a plan on
 # owned servers only stores at this cloud's object-storage prices (documented fallback).
@@ -87,7 +88,40 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
                          for gpu, hourly in sorted(ctx.demand.items())),
         gpu_demand_by_hour=tuple((gpu, tuple(float(u) for u in hourly))
                                  for gpu, hourly in sorted(ctx.demand.items()))
-        if ctx.keep_fleet else ())
+        if ctx.keep_fleet else (),
+        gpu_demand_in_phases=_demand_in_phases(ctx))
+
+
+def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
+    """Each GPU type the plan's experiments and serving phases use, and those phases (the
+    phases a commitment sized on simulated demand would serve, docs/optimizer.md)."""
+    out: dict[str, list[str]] = {}
+    for name, phase_prep in prep.phases.items():
+        if isinstance(phase_prep, TrainingPrep):
+            continue
+        sources = ([e.source for e in phase_prep.entries] if isinstance(phase_prep, ServingPrep)
+                   else [phase_prep.source])
+        for gpu in sorted({source.gpu for source in sources}):
+            out.setdefault(gpu, []).append(name)
+    return {gpu: tuple(names) for gpu, names in out.items()}
+
+
+def _demand_in_phases(ctx: RunContext) -> tuple[DemandHistogram, ...]:
+    """Per GPU type, its demand over this replication's window of the experiments and
+    serving phases using it (first start to last end, the horizon's end for a cut phase):
+    the window a commitment bought when those phases start covers, placed where they ran."""
+    out = []
+    for gpu, phases in sorted(long_phase_gpus(ctx.prep).items()):
+        lines = [ctx.timelines[p] for p in phases if ctx.timelines[p].start_s is not None]
+        if gpu not in ctx.demand or not lines:
+            continue
+        start_s = min(t.start_s or 0.0 for t in lines)
+        end_s = min(ctx.horizon_s, max(ctx.horizon_s if t.end_s is None else t.end_s
+                                       for t in lines))
+        h0 = int(start_s // SECONDS_PER_HOUR)
+        h1 = max(h0 + 1, math.ceil(end_s / SECONDS_PER_HOUR - 1e-9))
+        out.append(DemandHistogram.from_hourly(gpu, ctx.demand[gpu][h0:h1]))
+    return tuple(out)
 
 
 def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:

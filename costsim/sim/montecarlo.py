@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -96,6 +96,9 @@ class PlanResult:
     # hour in replication 0 (costsim.sim.demand)
     gpu_demand: tuple[DemandHistogram, ...] = ()
     gpu_demand_by_hour: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    # per GPU type, the demand within each replication's window of the experiments and
+    # serving phases using it, pooled over the replications (a window placed per replication)
+    gpu_demand_in_phases: tuple[DemandHistogram, ...] = ()
     events: int = 0
     # each training phase's steady rate and its basis; filled when the scenario has measured
     # training runs (its summary then lists them)
@@ -232,6 +235,9 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
         gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
+        gpu_demand_in_phases=tuple(
+            DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
+                h for r in reps for h in r.gpu_demand_in_phases).items())),
         events=sum(r.events for r in reps), training_rates=training_rates(prep),
         warnings=horizon_cuts(scenario, reps))
 
@@ -270,6 +276,13 @@ def training_rates(prep: PreparedPlan) -> tuple[TrainingRate, ...]:
                               tokens_per_s=p.tokens_per_s, basis=p.basis.value,
                               profile_source=p.profile_source)
                  for name, p in prep.phases.items() if isinstance(p, TrainingPrep))
+
+
+def _by_gpu(hists: Iterable[DemandHistogram]) -> dict[str, list[DemandHistogram]]:
+    out: dict[str, list[DemandHistogram]] = {}
+    for hist in hists:
+        out.setdefault(hist.gpu, []).append(hist)
+    return out
 
 
 def _pooled_demand(reps: Sequence[Replication]) -> tuple[DemandHistogram, ...]:
