@@ -10,17 +10,15 @@ the price book sells, on the offering the simulator would price the commitment o
 variants, its cost minimum and its balanced point: the commitment plus the phase's use entries
 drawing on it, with the rest spilling on demand.
 
-**Commitment start and window.** A commitment starts on the day the first phase drawing on it
-starts in the finalist's first replication (a serving phase after a training run starts when
-the run ends, which varies a little between replications; the commitment is bought on that
-day's date, so it covers the phase's first hours from midnight), and its level is held until
-the last such phase ends (terms renewed back to back when the window is longer than a term:
-the sizing's T_owed). The demand sized is the pooled histogram with the hours outside that
-window taken off every replication when they held no demand of that type; where a
-replication's phase starts later than the first one's, its extra idle hours stay in and lower
-the level slightly (conservative). When another phase used the same type outside the window
-(a prototype on spot H100s before serving on H100s), the pooled histogram cannot tell its hours
-apart, and the first replication's demand in the window is sized instead.
+**Commitment start and window** (docs/optimizer.md). A GPU type one experiments or serving
+phase alone uses long is reserved when that phase starts, in every replication (the simulator's
+implied commitment), for the terms that cover it, sized on its window's demand pooled over all
+replications (``PlanResult.gpu_demand_in_phases``). Terms renewed back to back, or a type several
+long phases use, keep a calendar window from the first replication's dates: the commitment is
+bought on the day the first such phase starts and held until the last ends, sized on the pooled
+histogram less the hours outside the window (or the first replication's hours in it when another
+phase used the type outside). Either way the on-demand rate saved carries the scenario's mean
+price drift over the window.
 """
 
 from __future__ import annotations
