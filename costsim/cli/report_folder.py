@@ -14,6 +14,7 @@ import contextlib
 import datetime as dt
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,6 +60,22 @@ def check_out_dir(out: Path, force: bool) -> None:
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise InputError("--out", str(out), f"{parent} is not a folder")
+    _check_writable(out, parent)
+
+
+def _check_writable(out: Path, parent: Path) -> None:
+    """Make and remove a folder where the report's folders will be made (the deepest folder of
+    ``out``'s parents that exists): a read-only or pseudo file system (``/proc``) fails here,
+    before the simulation, not after it."""
+    existing = next((folder for folder in (parent, *parent.parents) if folder.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise InputError("--out", str(out), f"{existing or parent} is not a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=".costsim-probe-", dir=existing)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise InputError("--out", str(out), f"cannot write a folder in {existing} "
+                         f"({exc.strerror or exc}); name a folder you may write to") from None
 
 
 @contextmanager

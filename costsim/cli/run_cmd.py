@@ -97,4 +97,13 @@ def _run(args: argparse.Namespace) -> int:
         print_json({**summary, "report_dir": str(out)})
     else:
         print(render_run(run, str(out)))
+        for line in warning_lines(run):
+            print(line)
     return EXIT_OK
+
+
+def warning_lines(run: RunResult) -> list[str]:
+    """The run's warnings (DESIGN §7), run-wide first, then each plan's, one per line."""
+    lines = [f"warning: {w}" for w in run.warnings]
+    lines += [f"warning ({plan.name}): {w}" for plan in run.plans for w in plan.warnings]
+    return lines

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from costsim.domain.architecture import Architecture
-from costsim.domain.calendar import Calendar
+from costsim.domain.calendar import Calendar, check_in_calendar
 from costsim.domain.measurements import Measurements
 from costsim.domain.phases import Phase, PhaseKind, ServingPhase, TrainingPhase
 from costsim.domain.plans import PhaseUse, Plan
@@ -136,8 +136,64 @@ class Scenario:
                 if model not in models:
                     raise _unknown(f"phases.{phase.name}.model", "model", model, models)
         self.phase_order()  # raises on unknown names and cycles in `after`
+        self._check_phase_starts()
         for plan in self.plans:
             self._check_plan(plan)
+
+    def earliest_starts_s(self) -> dict[str, float]:
+        """Each phase's earliest start: after the phases it comes ``after`` at their shortest
+        (experiments and serving last their months; a training run is taken to take no time,
+        since its length is known only once simulated)."""
+        starts: dict[str, float] = {}
+        for phase in self.phase_order():
+            starts[phase.name] = max((starts[d] + self._shortest_s(d) for d in phase.after),
+                                     default=0.0)
+        return starts
+
+    def _shortest_s(self, name: str) -> float:
+        phase = self.phase(name)
+        if isinstance(phase, TrainingPhase):
+            return 0.0
+        return self.calendar.months_s(phase.duration_months)
+
+    def _when(self, t_s: float) -> str:
+        """A simulated time as a date, or as months after the start when past the calendar."""
+        try:
+            return self.calendar.date_at(t_s).isoformat()
+        except (OverflowError, ValueError):
+            return f"{t_s / self.calendar.months_s(1):,.1f} months after {self.calendar.start}"
+
+    def _check_phase_starts(self) -> None:
+        """A phase that cannot start before the horizon ends would silently cost nothing: bad
+        input (DESIGN §7 "Warnings")."""
+        horizon_s = self.calendar.horizon_s
+        for name, start_s in self.earliest_starts_s().items():
+            if start_s >= horizon_s:
+                phase = self.phase(name)
+                before = ", ".join(f"'{d}'" for d in phase.after)
+                raise ScenarioError(
+                    "", f"phases.{name}", f"phase '{name}' starts on {self._when(start_s)} at "
+                    f"the earliest (after {before}), at or after the horizon's end "
+                    f"{self.calendar.end}: it would never run; lengthen horizon_months or "
+                    f"shorten the phases before it")
+
+    def horizon_warnings(self) -> tuple[str, ...]:
+        """What the horizon cuts whatever the plan: phases whose months run past its end at
+        the earliest (their months after it are not simulated or counted)."""
+        horizon_s, warnings = self.calendar.horizon_s, []
+        for name, start_s in self.earliest_starts_s().items():
+            phase = self.phase(name)
+            if isinstance(phase, TrainingPhase):
+                continue
+            end_s = start_s + self._shortest_s(name)
+            if end_s > horizon_s + 1e-6:
+                warnings.append(
+                    f"phase '{name}' ({phase.duration_months:g} months from "
+                    f"{self._when(start_s)} at the earliest) runs past the horizon's end "
+                    f"{self.calendar.end}: its last "
+                    f"{(end_s - horizon_s) / self.calendar.months_s(1):,.1f} months are not "
+                    f"simulated and cost nothing here")
+        return tuple(warnings)
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``."""
@@ -201,6 +257,8 @@ class Scenario:
                                 f"{', '.join(missing)}: every plan must say how each phase runs")
         for i, commitment in enumerate(plan.commitments):
             self._in_horizon(f"{where}.commitments.{i}.start", commitment.start)
+            check_in_calendar(f"{where}.commitments.{i}.term", commitment.start,
+                              12 * commitment.term_years)
         for i, owned in enumerate(plan.owned):
             self._in_horizon(f"{where}.owned.{i}.purchase", owned.purchase)
 

@@ -27,3 +27,9 @@ class StoragePrice:
         billable_gb = max(0.0, egress_gb_per_month - self.egress_free_gb_per_month)
         return round(billable_gb * self.egress_usd_per_gb, 2)
 
+
+    def egress_usd(self, egress_gb_in_month: float) -> float:
+        """One calendar month's internet egress after that month's free allowance (not
+        rounded: the ledger rounds each line once)."""
+        return max(0.0, egress_gb_in_month - self.egress_free_gb_per_month) * (
+            self.egress_usd_per_gb)

@@ -21,6 +21,7 @@ Commitments are bought in whole instances, so the curve is scanned at whole inst
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,20 +88,26 @@ class ReservationSizing:
 
 
 def size_reservation(demand: DemandHistogram, terms: ReservationTerms,
-                     gpus_per_instance: int) -> ReservationSizing:
+                     gpus_per_instance: int, *, on_demand_factor: float = 1.0,
+                     excess_factors: Callable[[Sequence[int]], Sequence[float]] | None = None
+                     ) -> ReservationSizing:
     """The cost curve of committing whole instances of ``terms`` against ``demand``.
 
     ``demand`` covers the hours from the commitment's start to the horizon's end (each
     replication the same hours), pooled over the replications so the levels are priced at
     their expected cost; ``terms`` are one instance's (ReservationTerms is per instance), so
-    the per-GPU rates divide by ``gpus_per_instance``.
+    the per-GPU rates divide by ``gpus_per_instance``. ``on_demand_factor`` scales the
+    on-demand rate the commitment saves (the expected price drift over the window: the
+    commitment's own rate is fixed when it is bought); ``excess_factors`` gives, per level,
+    the drift factor of the demand above it relative to ``on_demand_factor`` (demand above a
+    high level falls in the later, cheaper months of a growing load), 1 when not given.
     """
     if gpus_per_instance < 1:
         raise ValueError(f"gpus_per_instance must be >= 1, got {gpus_per_instance}")
     if terms.term_hours <= 0:
         raise ValueError(f"term of {terms.option} must be > 0 h, got {terms.term_hours}")
     horizon_h = demand.hours_per_replication
-    r_od = terms.on_demand_usd_per_hour / gpus_per_instance
+    r_od = terms.on_demand_usd_per_hour / gpus_per_instance * on_demand_factor
     r_c = terms.effective_usd_per_hour / gpus_per_instance
     if r_od <= 0:
         raise ValueError(f"on-demand rate of {demand.gpu} must be > 0, got {r_od}")
@@ -113,8 +120,10 @@ def size_reservation(demand: DemandHistogram, terms: ReservationTerms,
     gpus = [k * gpus_per_instance
             for k in range(math.ceil(demand.max_gpus / gpus_per_instance) + 1)]
     excess = demand.excess_gpu_hours(gpus)
-    curve = tuple(_level(k, c, float(excess[k]), float(excess[0]), demand.mean_gpu_hours,
-                         horizon_h, owed_h - horizon_h, r_c, r_od)
+    weights = [1.0] * len(gpus) if excess_factors is None else list(excess_factors(gpus))
+    curve = tuple(_level(k, c, float(excess[k]), float(excess[0]) * weights[0],
+                         demand.mean_gpu_hours, horizon_h, owed_h - horizon_h, r_c,
+                         r_od, weights[k])
                   for k, c in enumerate(gpus))
     best = min(curve, key=lambda level: (level.cost_usd, level.gpus))
     safe = min(demand.always_used_gpus() // gpus_per_instance, best.instances)
@@ -136,10 +145,11 @@ def _quantile(demand: DemandHistogram, level: float) -> int:
 
 def _level(instances: int, gpus: int, above: float, all_demand_above_zero: float,
            demand_gpu_hours: float, horizon_h: float, stranded_h: float, r_c: float,
-           r_od: float) -> CommitmentLevel:
-    """One point of the curve; ``above``: GPU-hours of demand above ``gpus``."""
+           r_od: float, weight: float = 1.0) -> CommitmentLevel:
+    """One point of the curve; ``above``: GPU-hours of demand above ``gpus``, paid at r_od ×
+    ``weight``; ``all_demand_above_zero``: the drift-weighted GPU-hours of all demand."""
     commitment = gpus * r_c * (horizon_h + stranded_h)
-    on_demand = above * r_od
+    on_demand = above * r_od * weight
     return CommitmentLevel(
         instances=instances, gpus=gpus, cost_usd=commitment + on_demand,
         commitment_usd=commitment, on_demand_usd=on_demand,

@@ -10,17 +10,15 @@ the price book sells, on the offering the simulator would price the commitment o
 variants, its cost minimum and its balanced point: the commitment plus the phase's use entries
 drawing on it, with the rest spilling on demand.
 
-**Commitment start and window.** A commitment starts on the day the first phase drawing on it
-starts in the finalist's first replication (a serving phase after a training run starts when
-the run ends, which varies a little between replications; the commitment is bought on that
-day's date, so it covers the phase's first hours from midnight), and its level is held until
-the last such phase ends (terms renewed back to back when the window is longer than a term:
-the sizing's T_owed). The demand sized is the pooled histogram with the hours outside that
-window taken off every replication when they held no demand of that type; where a
-replication's phase starts later than the first one's, its extra idle hours stay in and lower
-the level slightly (conservative). When another phase used the same type outside the window
-(a prototype on spot H100s before serving on H100s), the pooled histogram cannot tell its hours
-apart, and the first replication's demand in the window is sized instead.
+**Commitment start and window** (docs/optimizer.md). A GPU type one experiments or serving
+phase alone uses long is reserved when that phase starts, in every replication (the simulator's
+implied commitment), for the terms that cover it, sized on its window's demand pooled over all
+replications (``PlanResult.gpu_demand_in_phases``). Terms renewed back to back, or a type several
+long phases use, keep a calendar window from the first replication's dates: the commitment is
+bought on the day the first such phase starts and held until the last ends, sized on the pooled
+histogram less the hours outside the window (or the first replication's hours in it when another
+phase used the type outside). Either way the on-demand rate saved carries the scenario's mean
+price drift over the window.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from costsim.domain.plans import Commitment, PhaseUse, Plan
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
 from costsim.optimize.reservation import CommitmentLevel, ReservationSizing, size_reservation
+from costsim.optimize.screen import price_drift
 from costsim.sim.capacity import plan_commitments
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.montecarlo import PlanResult
@@ -55,7 +54,8 @@ class ReservationVariant:
     sizing: ReservationSizing
     level: CommitmentLevel
     point: str  # "optimum" or "balanced"
-    start_day: str  # ISO date the commitment starts
+    start_day: str  # ISO date the commitment starts (the first replication's, at_phase set)
+    at_phase: str = ""  # bought when this phase starts, in every replication
 
 
 def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: PriceBook
@@ -65,6 +65,7 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
     sizings: list[ReservationSizing] = []
     variants: list[ReservationVariant] = []
     demand = {h.gpu: h for h in result.gpu_demand}
+    in_phases = {h.gpu: h for h in result.gpu_demand_in_phases}
     hourly = dict(result.gpu_demand_by_hour)
     timelines = {t.phase: t for t in result.timelines if t.start_s is not None}
     horizon_s = scenario.calendar.horizon_s
@@ -75,15 +76,22 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
         start_day = scenario.calendar.date_at(min(t.start_s or 0.0 for t in mine))
         start_s = scenario.calendar.seconds_at(start_day)
         end_s = max(horizon_s if t.end_s is None else t.end_s for t in mine)
+        anchored: list[tuple[ReservationSizing, Commitment]] = []
+        if len(phases) == 1 and gpu in in_phases and _long_users(scenario, plan, gpu) == {
+                phases[0]}:
+            # one phase: a term that covers it is bought when it starts, in every replication,
+            # and sized on its demand in all replications (the window placed per replication)
+            anchored = _sizings(scenario, plan, gpu, start_day, in_phases[gpu], book,
+                                (start_s, end_s), hourly[gpu], one_term=True)
+        # terms renewed back to back over the phases: a calendar window from the first
+        # replication's dates
         start_h = round(start_s / SECONDS_PER_HOUR)
         end_h = math.ceil(min(end_s, horizon_s) / SECONDS_PER_HOUR)
-        found = []
         window = demand_in(demand[gpu], hourly[gpu], start_h, end_h)
-        for term in TERMS_YEARS:
-            for payment in Payment:
-                priced = _sizing(scenario, plan, gpu, term, payment, start_day, window, book)
-                if priced is not None:
-                    found.append(priced)
+        at_start = {s.option for s, _ in anchored}
+        found = anchored + [f for f in _sizings(scenario, plan, gpu, start_day, window, book,
+                                                 (start_s, end_s), hourly[gpu], one_term=False)
+                            if f[0].option not in at_start]
         sizings.extend(s for s, _ in found)
         if not found:
             continue
@@ -94,13 +102,49 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
         points = [("optimum", best.aggressive)]
         if 0 < best.balanced.gpus < best.aggressive.gpus:
             points.append(("balanced", best.balanced))
+        at_phase = phases[0] if best.option in at_start else ""
         for point, level in points:
-            terms = _back_to_back(scenario, replace(commitment, count=level.gpus),
-                                  best.terms_owed, best.term_hours)
+            sized = replace(commitment, count=level.gpus)
+            variant_plan = (_at_phase_start(plan, scenario, gpu, sized, point) if at_phase
+                            else _variant(plan, scenario, gpu,
+                                          _back_to_back(scenario, sized, best.terms_owed,
+                                                        best.term_hours), point))
             variants.append(ReservationVariant(
-                plan=_variant(plan, scenario, gpu, terms, point), gpu=gpu, sizing=best,
-                level=level, point=point, start_day=start_day.isoformat()))
+                plan=variant_plan, gpu=gpu, sizing=best, level=level, point=point,
+                start_day=start_day.isoformat(), at_phase=at_phase))
     return tuple(sizings), tuple(variants)
+
+
+def _sizings(scenario: Scenario, plan: Plan, gpu: str, start_day: date,
+             window: DemandHistogram, book: PriceBook, span_s: tuple[float, float],
+             first: Sequence[float], *, one_term: bool
+             ) -> list[tuple[ReservationSizing, Commitment]]:
+    """The sizing of every term and payment on ``window`` (with ``one_term``, only those whose
+    single term covers the window: a commitment bought at a phase's start is not renewed)."""
+    found = []
+    for term in TERMS_YEARS:
+        for payment in Payment:
+            priced = _sizing(scenario, plan, gpu, term, payment, start_day, window, book,
+                             span_s, first)
+            if priced is not None and (not one_term or priced[0].terms_owed == 1):
+                found.append(priced)
+    return found
+
+
+def _long_users(scenario: Scenario, plan: Plan, gpu: str) -> set[str]:
+    """The plan's experiments and serving phases that use ``gpu`` in any way."""
+    return {use.phase for use in plan.uses
+            if scenario.phase(use.phase).kind is not PhaseKind.TRAINING
+            and any(_canonical(e.gpu) == gpu for e in use.entries)}
+
+
+def _at_phase_start(plan: Plan, scenario: Scenario, gpu: str, commitment: Commitment,
+                    point: str) -> Plan:
+    """``plan`` with its long phase's on-demand entries of ``gpu`` on a reservation of
+    ``commitment.count`` GPUs bought when the phase starts (the simulator's implied
+    commitment), the rest spilling on demand."""
+    variant = _variant(plan, scenario, gpu, (commitment,), point)
+    return replace(variant, commitments=plan.commitments)
 
 
 def _back_to_back(scenario: Scenario, first: Commitment, terms: int, term_hours: float
@@ -133,10 +177,13 @@ def _rented_long(scenario: Scenario, plan: Plan) -> dict[str, list[str]]:
 
 
 def _sizing(scenario: Scenario, plan: Plan, gpu: str, term: int, payment: Payment,
-            start_day: date, demand: DemandHistogram, book: PriceBook
+            start_day: date, demand: DemandHistogram, book: PriceBook,
+            span_s: tuple[float, float], first: Sequence[float]
             ) -> tuple[ReservationSizing, Commitment] | None:
     """The sizing of one term and payment, on the offering the simulator prices the
-    commitment on (None where no offering sells it)."""
+    commitment on (None where no offering sells it); the on-demand rate it saves is the
+    list rate at the scenario's mean price drift over ``span_s`` (as the simulator books the
+    spill)."""
     probe = Commitment(gpu=gpu, count=max(1, demand.max_gpus), term_years=term,
                        payment=payment, start=start_day)
     variant = _variant(plan, scenario, gpu, (probe,), "probe")
@@ -145,7 +192,26 @@ def _sizing(scenario: Scenario, plan: Plan, gpu: str, term: int, payment: Paymen
     if reasons or not pools:
         return None
     pool = pools[-1]
-    sizing = size_reservation(demand, pool.terms, pool.offering.gpus_per_instance)
+    start_s, end_s = span_s
+    h0 = int(start_s // SECONDS_PER_HOUR)
+    h1 = max(h0 + 1, min(len(first), math.ceil(end_s / SECONDS_PER_HOUR)))
+    hourly = np.asarray(first[h0:h1], dtype=np.float64)
+    factors = price_drift(scenario, (np.arange(h0, h0 + hourly.size) + 0.5) * SECONDS_PER_HOUR,
+                          pool.offering.effective_date)
+    drift = float(factors.mean()) if factors.size else 1.0
+
+    def excess_factors(levels: Sequence[int]) -> list[float]:
+        """Per level, the first replication's drift over the demand above it, relative to the
+        window's mean drift."""
+        out = []
+        for c in levels:
+            above = np.maximum(0.0, hourly - c)
+            total = float(above.sum())
+            out.append(float(above @ factors) / total / drift if total > 0 else 1.0)
+        return out
+
+    sizing = size_reservation(demand, pool.terms, pool.offering.gpus_per_instance,
+                              on_demand_factor=drift, excess_factors=excess_factors)
     placed = replace(probe, cloud=pool.offering.cloud, region=pool.offering.region)
     return sizing, placed
 
@@ -205,7 +271,9 @@ def _canonical(gpu: str) -> str:
 def variant_notes(variant: ReservationVariant) -> tuple[str, ...]:
     """A reader's summary of a variant's commitment."""
     s = variant.sizing
-    return (f"{variant.level.gpus} {variant.gpu} reserved ({s.option.value}) from "
-            f"{variant.start_day}, the {variant.point} level of the cost curve on simulated "
-            f"demand: saves ${variant.level.savings_usd:,.0f} a run against renting, "
+    when = (f"when '{variant.at_phase}' starts ({variant.start_day} in the first replication)"
+            if variant.at_phase else f"from {variant.start_day}")
+    return (f"{variant.level.gpus} {variant.gpu} reserved ({s.option.value}) {when}, the "
+            f"{variant.point} level of the cost curve on simulated demand: saves "
+            f"${variant.level.savings_usd:,.0f} a run against renting, "
             f"{variant.level.idle_gpu_hours:,.0f} GPU-h idle",)

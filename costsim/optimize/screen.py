@@ -50,6 +50,7 @@ from costsim.optimize.space import SearchSpace
 from costsim.optimize.training_time import RunInputs, expect_run, product, quadrature, run_factors
 from costsim.sim.fleet import replicas_for
 from costsim.sim.load import hourly_rates, resolve_shape
+from costsim.sim.occupancy import interval_gpus
 from costsim.sim.pools import DAYS_PER_MONTH, OwnedPool, RentalPool, owned_pool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.spot_jobs import expected_spot_job_s
@@ -231,7 +232,8 @@ def _experiments(scenario: Scenario, prep: ExperimentsPrep, start_s: float,
         return math.nan, duration  # bounded fixed fleets are not screened
     # jobs arrive evenly over the phase: the mean drift factor over its hours
     drift = float(price_drift(scenario, start_s + np.arange(
-        0.5, duration / SECONDS_PER_HOUR) * SECONDS_PER_HOUR).mean())
+        0.5, duration / SECONDS_PER_HOUR) * SECONDS_PER_HOUR,
+        pool.offering.effective_date).mean())
     if prep.nodes is not None:  # a fixed rented fleet, held for the phase
         gpus = prep.nodes * prep.node.gpus
         return (gpus * pool.rate_usd_per_gpu_hour * drift * duration / SECONDS_PER_HOUR,
@@ -266,13 +268,14 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
              ) -> tuple[float, float]:
     phase: ServingPhase = prep.phase
     duration = scenario.calendar.months_s(phase.duration_months)
-    horizon_h = math.ceil(scenario.calendar.horizon_s / SECONDS_PER_HOUR)
-    h0 = int(start_s // SECONDS_PER_HOUR)
-    hours = max(0, min(math.ceil(duration / SECONDS_PER_HOUR), horizon_h - h0))
+    horizon_s = scenario.calendar.horizon_s
+    # the simulator's buckets: the phase's exact span, its last (or first) hour pro rata
+    _, cover = interval_gpus(math.ceil(horizon_s / SECONDS_PER_HOUR), start_s,
+                             min(start_s + duration, horizon_s), 1.0)
+    hours = cover.size
     growth = scenario.uncertainty.demand_growth_pct_per_month
     shape = resolve_shape(phase.load, sim, None if growth is None else growth.mean)
     rates = hourly_rates(shape, scenario.calendar.start, start_s, hours)
-    drift = price_drift(scenario, start_s + (np.arange(hours) + 0.5) * SECONDS_PER_HOUR)
     cost = 0.0
     for entry in prep.entries:
         replicas = replicas_for(rates * entry.request_share, entry.sizing_capacity_s,
@@ -280,10 +283,12 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
         pool = entry.source.price_pool
         if isinstance(pool, RentalPool):
             paid = pool.gpus_paid_for(entry.gpus_per_replica)
-            held = float(replicas @ drift)
+            drift = price_drift(scenario, start_s + (np.arange(hours) + 0.5) * SECONDS_PER_HOUR,
+                                pool.offering.effective_date)
+            held = float(replicas @ (drift * cover))
         else:
             paid = entry.gpus_per_replica
-            held = float(replicas.sum())
+            held = float(replicas @ cover)
         rate = 0.0 if pool is None else pool.rate_usd_per_gpu_hour
         cost += held * paid * rate
     return cost, duration
@@ -330,13 +335,17 @@ def _training(scenario: Scenario, choice: PhaseChoice, start_s: float, limits: R
                           p_deadline_missed=p_miss, meets_deadline=meets)
 
 
-def price_drift(scenario: Scenario, t_s: np.ndarray) -> np.ndarray:
-    """The expected rental price factor at times ``t_s``: the scenario's mean drift per year,
-    compounded from the start by whole calendar months as the simulator books it."""
+def price_drift(scenario: Scenario, t_s: np.ndarray, effective_date: str) -> np.ndarray:
+    """The expected rental price factor at times ``t_s`` of a price dated ``effective_date``:
+    the scenario's mean drift per year, compounded by whole calendar months from the price's
+    date as the simulator books it."""
     drift = scenario.uncertainty.price_drift_pct_per_year.mean
-    months = np.searchsorted(np.asarray(scenario.calendar.month_starts_s()), t_s,
-                             side="right") - 1
-    factors: np.ndarray = (1 + drift / 100) ** (np.maximum(months, 0) / 12)
+    calendar = scenario.calendar
+    index = np.clip(np.searchsorted(np.asarray(calendar.month_starts_s()), t_s, side="right")
+                    - 1, 0, calendar.horizon_months - 1)
+    priced = np.array([calendar.months_priced_since(effective_date, m)
+                       for m in range(calendar.horizon_months)], dtype=np.float64)
+    factors: np.ndarray = (1 + drift / 100) ** (priced[index] / 12)
     return factors
 
 

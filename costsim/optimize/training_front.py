@@ -320,10 +320,12 @@ def _run_inputs(ctx: _Context, est: TrainingEstimate, preemptions_per_s: float,
         reacquire_s=ctx.reacquire_s, fallback=fallback, startup_s=startup_s)
 
 
-def _drift_factor(ctx: _Context, run: RunExpectation) -> float:
-    """E[(1 + drift/100)^(month/12)] at the month of the run's midpoint (the simulator prices
-    each billed hour in its own month)."""
-    month = ctx.scenario.calendar.month_index(ctx.start_s + run.wall_s / 2)
+def _drift_factor(ctx: _Context, run: RunExpectation, effective_date: str) -> float:
+    """E[(1 + drift/100)^(months/12)] at the month of the run's midpoint, months counted from
+    the price's ``effective_date`` (the simulator prices each billed hour in its own month)."""
+    calendar = ctx.scenario.calendar
+    month = calendar.months_priced_since(
+        effective_date, calendar.month_index(ctx.start_s + run.wall_s / 2))
     values = (1 + ctx.drift.values / 100) ** (month / 12)
     return float(ctx.drift.weights @ values)
 
@@ -375,7 +377,7 @@ def _rate(ctx: _Context, gpu: GpuSpec, count: int, est: TrainingEstimate,
                              _factors(ctx, est))
             if not _finishes(ctx, run):
                 return None
-            drift = _drift_factor(ctx, run)
+            drift = _drift_factor(ctx, run, rent.offering.effective_date)
             own_h = rent.billing.billed_hours(run.own_billed_s) * rent.gpus_paid_for(count)
             cost = own_h * rent.rate_usd_per_gpu_hour * drift
             gpu_hours = own_h

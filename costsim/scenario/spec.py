@@ -123,7 +123,7 @@ class UncertaintySpec(Spec):
                                          "failure rates")
     allin_loss_scale: DistSpec = Field(_fixed(1.0), description="factor on the all-in loss")
     price_drift_pct_per_year: DistSpec = Field(_fixed(0.0), description="%/year change of rental "
-                                               "prices from the price-book date")
+                                               "prices from each price's effective_date")
     spot_hazard_scale: DistSpec = Field(_fixed(1.0), description="factor on spot interruptions")
     job_arrivals_scale: DistSpec = Field(_fixed(1.0), description="factor on experiment arrivals")
     training_tokens_scale: DistSpec = Field(_fixed(1.0), description="factor on training tokens")

@@ -157,10 +157,15 @@ class RunContext:
         hourly[h0:end] += gpus[: end - h0]
 
     # -- rentals ----------------------------------------------------------------------------
-    def price_factor(self, month: int) -> float:
-        """Rental price drift after ``month`` months (compounded monthly from the start)."""
+    def price_factor(self, pool: RentalPool, month: int) -> float:
+        """Rental price drift of ``pool`` in horizon month ``month``: compounded monthly from
+        its price's ``effective_date`` (docs/simulator.md "Calendar and billing")."""
         drift = self.draws.get("price_drift_pct_per_year", 0.0)
-        return float((1 + drift / 100) ** (month / 12))
+        if not drift:
+            return 1.0
+        months = self.prep.scenario.calendar.months_priced_since(pool.offering.effective_date,
+                                                                 month)
+        return float((1 + drift / 100) ** (months / 12))
 
     def book_rental_hourly(self, phase: str, pool: RentalPool, h0: int, gpu_hours: FloatArray,
                            category: Category = Category.COMPUTE) -> None:
@@ -176,7 +181,7 @@ class RunContext:
         for m in np.nonzero(per_month)[0]:
             hours = float(per_month[m])
             self.book.spend(key, int(m), hours * pool.rate_usd_per_gpu_hour
-                            * self.price_factor(int(m)), gpu_hours=hours)
+                            * self.price_factor(pool, int(m)), gpu_hours=hours)
         self._paid(pool, float(held.sum()))
 
     def book_rental_jobs(self, phase: str, pool: RentalPool, starts_s: FloatArray,
@@ -201,7 +206,7 @@ class RunContext:
         for m in np.nonzero(per_month)[0]:
             gpu_hours = float(per_month[m])
             self.book.spend(key, int(m), gpu_hours * pool.rate_usd_per_gpu_hour
-                            * self.price_factor(int(m)), gpu_hours=gpu_hours)
+                            * self.price_factor(pool, int(m)), gpu_hours=gpu_hours)
         self._paid(pool, float(hours.sum()))
 
     def _paid(self, pool: RentalPool, gpu_hours: float) -> None:

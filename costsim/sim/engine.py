@@ -8,7 +8,8 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 
 from __future__ import annotations
 
-import itertools
+import math
+from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
@@ -23,18 +24,16 @@ from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
-from costsim.sim.pools import book_commitment, book_owned, seconds_by_month
+from costsim.sim.pools import book_commitment, book_owned
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.streams import named_rng
 from costsim.sim.transfer import book_data_moves
-from costsim.units import SECONDS_PER_DAY
+from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Storage is billed at the plan's cloud, else the cloud of its first rented pool; a plan on
 # owned servers only stores at this cloud's object-storage prices (documented fallback).
 DEFAULT_STORAGE_CLOUD = "aws"
-# Monthly prices apply to calendar months pro rata to an average month (365.25 / 12 days).
-AVERAGE_MONTH_S = 365.25 / 12 * SECONDS_PER_DAY
 
 
 def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
@@ -90,7 +89,40 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
                          for gpu, hourly in sorted(ctx.demand.items())),
         gpu_demand_by_hour=tuple((gpu, tuple(float(u) for u in hourly))
                                  for gpu, hourly in sorted(ctx.demand.items()))
-        if ctx.keep_fleet else ())
+        if ctx.keep_fleet else (),
+        gpu_demand_in_phases=_demand_in_phases(ctx))
+
+
+def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
+    """Each GPU type the plan's experiments and serving phases use, and those phases (the
+    phases a commitment sized on simulated demand would serve, docs/optimizer.md)."""
+    out: dict[str, list[str]] = {}
+    for name, phase_prep in prep.phases.items():
+        if isinstance(phase_prep, TrainingPrep):
+            continue
+        sources = ([e.source for e in phase_prep.entries] if isinstance(phase_prep, ServingPrep)
+                   else [phase_prep.source])
+        for gpu in sorted({source.gpu for source in sources}):
+            out.setdefault(gpu, []).append(name)
+    return {gpu: tuple(names) for gpu, names in out.items()}
+
+
+def _demand_in_phases(ctx: RunContext) -> tuple[DemandHistogram, ...]:
+    """Per GPU type, its demand over this replication's window of the experiments and
+    serving phases using it (first start to last end, the horizon's end for a cut phase):
+    the window a commitment bought when those phases start covers, placed where they ran."""
+    out = []
+    for gpu, phases in sorted(long_phase_gpus(ctx.prep).items()):
+        lines = [ctx.timelines[p] for p in phases if ctx.timelines[p].start_s is not None]
+        if gpu not in ctx.demand or not lines:
+            continue
+        start_s = min(t.start_s or 0.0 for t in lines)
+        end_s = min(ctx.horizon_s, max(ctx.horizon_s if t.end_s is None else t.end_s
+                                       for t in lines))
+        h0 = int(start_s // SECONDS_PER_HOUR)
+        h1 = max(h0 + 1, math.ceil(end_s / SECONDS_PER_HOUR - 1e-9))
+        out.append(DemandHistogram.from_hourly(gpu, ctx.demand[gpu][h0:h1]))
+    return tuple(out)
 
 
 def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:
@@ -207,24 +239,34 @@ def storage_cloud(prep: PreparedPlan) -> str:
 
 
 def _book_storage(ctx: RunContext) -> None:
+    """Storage and egress per calendar month, as clouds invoice them (docs/simulator.md
+    "Calendar and billing"): a GB kept a whole month is one GB-month, a partial month the hours
+    held ÷ that month's hours; a month's egress is the scenario's monthly GB (pro rata in a
+    month the horizon only partly covers) less that month's free allowance."""
     data = ctx.prep.scenario.data
     price = storage_price(storage_cloud(ctx.prep))
-    starts = ctx.prep.scenario.calendar.month_starts_s()
     pool = f"{price.cloud} object storage"
     storage_key = LineKey(phase="", pool=pool, gpu="", option="", category=Category.STORAGE,
                           component=Component.STORAGE)
     egress_key = LineKey(phase="", pool=pool, gpu="", option="",
                          category=Category.DATA_TRANSFER, component=Component.NETWORK)
-    month_s = [b - a for a, b in itertools.pairwise(starts)]
-    stored_gb_s = [data.dataset_gb * s for s in month_s]
-    for end_s, checkpoint_bytes in ctx.checkpoint_bytes:
-        kept_gb = data.checkpoints_retained * checkpoint_bytes / 1e9
-        for m, seconds in enumerate(seconds_by_month(end_s, ctx.horizon_s, starts)):
-            stored_gb_s[m] += kept_gb * seconds
-    for m, gb_s in enumerate(stored_gb_s):
-        if gb_s > 0:  # GB-seconds -> GB-months of an average month
-            ctx.book.spend(storage_key, m,
-                           price.object_storage_usd_per_gb_month * gb_s / AVERAGE_MONTH_S)
+    segments = ctx.prep.scenario.calendar.billing_segments()
+    kept = [(end_s, data.checkpoints_retained * checkpoint_bytes / 1e9)
+            for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
+    covered_s: dict[str, float] = defaultdict(float)  # horizon seconds in each calendar month
+    for seg in segments:
+        covered_s[seg.calendar_month] += seg.end_s - seg.start_s
+    for seg in segments:
+        gb_s = data.dataset_gb * (seg.end_s - seg.start_s)
+        for from_s, gb in kept:
+            gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
+        if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
+            ctx.book.spend(storage_key, seg.month_index,
+                           price.object_storage_usd_per_gb_month * gb_s / seg.calendar_month_s)
         if data.egress_gb_per_month > 0:
-            ctx.book.spend(egress_key, m, price.egress_cost_usd_per_month(
-                data.egress_gb_per_month) * month_s[m] / AVERAGE_MONTH_S)
+            covered = covered_s[seg.calendar_month]
+            month_gb = data.egress_gb_per_month * covered / seg.calendar_month_s
+            month_usd = price.egress_usd(month_gb)
+            if month_usd > 0:  # the calendar month's bill, split over its segments by time
+                ctx.book.spend(egress_key, seg.month_index,
+                               month_usd * (seg.end_s - seg.start_s) / covered)

@@ -232,6 +232,22 @@ def _cents(amount: float) -> float:
     return math.copysign(cents, amount) / 100 if cents else 0.0
 
 
+def split_cents(total_usd: float, weights: Sequence[float]) -> list[float]:
+    """``total_usd`` rounded to the cent and split in proportion to ``weights`` into cent
+    amounts that add up to it exactly (largest remainder: the cents left after flooring each
+    share go to the largest fractional parts, ties to the first)."""
+    cents = math.floor(abs(total_usd) * 100 + 0.5 + 1e-9)
+    weight_sum = math.fsum(weights)
+    if cents == 0 or weight_sum <= 0:
+        return [0.0] * len(weights)
+    exact = [cents * w / weight_sum for w in weights]
+    floors = [math.floor(x + 1e-9) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - floors[i]), i))
+    for i in order[: cents - sum(floors)]:
+        floors[i] += 1
+    return [math.copysign(c, total_usd) / 100 if c else 0.0 for c in floors]
+
+
 def cents_sum(amounts: Iterable[float]) -> float:
     """Exact sum of cent amounts (integer cents, no float drift)."""
     return sum(round(a * 100) for a in amounts) / 100

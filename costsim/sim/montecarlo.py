@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -98,10 +98,15 @@ class PlanResult:
     # hour in replication 0 (costsim.sim.demand)
     gpu_demand: tuple[DemandHistogram, ...] = ()
     gpu_demand_by_hour: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    # per GPU type, the demand within each replication's window of the experiments and
+    # serving phases using it, pooled over the replications (a window placed per replication)
+    gpu_demand_in_phases: tuple[DemandHistogram, ...] = ()
     events: int = 0
     # each training phase's steady rate and its basis; filled when the scenario has measured
     # training runs (its summary then lists them)
     training_rates: tuple[TrainingRate, ...] = ()
+    # what this plan's run did that a reader must know (DESIGN §7 "Warnings")
+    warnings: tuple[str, ...] = ()
 
     @property
     def estimated_inputs(self) -> tuple[EstimatedInput, ...]:
@@ -237,7 +242,36 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
         gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
-        events=sum(r.events for r in reps), training_rates=training_rates(prep))
+        gpu_demand_in_phases=tuple(
+            DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
+                h for r in reps for h in r.gpu_demand_in_phases).items())),
+        events=sum(r.events for r in reps), training_rates=training_rates(prep),
+        warnings=horizon_cuts(scenario, reps))
+
+
+def horizon_cuts(scenario: Scenario, reps: Sequence[Replication]) -> tuple[str, ...]:
+    """The plan's phases the horizon cut in some replications: unfinished at its end (a
+    training run or a queue still running), or never started (waiting on such a phase). A
+    phase whose months run past the horizon in every plan is the run-wide warning
+    (:meth:`Scenario.horizon_warnings`), not repeated here."""
+    static = {w.split("'")[1] for w in scenario.horizon_warnings()}
+    end = scenario.calendar.end.isoformat()
+    out = []
+    for k, phase in enumerate(scenario.phase_order()):
+        if phase.name in static:
+            continue
+        lines = [r.timelines[k] for r in reps]
+        never = sum(t.start_s is None for t in lines)
+        cut = sum(t.start_s is not None and t.end_s is None for t in lines)
+        if cut:
+            out.append(f"phase '{phase.name}' had not ended when the horizon ended ({end}) in "
+                       f"{cut} of {len(reps)} replications: what it would cost after that is "
+                       f"not counted")
+        if never:
+            out.append(f"phase '{phase.name}' never started within the horizon in {never} of "
+                       f"{len(reps)} replications (a phase it comes after had not ended): it "
+                       f"costs nothing there")
+    return tuple(out)
 
 
 def training_rates(prep: PreparedPlan) -> tuple[TrainingRate, ...]:
@@ -249,6 +283,13 @@ def training_rates(prep: PreparedPlan) -> tuple[TrainingRate, ...]:
                               tokens_per_s=p.tokens_per_s, basis=p.basis.value,
                               profile_source=p.profile_source)
                  for name, p in prep.phases.items() if isinstance(p, TrainingPrep))
+
+
+def _by_gpu(hists: Iterable[DemandHistogram]) -> dict[str, list[DemandHistogram]]:
+    out: dict[str, list[DemandHistogram]] = {}
+    for hist in hists:
+        out.setdefault(hist.gpu, []).append(hist)
+    return out
 
 
 def _pooled_demand(reps: Sequence[Replication]) -> tuple[DemandHistogram, ...]:

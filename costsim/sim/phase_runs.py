@@ -22,6 +22,7 @@ from costsim.sim.draws import draw
 from costsim.sim.fleet import IntArray, fleet_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
+from costsim.sim.occupancy import interval_gpus
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
@@ -251,9 +252,14 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     env, phase, sim = ctx.env, prep.phase, ctx.prep.sim_defaults
     start = env.now
     duration = ctx.prep.scenario.calendar.months_s(phase.duration_months)
-    hours = max(0, min(math.ceil(duration / SECONDS_PER_HOUR),
-                       ctx.hours - int(start // SECONDS_PER_HOUR)))
-    h0 = int(start // SECONDS_PER_HOUR)
+    natural_end = start + duration
+    end = min(natural_end, ctx.horizon_s)
+    # hourly buckets over the phase's exact span: a bucket the phase holds only in part (its
+    # last hour, or its first when it starts mid-hour) counts pro rata, so the phase is billed
+    # its exact duration and never delays the next one (docs/simulator.md "Calendar and
+    # billing")
+    h0, cover = interval_gpus(ctx.hours, start, end, 1.0)
+    hours = cover.size
     growth = ctx.draws.get("demand_growth_pct_per_month")
     shape = resolve_shape(phase.load, sim, growth)
     rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
@@ -267,8 +273,8 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
                             entry.service_capacity_at(tput), entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
-        gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica
-        served_hourly = fleet.served_within_slo
+        gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica * cover
+        served_hourly = fleet.served_within_slo * cover
         rented, pool = gpus, src.rental
         if src.bounded:
             owned = src.entry.option is PurchaseOption.OWNED
@@ -288,11 +294,11 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
             served_hourly = np.maximum(0.0, served_hourly - spot.requests_lost)
             preemptions += spot.reclaims
             missing_gpu_hours = float(spot.unreplaced_gpus.sum())
-        requests += float(fleet.requests.sum())
+        requests += float(fleet.requests @ cover)
         served += float(served_hourly.sum())
         tokens += float(served_hourly.sum()) * (entry.prompt_tokens + entry.output_tokens)
         output_tokens += float(served_hourly.sum()) * entry.output_tokens
-        replica_hours += fleet.replica_hours - missing_gpu_hours / entry.gpus_per_replica
+        replica_hours += float(fleet.replicas @ cover) - missing_gpu_hours / entry.gpus_per_replica
         fleet_total += fleet.replicas
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
     ctx.serving.append(ServingRecord(
@@ -300,8 +306,8 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
         replicas_by_hour=tuple(int(r) for r in fleet_total) if ctx.keep_fleet else (),
         preemptions=preemptions))
-    yield env.timeout(hours * SECONDS_PER_HOUR)
-    return env.now
+    yield env.timeout(end - start)
+    return natural_end  # past the horizon: the phase was cut (the engine records no end)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,7 +30,14 @@ from costsim.domain.plans import Commitment, OwnedPurchase
 from costsim.domain.pricing import BillingRule, Offering, PriceFlag, PurchaseOption
 from costsim.domain.reservation import ReservationTerms
 from costsim.errors import InfeasibleError
-from costsim.sim.ledger import BOM_KIND_COMPONENT, Category, Component, LedgerBook, LineKey
+from costsim.sim.ledger import (
+    BOM_KIND_COMPONENT,
+    Category,
+    Component,
+    LedgerBook,
+    LineKey,
+    split_cents,
+)
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Days in an average Gregorian month, for monthly rates applied to calendar months.
@@ -291,11 +298,13 @@ def book_owned(pool: OwnedPool, used_gpu_s_by_month: Sequence[float], calendar: 
     capex = n * server.capex_usd
     months_in_service = sum(in_service) / SECONDS_PER_DAY / DAYS_PER_MONTH
     residual = n * server.book_value_usd(months_in_service)
-    for bom_line in server.bom:
+    # the book value is one figure to the cent, split over the BOM lines by their capex share
+    # so that the lines add up to it exactly (largest remainder)
+    residual_lines = split_cents(-residual, [bom_line.amount_usd for bom_line in server.bom])
+    for bom_line, residual_usd in zip(server.bom, residual_lines, strict=True):
         component = BOM_KIND_COMPONENT.get(bom_line.kind, Component.CHASSIS)
-        share = bom_line.amount_usd / server.capex_usd
         book.charge(line(Category.CAPEX, component), n * bom_line.amount_usd)
-        book.charge(line(Category.RESIDUAL_VALUE, component), -residual * share)
+        book.charge(line(Category.RESIDUAL_VALUE, component), residual_usd)
     book.cash(calendar.month_index(pool.purchase_s), capex, capex=True)
     depreciation_per_month = n * server.depreciation_usd_per_year / 12
     gpu_s_available = [s * pool.gpus for s in in_service]

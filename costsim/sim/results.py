@@ -124,6 +124,9 @@ class Replication:
     # for replication 0 only (charts)
     gpu_demand: tuple[DemandHistogram, ...] = ()
     gpu_demand_by_hour: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    # per GPU type, its demand within the window of the experiments and serving phases using
+    # it in this replication (costsim.sim.engine.long_phase_gpus): reservation sizing
+    gpu_demand_in_phases: tuple[DemandHistogram, ...] = ()
 
     @property
     def cost_usd(self) -> float:

@@ -53,6 +53,8 @@ class RunResult:
     inputs: Mapping[str, object] = field(default_factory=dict)  # the resolved scenario
     wall_s: float = 0.0
     events: int = 0
+    # run-wide warnings (DESIGN §7 "Warnings"); each plan carries its own too
+    warnings: tuple[str, ...] = ()
 
     def plan(self, name: str) -> PlanResult:
         """The result of the plan called ``name``."""
@@ -185,4 +187,4 @@ def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
         recommendation=recommend(results, scenario.risk), defaults=defaults_used(),
         breakevens=plan_breakevens(scenario, chosen),
         inputs=inputs or {}, wall_s=(clock() - start) if clock else 0.0,
-        events=sum(r.events for r in results))
+        events=sum(r.events for r in results), warnings=scenario.horizon_warnings())

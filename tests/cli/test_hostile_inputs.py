@@ -228,3 +228,90 @@ def test_a_config_that_is_not_utf8_is_named(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_bytes(b'{"model_type": "llama\xff"}')
     _refused(cli("models", "--arch", str(path)), f"{path}: not UTF-8 text (byte 0xff at offset")
+
+
+# Issue 19 item 4: dates, horizons and sizes give exit 2 naming the key, or a documented
+# warning, never a traceback; nothing is simulated before a bad --out is refused.
+HOSTILE_SCENARIO = """\
+name: hostile
+start: {start}
+horizon_months: {months}
+phases:
+  - {{name: proto, kind: experiments, duration_months: {proto}, arrivals_per_day: 2,
+     job: {{gpu_memory_gib: 10, gpu_hours: 1}}}}
+  - {{name: later, kind: experiments, after: [proto], duration_months: 2, arrivals_per_day: 2,
+     job: {{gpu_memory_gib: 10, gpu_hours: 1}}}}
+plans:
+  - name: p
+    use:
+      proto: {{gpu: L4}}
+      later: {{gpu: L4}}
+{extra}"""
+
+
+def _scenario(tmp_path: Path, *, start: str = "2027-01-01", months: str = "6",
+              proto: str = "2", extra: str = "") -> Path:
+    path = tmp_path / "hostile.yaml"
+    path.write_text(HOSTILE_SCENARIO.format(start=start, months=months, proto=proto,
+                                            extra=extra), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("fields", "needle"), [
+    ({"start": "9999-06-01", "months": "12"},
+     "start: 9999-06-01 + 12 months runs past 9999-12-31, the last date the calendar holds"),
+    ({"start": "9999-12-01", "months": "240"}, "runs past 9999-12-31"),
+    ({"months": "0"}, "horizon_months"),
+    ({"months": "241"}, "horizon_months"),
+    ({"months": "1e12"}, "horizon_months"),
+    ({"start": "2027-02-30"}, "start"),
+    ({"start": "10000-01-01"}, "start"),
+    ({"proto": "1e9"}, "duration_months"),
+    ({"proto": "nan"}, "duration_months"),
+    # the second phase cannot start before the horizon ends: bad input, not a silent $0
+    ({"months": "2"}, "phase 'later' starts on 2027-03-02 at the earliest (after 'proto'), at "
+                      "or after the horizon's end 2027-03-01"),
+    ({"months": "3", "proto": "3"}, "phase 'later' starts on 2027-04-02 at the earliest"),
+    ({"start": "9999-01-01", "extra": "    commitments:\n      - {gpu: L4, count: 1, term: 3y, "
+                                      "payment: no-upfront, start: 9999-02-01}\n"},
+     "commitments[0].term: 9999-02-01 + 36 months runs past 9999-12-31"),
+])
+def test_hostile_dates_and_horizons_are_refused_in_one_line(cli: Cli, tmp_path: Path,
+                                                            fields: dict[str, str],
+                                                            needle: str) -> None:
+    path = _scenario(tmp_path, **fields)
+    for command in (("validate",), ("run", "--replications", "2", "--out",
+                                    str(tmp_path / "out"))):
+        _refused(cli(*command, str(path)), needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_phase_cut_by_the_horizon_is_a_warning_in_the_json_and_on_screen(
+        cli: Cli, tmp_path: Path) -> None:
+    """proto ends at 2 × 730.5 h; later's 2 months run to 4 × 730.5 h = 121.75 days, past a
+    3-month horizon (90 days): its last 1.0 month is not simulated."""
+    path = _scenario(tmp_path, months="3")
+    code, out, err = cli("run", str(path), "--replications", "2", "--json", "--out",
+                         str(tmp_path / "out"))
+    assert code == 0, err
+    summary = json.loads(out)
+    (warning,) = summary["warnings"]
+    assert warning.startswith("phase 'later' (2 months from 2027-03-02 at the earliest) runs "
+                              "past the horizon's end 2027-04-01: its last 1.0 months")
+    assert summary["plans"][0]["warnings"] == []
+    code, out, err = cli("run", str(path), "--replications", "2", "--out",
+                         str(tmp_path / "out2"))
+    assert code == 0, err
+    assert f"warning: {warning}" in out
+
+
+def test_an_unwritable_out_is_refused_before_any_simulation(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(*_: Any, **__: Any) -> None:
+        raise AssertionError("simulated before refusing --out")
+
+    monkeypatch.setattr("costsim.sim.run_result.simulate_scenario", never)
+    path = _scenario(tmp_path)
+    for command in ("run", "optimize"):
+        _refused(cli(command, str(path), "--out", "/proc/x"),
+                 "--out: /proc/x: cannot write a folder in /proc")

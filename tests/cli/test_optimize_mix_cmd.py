@@ -18,7 +18,6 @@ can replace the fixture once it exists: it must then give those sized figures.
 from __future__ import annotations
 
 import json
-import math
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -94,10 +93,11 @@ def cards(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return path
 
 
-def _phase_hours() -> int:
-    """Hours the month-long phase serves (the simulator's hourly buckets)."""
+def _phase_hours() -> float:
+    """Hours the month-long phase serves and is billed: exactly 730.5 (its last hourly bucket
+    pro rata, docs/simulator.md "Calendar and billing")."""
     calendar = Calendar(start=date(2027, 1, 4), horizon_months=1)
-    return math.ceil(calendar.months_s(1) / SECONDS_PER_HOUR)
+    return calendar.months_s(1) / SECONDS_PER_HOUR
 
 
 @pytest.mark.usefixtures("no_charts")

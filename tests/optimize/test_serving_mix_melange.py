@@ -224,7 +224,8 @@ def test_a_plan_with_traffic_runs_the_programs_replicas_of_each_type_at_a_consta
     result = run_plan(prep, seed=5, replications=1)
     assert result.feasible
     assert result.ledger is not None
-    hours = math.ceil(base.calendar.months_s(phase.duration_months) / SECONDS_PER_HOUR)
+    # billed the phase's exact hours (its last bucket pro rata)
+    hours = base.calendar.months_s(phase.duration_months) / SECONDS_PER_HOUR
     held = {line.key.gpu: line.gpu_hours for line in result.ledger.lines
             if line.key.category is Category.COMPUTE}
     for j, gpu in enumerate(instance.gpus):

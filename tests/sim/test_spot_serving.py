@@ -74,8 +74,9 @@ def _runs(prep: PreparedPlan, replications: int = REPLICATIONS) -> tuple[Replica
                           indices=range(replications))
 
 
-def _hours(prep: PreparedPlan) -> int:
-    return math.ceil(prep.scenario.calendar.months_s(1) / SECONDS_PER_HOUR)
+def _hours(prep: PreparedPlan) -> float:
+    """The phase's exact hours: a month is 730.5 h, the last half hour billed pro rata."""
+    return prep.scenario.calendar.months_s(1) / SECONDS_PER_HOUR
 
 
 def _hazard_per_replica_s(prep: PreparedPlan) -> float:
