@@ -53,6 +53,7 @@ SEED = 20261201
 # Long enough for the slowest replication of the longest run (Llama 3.1 405B's ~90 steady days
 # with a heavy loss tail); the calendar only needs to hold the run.
 MAX_HORIZON_MONTHS = 60
+FIX_LAYOUTS = True
 
 
 def published_runs() -> list[dict[str, str]]:
@@ -85,7 +86,8 @@ def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, o
     if batch is not None:
         phase["global_batch_tokens"] = batch * int(row["seq_len"])
     tp, pp, zero = _int(row["tp"]), _int(row["pp"]), _int(row["zero"])
-    if tp is not None and pp is not None and zero is not None and gpus % (tp * pp) == 0:
+    if FIX_LAYOUTS and tp is not None and pp is not None and zero is not None \
+            and gpus % (tp * pp) == 0:
         phase["layout"] = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "zero": zero}
     return {
         "name": f"{row['id']} {row['model']}",

@@ -36,6 +36,7 @@ from costsim.errors import CostsimError
 from costsim.memory.estimate import estimate_training
 from costsim.memory.host import host_ram
 from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.allin_loss import extra_loss_median
 from costsim.perf.goodput import Goodput
 from costsim.perf.measured_training import estimate_measured_training_run
 from costsim.perf.setups import training_setup
@@ -253,8 +254,9 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
             return None
         est, slowdown = on_parts.estimate, on_parts.slowdown
     goodput = est.goodput
+    steady_s = goodput.steady_wall_time_s * slowdown
     return TrainingPrep(
-        phase=phase, source=source, gpus=gpus, steady_s=goodput.steady_wall_time_s * slowdown,
+        phase=phase, source=source, gpus=gpus, steady_s=steady_s,
         tokens_per_s=est.step.tokens_per_s / slowdown, layout=layout_label(est.setup),
         mfu=est.step.mfu / slowdown, checkpoint_s=goodput.checkpoint_s,
         interval_s=checkpoint_interval_s(goodput),
@@ -262,8 +264,9 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         faults_per_gpu_hour=defaults.goodput.interruptions_per_gpu_hour,
         evaluation_fraction=goodput.evaluation_fraction,
         checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param,
-        extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
-                                                       median=allin.extra_loss_median),
+        # the calibrated loss grows with the run's own duration (perf.allin_loss)
+        extra_loss=phase.allin_extra_loss or LogNormal(
+            sigma=allin.extra_loss_sigma, median=extra_loss_median(allin, steady_s)),
         basis=est.basis, profile_source=est.profile_source)
 
 
