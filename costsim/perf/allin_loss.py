@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -128,6 +129,13 @@ def simulate_allin(steady_wall_time_s: float, gpus: int, params_total: int, *,
                        hardware_wall_s=hardware_s, extra_loss=extra, throughput_error=error)
 
 
+@cache
+def _standard_normal_nodes() -> tuple[FloatArray, FloatArray]:
+    """Gauss–Hermite nodes and weights for E[f(Z)], Z ~ N(0, 1) (computed once)."""
+    nodes, weights = np.polynomial.hermite.hermgauss(_HERMITE_NODES)
+    return np.sqrt(2.0) * nodes, weights / np.sqrt(np.pi)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllinLossFit:
     """The fitted long-run median and log-sd of the extra loss, the steady-state model's error,
@@ -144,9 +152,7 @@ def log_ratio_density(log_ratios: ArrayLike, medians: ArrayLike, sigma: float,
                       throughput_error_sigma: float) -> FloatArray:
     """Density of ln y for runs whose extra loss has the given ``medians``: y = (1 + x) · ε,
     x = median · exp(σZ), ln ε ~ N(0, σε²); the x integral by Gauss–Hermite quadrature."""
-    nodes, weights = np.polynomial.hermite.hermgauss(_HERMITE_NODES)
-    z = np.sqrt(2.0) * nodes
-    probabilities = weights / np.sqrt(np.pi)
+    z, probabilities = _standard_normal_nodes()
     logs = np.asarray(log_ratios, dtype=np.float64)[:, None]
     shift = np.log1p(np.asarray(medians, dtype=np.float64)[:, None] * np.exp(sigma * z))
     normal = np.exp(-0.5 * ((logs - shift) / throughput_error_sigma) ** 2) / (
@@ -191,7 +197,7 @@ def fit_allin_loss(ratios: Sequence[float], steady_wall_times_s: Sequence[float]
     starts = [np.log([0.3, 0.5, max(floor, 0.2)]), np.log([0.1, 1.5, floor]),
               np.log([1.0, 0.1, max(floor, 0.4)])]
     best = min((minimize(negative_log_likelihood, start, method="L-BFGS-B", bounds=bounds,
-                         options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 2000})
+                         options={"ftol": 1e-10, "gtol": 1e-7, "maxiter": 300})
                 for start in starts), key=lambda result: float(result.fun))
     median, sigma, error_sigma = np.exp(best.x)
     return AllinLossFit(extra_loss_median=float(median), extra_loss_sigma=float(sigma),
