@@ -178,6 +178,7 @@ def allin_loss_defaults() -> AllinLossAssumptions:
         extra_loss_sigma=float(rows["extra_loss_sigma"]["value"]),
         throughput_error_sigma=float(rows["throughput_error_sigma"]["value"]),
         extra_loss_onset_days=float(rows["extra_loss_onset_days"]["value"]),
+        training_error_sigma=float(rows["training_error_sigma"]["value"]),
         sources={key: row["source"] for key, row in rows.items()},
     )
 

@@ -205,7 +205,9 @@ def _context(scenario: Scenario, phase: TrainingPhase, book: PriceBook,
     sim = sim_assumptions()
     return _Context(
         scenario=scenario, phase=phase, book=book, defaults=perf_defaults(), allin=allin,
-        throughput_error=block.throughput_error or LogNormal(sigma=allin.throughput_error_sigma),
+        # the default: the shared throughput error times the training model's own extra error
+        # (sim/phase_runs.py draws both; their product is lognormal with training_sigma)
+        throughput_error=block.throughput_error or LogNormal(sigma=allin.training_sigma),
         drift=quadrature(block.price_drift_pct_per_year),
         start_s=earliest_start_s(scenario, phase.name),
         deadline_s=(None if phase.deadline_days is None

@@ -62,8 +62,9 @@ def sample_extra_loss(loss: AllinLossAssumptions, rng: np.random.Generator, size
 
 def sample_throughput_error(loss: AllinLossAssumptions, rng: np.random.Generator,
                             size: int) -> FloatArray:
-    """``size`` draws of the steady-state model's error factor ε = exp(σε · Z) (median 1)."""
-    return np.asarray(np.exp(loss.throughput_error_sigma * rng.standard_normal(size)))
+    """``size`` draws of the training model's error factor ε = exp(σε · Z) (median 1), with
+    σε its error on published runs (``training_sigma``)."""
+    return np.asarray(np.exp(loss.training_sigma * rng.standard_normal(size)))
 
 
 def sample_hardware_wall_s(work_s: ArrayLike, mtbf_s: float, checkpoint_interval_s: float,

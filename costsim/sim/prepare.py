@@ -73,6 +73,8 @@ class TrainingPrep:
     evaluation_fraction: float
     checkpoint_bytes: float
     extra_loss: Distribution  # x beyond hardware faults: the phase's, else the calibrated one
+    # the training model's error beyond the shared throughput error (default uncertainty only)
+    model_error: Distribution = Fixed(value=1.0)
     # where the steady rate comes from (DESIGN §12): a measured one is not drawn a throughput
     # error (uncertainty.throughput_error is the performance model's)
     basis: Basis = Basis.PREDICTED
@@ -267,6 +269,8 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         # the calibrated loss grows with the run's own duration (perf.allin_loss)
         extra_loss=phase.allin_extra_loss or LogNormal(
             sigma=allin.extra_loss_sigma, median=extra_loss_median(allin, steady_s)),
+        model_error=(LogNormal(sigma=allin.training_extra_sigma)
+                     if scenario.uncertainty.throughput_error is None else Fixed(value=1.0)),
         basis=est.basis, profile_source=est.profile_source)
 
 

@@ -15,7 +15,6 @@ from costsim.catalog.perf_defaults import allin_loss_defaults
 from costsim.perf.allin_loss import extra_loss_median
 from scripts.fit_allin_loss import (
     DEFAULTS_CSV,
-    VALIDATION_ERROR_SIGMA,
     Calibration,
     current_calibration,
     defaults_text,
@@ -37,7 +36,7 @@ def test_the_data_file_is_what_the_fit_script_writes(calibration: Calibration) -
     assert shipped.extra_loss_median == pytest.approx(calibration.fit.extra_loss_median,
                                                       rel=1e-3)
     assert shipped.extra_loss_sigma == pytest.approx(calibration.fit.extra_loss_sigma, rel=1e-3)
-    assert shipped.throughput_error_sigma == pytest.approx(
+    assert shipped.training_error_sigma == pytest.approx(
         calibration.fit.throughput_error_sigma, rel=1e-3)
 
 
@@ -62,7 +61,10 @@ def test_the_onset_is_published_not_fitted() -> None:
 
 def test_the_model_error_is_no_smaller_than_on_its_validation_rows(
         calibration: Calibration) -> None:
-    assert calibration.fit.throughput_error_sigma >= VALIDATION_ERROR_SIGMA * (1 - 1e-9)
+    shipped = allin_loss_defaults()
+    assert shipped.throughput_error_sigma == pytest.approx(0.111)  # ln(1.2)/1.645
+    assert calibration.fit.throughput_error_sigma >= shipped.throughput_error_sigma * (1 - 1e-9)
+    assert shipped.training_sigma == shipped.training_error_sigma
 
 
 def test_short_runs_lose_about_nothing_and_long_runs_the_full_median(

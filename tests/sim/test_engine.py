@@ -283,5 +283,6 @@ def test_cumulative_cash_bands_rise_and_end_at_the_mean_cash() -> None:
     assert all(s.p10 <= s.p50 <= s.p90 for _, s in bands)
     means = [s.mean for _, s in bands]
     assert means == sorted(means)  # cash paid so far never falls
-    assert means[-1] == pytest.approx(result.cash_usd_mean, abs=0.01)
+    # the mean ledger sums cent-rounded lines: a few cents from the unrounded replications
+    assert means[-1] == pytest.approx(result.cash_usd_mean, abs=0.05)
     assert bands[-1][1].p10 < bands[-1][1].p90  # the draws spread the serving months
