@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.published_table import (  # noqa: E402
+from scripts.published_table import (
     ALLIN_CSV,
     ARCH_DIR,
     CHECK,
@@ -188,7 +188,7 @@ def simulate_runs(rows: Sequence[dict[str, str]], runner: Runner, *,
             path = write_scenario(row, Path(folder))
             try:
                 plan = runner(path, replications, seed)
-            except Exception as error:  # noqa: BLE001 - a refused run is a row of the table
+            except Exception as error:
                 results.append(SimulatedRun(row=row, published=published, p10=None, p50=None,
                                             p90=None, reason=str(error).splitlines()[0]))
                 continue

@@ -32,13 +32,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from costsim.catalog.gpus import get_gpu  # noqa: E402
-from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults  # noqa: E402
-from costsim.domain.performance import AllinLossAssumptions, PerfDefaults  # noqa: E402
-from costsim.perf.allin_loss import AllinLossFit, extra_loss_median, fit_allin_loss  # noqa: E402
-from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR  # noqa: E402
-from scripts.allin_check import published_runs, write_scenario  # noqa: E402
-from scripts.published_table import CHECK, FIT  # noqa: E402
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
+from costsim.perf.allin_loss import AllinLossFit, extra_loss_median, fit_allin_loss
+from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from scripts.allin_check import published_runs, write_scenario
+from scripts.published_table import CHECK, FIT
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS_CSV = ROOT / "costsim" / "data" / "allin_loss.csv"

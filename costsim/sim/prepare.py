@@ -54,6 +54,9 @@ from costsim.sim.results import MeasuredUsed, PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
 
+# a training phase without a training-only model error (a scenario's own throughput_error)
+NO_MODEL_ERROR = Fixed(value=1.0)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrainingPrep:
@@ -74,7 +77,7 @@ class TrainingPrep:
     checkpoint_bytes: float
     extra_loss: Distribution  # x beyond hardware faults: the phase's, else the calibrated one
     # the training model's error beyond the shared throughput error (default uncertainty only)
-    model_error: Distribution = Fixed(value=1.0)
+    model_error: Distribution = NO_MODEL_ERROR
     # where the steady rate comes from (DESIGN §12): a measured one is not drawn a throughput
     # error (uncertainty.throughput_error is the performance model's)
     basis: Basis = Basis.PREDICTED
@@ -270,7 +273,7 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         extra_loss=phase.allin_extra_loss or LogNormal(
             sigma=allin.extra_loss_sigma, median=extra_loss_median(allin, steady_s)),
         model_error=(LogNormal(sigma=allin.training_extra_sigma)
-                     if scenario.uncertainty.throughput_error is None else Fixed(value=1.0)),
+                     if scenario.uncertainty.throughput_error is None else NO_MODEL_ERROR),
         basis=est.basis, profile_source=est.profile_source)
 
 

@@ -56,7 +56,9 @@ def test_a_speedrun_of_minutes_is_banded_by_the_model_error_alone() -> None:
     """modded-nanogpt record 5 (15 minutes on 8 H100s): the median is the steady estimate
     (plus 2 % evaluation), no loss, and the band is the steady model's error only."""
     result = simulate_runs([RUNS["A21"]], run_in_process, replications=100)[0]
-    assert result.p10 is not None and result.p50 is not None and result.p90 is not None
+    assert result.p10 is not None
+    assert result.p50 is not None
+    assert result.p90 is not None
     assert result.p10 < result.p50 < result.p90
     assert result.inside
 
