@@ -16,8 +16,8 @@ rows already in tests/data/serving_cases*.csv are predicted by their validation 
 Training runs go through the path of tests/perf/test_allin_calibration.py: the steady-state
 estimate of the run on its own cluster (:func:`costsim.perf.train_estimate.estimate_training_run`)
 and the Monte Carlo band of :func:`costsim.perf.allin_loss.simulate_allin`, here with the shipped
-loss defaults (costsim/data/allin_loss.csv) rather than a refit. Not built: the check through
-``costsim run`` of one-phase scenarios that issue 18 asks for at the end.
+loss defaults (costsim/data/allin_loss.csv) rather than a refit. The check through ``costsim
+run`` of one-phase scenarios is scripts/allin_check.py.
 """
 
 from __future__ import annotations

@@ -194,12 +194,14 @@ def perf_defaults() -> PerfDefaults:
 @cache
 def allin_loss_defaults() -> AllinLossAssumptions:
     """What real runs lose beyond hardware faults (``costsim/data/allin_loss.csv``; fitted by
-    scripts/fit_allin_loss.py on half of tests/data/published_runs_allin.csv)."""
+    scripts/fit_allin_loss.py on the fit half of the published runs A01-A30)."""
     rows = {row["key"]: row for row in read_data_csv("allin_loss.csv")}
     return AllinLossAssumptions(
         extra_loss_median=float(rows["extra_loss_median"]["value"]),
         extra_loss_sigma=float(rows["extra_loss_sigma"]["value"]),
         throughput_error_sigma=float(rows["throughput_error_sigma"]["value"]),
+        extra_loss_onset_days=float(rows["extra_loss_onset_days"]["value"]),
+        training_error_sigma=float(rows["training_error_sigma"]["value"]),
         sources={key: row["source"] for key, row in rows.items()},
     )
 

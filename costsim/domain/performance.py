@@ -361,22 +361,43 @@ class AllinLossAssumptions:
 
     The extra wall-time fraction x (software faults, loss-spike rollbacks, node replacement,
     allocation held while idle, restarts and evaluations beyond the goodput model) is lognormal:
-    x = ``extra_loss_median`` · exp(``extra_loss_sigma`` · Z), so x ≥ 0 and all-in wall time =
-    hardware all-in time · (1 + x). ``throughput_error_sigma`` is the log-sd of the steady-state
-    model's own error (median 1). Defaults and their derivation: ``costsim/data/allin_loss.csv``
-    and docs/performance.md "What real runs lose".
+    x = m(D) · exp(``extra_loss_sigma`` · Z), so x ≥ 0 and all-in wall time = hardware all-in
+    time · (1 + x). Its median grows with the run's steady wall time D in days,
+    m(D) = ``extra_loss_median`` · (1 − exp(−D / ``extra_loss_onset_days``)): such losses
+    come from incidents a run meets about once every ``extra_loss_onset_days`` of wall time, so
+    a run of hours meets none and a run of weeks carries the full median (0 onset days: the
+    median for every run). ``throughput_error_sigma`` is the log-sd of the performance model's
+    own error (median 1) on its validation rows, every phase's default throughput uncertainty;
+    ``training_error_sigma`` (≥ it) is the training model's log-sd error on published runs it
+    was not calibrated on, which a training phase with the default uncertainty carries in full
+    (0: the same as ``throughput_error_sigma``). Defaults and their derivation:
+    ``costsim/data/allin_loss.csv`` and docs/performance.md "What real runs lose".
     """
 
     extra_loss_median: float
     extra_loss_sigma: float
     throughput_error_sigma: float
+    extra_loss_onset_days: float = 0.0
+    training_error_sigma: float = 0.0
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        for key in ("extra_loss_median", "extra_loss_sigma", "throughput_error_sigma"):
+        for key in ("extra_loss_median", "extra_loss_sigma", "throughput_error_sigma",
+                    "extra_loss_onset_days", "training_error_sigma"):
             value = getattr(self, key)
             if not value >= 0 or value == float("inf"):
                 raise ValueError(f"{key} must be a finite number >= 0 (got {value})")
+
+    @property
+    def training_sigma(self) -> float:
+        """Log-sd of a predicted training run's throughput error (the default uncertainty)."""
+        return max(self.training_error_sigma, self.throughput_error_sigma)
+
+    @property
+    def training_extra_sigma(self) -> float:
+        """Log-sd of the training-only factor drawn on top of the shared throughput error, so
+        that the product has ``training_sigma``: √(σ_train² − σ²)."""
+        return float((self.training_sigma**2 - self.throughput_error_sigma**2) ** 0.5)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

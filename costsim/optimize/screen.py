@@ -314,7 +314,7 @@ def _training(scenario: Scenario, choice: PhaseChoice, start_s: float, limits: R
         tokens_scale=block.training_tokens_scale,
         throughput_error=(Fixed(value=1.0) if prep.basis is Basis.MEASURED  # DESIGN §12
                           else block.throughput_error or LogNormal(
-                              sigma=allin.throughput_error_sigma)),
+                              sigma=allin.training_sigma)),  # as training_front's default
         failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
         extra_loss=prep.extra_loss, allin_scale=block.allin_loss_scale)
     run = expect_run(RunInputs(

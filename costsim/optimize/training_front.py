@@ -28,7 +28,7 @@ from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.measurements import Basis
-from costsim.domain.performance import PerfDefaults
+from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
 from costsim.domain.phases import ExperimentsPhase, ServingPhase, TrainingPhase
 from costsim.domain.plans import Commitment, UseEntry
 from costsim.domain.pricing import Payment, PurchaseOption
@@ -47,6 +47,7 @@ from costsim.optimize.training_time import (
     quadrature,
     run_factors,
 )
+from costsim.perf.allin_loss import extra_loss_median
 from costsim.perf.train_estimate import TrainingEstimate
 from costsim.sim.capacity import price_factor
 from costsim.sim.pools import RentalPool, commitment_pool, rental_pool
@@ -129,8 +130,8 @@ class _Context:
     phase: TrainingPhase
     book: PriceBook
     defaults: PerfDefaults
-    factors: RunFactors
-    measured_factors: RunFactors  # the same without the model's throughput error (DESIGN §12)
+    allin: AllinLossAssumptions
+    throughput_error: Distribution  # the model's error (a measured rate has none: DESIGN §12)
     drift: Quadrature
     start_s: float
     deadline_s: float | None
@@ -140,6 +141,7 @@ class _Context:
     startup_s: float
     reacquire_s: float
     pools: dict[tuple[str, int, PurchaseOption], RentalPool] = field(default_factory=dict)
+    factor_rules: dict[tuple[Distribution, bool], RunFactors] = field(default_factory=dict)
 
 
 def training_front(scenario: Scenario, phase: TrainingPhase, *, book: PriceBook | None = None,
@@ -200,21 +202,12 @@ def _context(scenario: Scenario, phase: TrainingPhase, book: PriceBook,
              limit: float | None, cloud: str | None, region: str | None) -> _Context:
     allin = allin_loss_defaults()
     block = scenario.uncertainty
-    def factors_with(throughput_error: Distribution) -> RunFactors:
-        return run_factors(
-            tokens_scale=block.training_tokens_scale, throughput_error=throughput_error,
-            failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
-            extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
-                                                           median=allin.extra_loss_median),
-            allin_scale=block.allin_loss_scale)
-
-    factors = factors_with(block.throughput_error or LogNormal(
-        sigma=allin.throughput_error_sigma))
     sim = sim_assumptions()
     return _Context(
-        scenario=scenario, phase=phase, book=book, defaults=perf_defaults(), factors=factors,
-        measured_factors=(factors_with(Fixed(value=1.0)) if scenario.measurements.training
-                          else factors),
+        scenario=scenario, phase=phase, book=book, defaults=perf_defaults(), allin=allin,
+        # the default: the shared throughput error times the training model's own extra error
+        # (sim/phase_runs.py draws both; their product is lognormal with training_sigma)
+        throughput_error=block.throughput_error or LogNormal(sigma=allin.training_sigma),
         drift=quadrature(block.price_drift_pct_per_year),
         start_s=earliest_start_s(scenario, phase.name),
         deadline_s=(None if phase.deadline_days is None
@@ -302,8 +295,22 @@ def _estimate(ctx: _Context, phase: TrainingPhase, gpu: GpuSpec,
 
 
 def _factors(ctx: _Context, est: TrainingEstimate) -> RunFactors:
-    """The run's random factors: a measured steady rate draws no model throughput error."""
-    return ctx.measured_factors if est.basis is Basis.MEASURED else ctx.factors
+    """The run's random factors, as the simulator draws them (sim/prepare.py ``_training``): a
+    measured steady rate draws no model throughput error, and the calibrated extra loss grows
+    with the run's steady duration (cached per distinct distribution)."""
+    phase, block = ctx.phase, ctx.scenario.uncertainty
+    extra = phase.allin_extra_loss or LogNormal(
+        sigma=ctx.allin.extra_loss_sigma,
+        median=extra_loss_median(ctx.allin, est.goodput.steady_wall_time_s))
+    measured = est.basis is Basis.MEASURED
+    key = (extra, measured)
+    if key not in ctx.factor_rules:
+        ctx.factor_rules[key] = run_factors(
+            tokens_scale=block.training_tokens_scale,
+            throughput_error=Fixed(value=1.0) if measured else ctx.throughput_error,
+            failure_scale=block.failure_rate_scale, hazard_scale=block.spot_hazard_scale,
+            extra_loss=extra, allin_scale=block.allin_loss_scale)
+    return ctx.factor_rules[key]
 
 
 def _run_inputs(ctx: _Context, est: TrainingEstimate, preemptions_per_s: float,

@@ -26,6 +26,7 @@ Public API (engines take everything as arguments; defaults come from
 
 from costsim.perf.allin_loss import (
     AllinSample,
+    extra_loss_median,
     sample_extra_loss,
     sample_hardware_wall_s,
     sample_throughput_error,
@@ -80,9 +81,10 @@ __all__ = [
     "SizingBound", "SizingRule", "SloSource", "StepArrays", "TrainingEstimate", "TrainingStep",
     "better_quantizations", "burst_throughput", "capacity_under_rule", "choose_layout",
     "decode_step_s", "estimate_goodput", "estimate_serving", "estimate_training_run",
-    "estimate_training_step", "estimate_with_advice", "goodput_arrays", "hardware_flops_per_token",
-    "latency_at_load", "max_rate_at_slo", "max_throughput_arrays", "model_flops_per_token",
-    "quantization_candidates", "replica_terms", "replicas_for_rate", "sample_extra_loss",
+    "estimate_training_step", "estimate_with_advice", "extra_loss_median", "goodput_arrays",
+    "hardware_flops_per_token", "latency_at_load", "max_rate_at_slo", "max_throughput_arrays",
+    "model_flops_per_token", "quantization_candidates", "replica_terms", "replicas_for_rate",
+    "sample_extra_loss",
     "sample_hardware_wall_s", "sample_throughput_error", "score_fleet_options", "simulate_allin",
     "sizing_rule", "stack_replicas", "training_step_arrays",
 ]

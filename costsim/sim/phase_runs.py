@@ -41,8 +41,12 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
     the end time."""
     env, phase, src = ctx.env, prep.phase, prep.source
     start = env.now
-    # a measured steady rate carries no model error (DESIGN §12); the draw is still taken
-    error = 1.0 if prep.basis is Basis.MEASURED else ctx.draws["throughput_error"]
+    # a measured steady rate carries no model error (DESIGN §12); both draws are still taken.
+    # A predicted run's error is the shared draw times the training model's own extra error
+    # (its larger error on published runs, costsim/data/allin_loss.csv)
+    model_error = ctx.sample(("phase", phase.name, "model-error"), prep.model_error)
+    error = (1.0 if prep.basis is Basis.MEASURED
+             else ctx.draws["throughput_error"] * model_error)
     work = prep.steady_s * ctx.draws["training_tokens_scale"] / error
     bounded_gpus = 0
     owned = src.entry.option is PurchaseOption.OWNED

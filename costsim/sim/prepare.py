@@ -36,6 +36,7 @@ from costsim.errors import CostsimError
 from costsim.memory.estimate import estimate_training
 from costsim.memory.host import host_ram
 from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.allin_loss import extra_loss_median
 from costsim.perf.goodput import Goodput
 from costsim.perf.measured_training import estimate_measured_training_run
 from costsim.perf.setups import training_setup
@@ -53,6 +54,9 @@ from costsim.sim.results import MeasuredUsed, PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
 from costsim.sim.transfer import DataMove, data_moves, entry_clouds
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
+
+# a training phase without a training-only model error (a scenario's own throughput_error)
+NO_MODEL_ERROR = Fixed(value=1.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +77,8 @@ class TrainingPrep:
     evaluation_fraction: float
     checkpoint_bytes: float
     extra_loss: Distribution  # x beyond hardware faults: the phase's, else the calibrated one
+    # the training model's error beyond the shared throughput error (default uncertainty only)
+    model_error: Distribution = NO_MODEL_ERROR
     # where the steady rate comes from (DESIGN §12): a measured one is not drawn a throughput
     # error (uncertainty.throughput_error is the performance model's)
     basis: Basis = Basis.PREDICTED
@@ -270,8 +276,9 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
             return None
         est, slowdown = on_parts.estimate, on_parts.slowdown
     goodput = est.goodput
+    steady_s = goodput.steady_wall_time_s * slowdown
     return TrainingPrep(
-        phase=phase, source=source, gpus=gpus, steady_s=goodput.steady_wall_time_s * slowdown,
+        phase=phase, source=source, gpus=gpus, steady_s=steady_s,
         tokens_per_s=est.step.tokens_per_s / slowdown, layout=layout_label(est.setup),
         mfu=est.step.mfu / slowdown, checkpoint_s=goodput.checkpoint_s,
         interval_s=checkpoint_interval_s(goodput),
@@ -279,8 +286,11 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         faults_per_gpu_hour=defaults.goodput.interruptions_per_gpu_hour,
         evaluation_fraction=goodput.evaluation_fraction,
         checkpoint_bytes=est.params_total * defaults.goodput.checkpoint_bytes_per_param,
-        extra_loss=phase.allin_extra_loss or LogNormal(sigma=allin.extra_loss_sigma,
-                                                       median=allin.extra_loss_median),
+        # the calibrated loss grows with the run's own duration (perf.allin_loss)
+        extra_loss=phase.allin_extra_loss or LogNormal(
+            sigma=allin.extra_loss_sigma, median=extra_loss_median(allin, steady_s)),
+        model_error=(LogNormal(sigma=allin.training_extra_sigma)
+                     if scenario.uncertainty.throughput_error is None else NO_MODEL_ERROR),
         basis=est.basis, profile_source=est.profile_source)
 
 

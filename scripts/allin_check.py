@@ -1,0 +1,283 @@
+"""Check the all-in loss through the simulator: each published run as a one-phase scenario.
+
+Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv
+(A01-A30) becomes a scenario with one training phase — the run's model, GPU type and count,
+tokens, sequence length, global batch and precision, its published layout where the source
+gives the whole of it (tensor, pipeline and ZeRO degrees; otherwise the simulator searches the
+fastest layout as for any user) — and one on-demand plan. ``costsim run`` simulates it, and the
+run's published all-in GPU-hours are set beside the simulated P10/P50/P90 of the training
+phase's GPU-hours (``training_gpu_hours`` of the run's summary: the run's own wall time × GPUs,
+the rented instances' boot excluded as the published figures exclude it).
+
+    python scripts/allin_check.py                  # table and summary, via `costsim run`
+    python scripts/allin_check.py --in-process     # the same simulation without report folders
+    python scripts/allin_check.py --csv            # machine-readable rows
+
+Nothing is fitted here: the split column of each data file was written by the rules in
+scripts/published_table.py before any prediction was looked at; scripts/fit_allin_loss.py fits
+the loss on the fit half (docs/performance.md, "What real runs lose").
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import math
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scripts.published_table import (
+    ALLIN_CSV,
+    ARCH_DIR,
+    CHECK,
+    FIT,
+    TRAINING_CSV,
+    read_rows,
+    scale_class,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+# Monte Carlo per run: P10/P90 from 400 replications move by ~5 % between seeds (100, the
+# tests' count, by ~10 %), well inside the band's own width (about x1.9 to x2.1).
+REPLICATIONS = 400
+SEED = 20261201
+# Long enough for the slowest replication of the longest run (Llama 3.1 405B's ~90 steady days
+# with a heavy loss tail); the calendar only needs to hold the run.
+MAX_HORIZON_MONTHS = 60
+FIX_LAYOUTS = True
+
+
+def published_runs() -> list[dict[str, str]]:
+    """The 30 runs (A01-A30) with their scale class, in id order."""
+    rows = []
+    for row in read_rows(ALLIN_CSV):
+        days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
+        row["scale_class"] = scale_class(int(row["gpus"]), days)
+        rows.append(row)
+    rows.extend(read_rows(TRAINING_CSV))
+    return rows
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.strip() else None
+
+
+def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, object]:
+    """The one-phase scenario of a published run (a YAML mapping)."""
+    spec = row["architecture"]
+    model: dict[str, str] = ({"preset": spec.removeprefix("preset:")}
+                             if spec.startswith("preset:")
+                             else {"arch": str((ARCH_DIR / spec).resolve())})
+    gpus = int(row["gpus"])
+    phase: dict[str, object] = {
+        "name": "train", "kind": "training", "model": "model", "task": "train",
+        "tokens": float(row["tokens"]), "seq_len": int(row["seq_len"]),
+        "precision": row["precision"]}
+    batch = _int(row["global_batch_seqs"])
+    if batch is not None:
+        phase["global_batch_tokens"] = batch * int(row["seq_len"])
+    tp, pp, zero = _int(row["tp"]), _int(row["pp"]), _int(row["zero"])
+    if FIX_LAYOUTS and tp is not None and pp is not None and zero is not None \
+            and gpus % (tp * pp) == 0:
+        phase["layout"] = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "zero": zero}
+    return {
+        "name": f"{row['id']} {row['model']}",
+        "start": "2027-01-01",
+        "horizon_months": horizon_months,
+        "models": {"model": model},
+        "phases": [phase],
+        "plans": [{"name": "on-demand", "use": {"train": {"gpu": row["gpu"], "count": gpus}}}],
+    }
+
+
+def horizon_for(row: dict[str, str]) -> int:
+    """Months enough for a run of up to ~6x its published wall time (at least one)."""
+    days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
+    return max(1, min(MAX_HORIZON_MONTHS, math.ceil(days * 6 / 30)))
+
+
+def write_scenario(row: dict[str, str], folder: Path) -> Path:
+    """The run's scenario as a YAML file in ``folder``."""
+    import yaml
+
+    path = folder / f"{row['id']}.yaml"
+    path.write_text(yaml.safe_dump(scenario_mapping(row, horizon_months=horizon_for(row)),
+                                   sort_keys=False), encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulatedRun:
+    """One run's published GPU-hours against the simulator's training GPU-hours."""
+
+    row: dict[str, str]
+    published: float
+    p10: float | None
+    p50: float | None
+    p90: float | None
+    reason: str = ""
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the published figure lies within P10-P90."""
+        if self.p10 is None or self.p90 is None:
+            return None
+        return self.p10 <= self.published <= self.p90
+
+    @property
+    def spread(self) -> float | None:
+        """P90 / P10."""
+        if self.p10 is None or self.p90 is None or self.p10 <= 0:
+            return None
+        return self.p90 / self.p10
+
+
+Runner = Callable[[Path, int, int], dict[str, object]]
+
+
+def run_cli(path: Path, replications: int, seed: int) -> dict[str, object]:
+    """``costsim run SCENARIO --json`` in this process (a throw-away report folder); the
+    on-demand plan's summary."""
+    from costsim.cli.main import main
+
+    with tempfile.TemporaryDirectory() as out:
+        buffer, errors = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(errors):
+            code = main(["run", str(path), "--replications", str(replications), "--seed",
+                         str(seed), "--workers", "1", "--json", "--out",
+                         str(Path(out) / "report"), "--force"])
+        if code != 0:
+            raise RuntimeError(errors.getvalue().strip() or f"costsim run exited {code}")
+        summary = json.loads(buffer.getvalue())
+    plan: dict[str, object] = summary["plans"][0]
+    return plan
+
+
+def run_in_process(path: Path, replications: int, seed: int) -> dict[str, object]:
+    """What ``costsim run`` simulates (the same loader and ``simulate_scenario``), without
+    writing the report folder; the on-demand plan's summary in the JSON's shape."""
+    from costsim.cli.scenario_names import load_scenario_file
+    from costsim.sim.run_result import simulate_scenario
+
+    loaded = load_scenario_file(path)
+    result = simulate_scenario(loaded.scenario, seed=seed, replications=replications)
+    plan = result.plans[0]
+    if not plan.feasible:
+        raise RuntimeError("; ".join(plan.infeasible_reasons))
+    stats = plan.training_gpu_hours
+    band = None if stats is None else {"p10": stats.p10, "p50": stats.p50, "p90": stats.p90}
+    return {"feasible": True, "training_gpu_hours": band}
+
+
+def simulate_runs(rows: Sequence[dict[str, str]], runner: Runner, *,
+                  replications: int = REPLICATIONS, seed: int = SEED) -> list[SimulatedRun]:
+    """Every run through ``runner`` (kept, with the reason, when the simulator refuses it)."""
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        for row in rows:
+            published = float(row["published_gpu_hours"])
+            path = write_scenario(row, Path(folder))
+            try:
+                plan = runner(path, replications, seed)
+            except Exception as error:
+                results.append(SimulatedRun(row=row, published=published, p10=None, p50=None,
+                                            p90=None, reason=str(error).splitlines()[0]))
+                continue
+            band = plan.get("training_gpu_hours")
+            if not isinstance(band, dict):
+                results.append(SimulatedRun(row=row, published=published, p10=None, p50=None,
+                                            p90=None, reason="infeasible"))
+                continue
+            results.append(SimulatedRun(row=row, published=published, p10=float(band["p10"]),
+                                        p50=float(band["p50"]), p90=float(band["p90"])))
+    return results
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value == 0 or abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+HEADER = ("id", "model", "scale", "GPUs", "days", "split", "published_gpuh", "P10", "P50",
+          "P90", "P90/P10", "pub/P50", "inside")
+
+
+def cells(results: Sequence[SimulatedRun]) -> list[tuple[str, ...]]:
+    """One table line per run."""
+    lines = []
+    for r in results:
+        row = r.row
+        days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
+        inside = "-" if r.inside is None else ("yes" if r.inside else "NO")
+        lines.append((row["id"], row["model"][:28], row["scale_class"], row["gpus"],
+                      f"{days:.3g}", row["split"], _num(r.published), _num(r.p10),
+                      _num(r.p50), _num(r.p90), "-" if r.spread is None else f"{r.spread:.2f}",
+                      "-" if not r.p50 else f"{r.published / r.p50:.2f}",
+                      inside if not r.reason else f"no: {r.reason}"))
+    return lines
+
+
+def summary(results: Sequence[SimulatedRun]) -> str:
+    """Coverage per half and per scale class, median P90/P10 and the misses."""
+    lines = []
+    for half in (CHECK, FIT):
+        rated = [r for r in results if r.row["split"] == half]
+        lines.append(f"{half} half: {sum(bool(r.inside) for r in rated)}/{len(rated)} inside "
+                     f"P10-P90")
+    for scale in ("small", "large"):
+        rated = [r for r in results if r.row["scale_class"] == scale]
+        lines.append(f"{scale} runs: {sum(bool(r.inside) for r in rated)}/{len(rated)} inside")
+    spreads = [r.spread for r in results if r.spread is not None]
+    if spreads:
+        lines.append(f"median P90/P10: {statistics.median(spreads):.2f}")
+    misses = [r.row["id"] for r in results if not r.inside]
+    lines.append("outside: " + (", ".join(misses) if misses else "none"))
+    return "\n".join(lines)
+
+
+def _table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> str:
+    rows = [list(header), *[list(line) for line in lines]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+                     for r in rows)
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--replications", type=int, default=REPLICATIONS,
+                        help=f"replications per run (default {REPLICATIONS})")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"seed (default {SEED})")
+    parser.add_argument("--in-process", action="store_true",
+                        help="simulate without writing report folders (same simulation)")
+    parser.add_argument("--only", action="append", default=[],
+                        help="simulate only this run id (repeatable)")
+    parser.add_argument("--csv", action="store_true", help="write CSV rows instead of a table")
+    args = parser.parse_args(argv)
+    rows = [r for r in published_runs() if not args.only or r["id"] in args.only]
+    runner: Runner = run_in_process if args.in_process else run_cli
+    results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)
+    if args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(HEADER)
+        writer.writerows(cells(results))
+        return 0
+    out(_table(HEADER, cells(results)))
+    out("")
+    out(summary(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
