@@ -36,7 +36,8 @@ from costsim.scenario.yaml_io import (
 
 # Loc entries pydantic adds that are not keys of the file (union tags, model names).
 _NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|experiments|training|serving|"
-                       r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*)$")
+                       r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*|"
+                       r"\[key\])$")  # [key]: the error is about a mapping's key itself
 
 
 # The values of the tag keys of tagged objects, for "needs 'kind': one of ...".

