@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import usd_amount
+from costsim.cli.numbers import usd_amount, usd_change
 
 TABLE_WIDTH = 120
 
@@ -24,10 +24,7 @@ def change(old: float | None, new: float | None) -> str:
         return f"- → {usd_amount(new or 0.0)} (added)"
     if new is None:
         return f"{usd_amount(old)} → - (removed)"
-    delta = new - old
-    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    pct = f", {sign}{abs(delta) / abs(old):.1%}" if old else ""
-    return f"{usd_amount(old)} → {usd_amount(new)} ({sign}{usd_amount(abs(delta))}{pct})"
+    return f"{usd_amount(old)} → {usd_amount(new)} ({usd_change(new - old, old)})"
 
 
 def _number(value: Any) -> float | None:

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from openpyxl import load_workbook
 
-from costsim.domain.display import csv_cell
+from costsim.domain.display import XLSX_HOURS, XLSX_USD_RATE, csv_cell, percent, usd_estimate
 from costsim.report import summary_json, write_report
 from costsim.report.charts import CHART_SUBJECTS, build_charts, missing_charts
 from costsim.report.compare import compare_plans
 from costsim.report.files import write_atomic
-from costsim.report.html import report_html
+from costsim.report.html import report_html, template_environment
 from costsim.report.tables import LEDGER_COLUMNS, Table
 from costsim.report.write import csv_bytes
 from costsim.sim.run_result import RunResult, simulate_scenario
@@ -264,5 +264,33 @@ def test_the_page_states_the_break_even_utilizations(report_dir: Path, run: RunR
     on_demand = next(r for r in curve.rentals if r.option.value == "on-demand")
     owning = curve.owning_break_even_utilization(on_demand)
     assert owning is not None
-    assert f'<td class="num">{owning * 100:.0f} %</td>' in html
+    assert f'<td class="num">{percent(owning)}</td>' in html
     assert on_demand.instance_type in html
+
+
+def test_the_page_and_the_workbook_round_as_the_terminal(report_dir: Path,
+                                                         summary: dict[str, Any]) -> None:
+    """One rounding (issue 19): P(over budget) 14.5% in the terminal was "14 %" in the page;
+    the ranked table's costs are whole dollars as `run` prints them; the workbook's rates show
+    3 decimals and GPU-hours whole from 100 up, as the text does."""
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    shares = [(plan["p_over_budget"], plan["p_deadline_missed"]) for plan in _feasible(summary)]
+    environment = template_environment()
+    assert environment.filters["pct"](0.145) == "14.5%" == percent(0.145)  # was "14 %"
+    assert environment.filters["pct"](0.015) == "1.5%"  # was "2 %"
+    assert environment.filters["estimate"](117401.38) == "$117,401"
+    assert environment.filters["rate"](0.1375) == "$0.138"
+    assert environment.filters["hours"](1234.56) == "1,235"
+    for over, late in shares:
+        for share in (over, late):
+            if share is not None:
+                assert f'<td class="num">{percent(share)}</td>' in html
+    for plan in _feasible(summary):
+        cost = plan["cost_usd"]
+        assert (f'<td class="num">{usd_estimate(cost["p10"])} – {usd_estimate(cost["p90"])}'
+                '</td>') in html
+    book = load_workbook(report_dir / "report.xlsx")
+    header = [cell.value for cell in book["ledger"][1]]
+    row = next(book["ledger"].iter_rows(min_row=2))
+    assert row[header.index("Rate (USD per GPU-hour)")].number_format == XLSX_USD_RATE
+    assert row[header.index("GPU-hours")].number_format == XLSX_HOURS
