@@ -135,7 +135,7 @@ def run_optimizer(loaded: LoadedScenario, args: argparse.Namespace, limits: Risk
             progress=progress, workers=args.workers or default_workers(),
             clock=time.perf_counter, scenario_sha256=loaded.sha256,
             costsim_version=__version__, price_book_date=price_book_date(),
-            inputs=loaded.resolved, **top)
+            inputs=loaded.inputs, **top)
     return result, time.perf_counter() - start
 
 

@@ -87,11 +87,14 @@ def gb(n_bytes: float) -> str:
 
 
 def number(value: float) -> str:
-    """A figure of no kind above (a setting, a default's value): at most 6 significant digits,
-    so that float noise (0.9957962499999999) reads as the number it is (0.995796)."""
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    return f"{value:,.6g}" if abs(value) >= 1e-4 or value == 0 else f"{value:.6g}"
+    """A figure of no kind above (a setting, a default's value): whole numbers with thousands
+    separators (2e10 tokens: 20,000,000,000), others to 6 significant digits, so that float
+    noise (0.9957962499999999) reads as the number it is (0.995796)."""
+    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e18):
+        return f"{int(value):,}"
+    if abs(value) >= 1e6:
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
 
 
 # -- CSV cells -----------------------------------------------------------------------------------
