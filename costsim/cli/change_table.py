@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import usd_amount
+from costsim.cli.numbers import hours, number, usd_amount, usd_change, usd_rate
 
 TABLE_WIDTH = 120
 
@@ -24,10 +24,7 @@ def change(old: float | None, new: float | None) -> str:
         return f"- → {usd_amount(new or 0.0)} (added)"
     if new is None:
         return f"{usd_amount(old)} → - (removed)"
-    delta = new - old
-    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    pct = f", {sign}{abs(delta) / abs(old):.1%}" if old else ""
-    return f"{usd_amount(old)} → {usd_amount(new)} ({sign}{usd_amount(abs(delta))}{pct})"
+    return f"{usd_amount(old)} → {usd_amount(new)} ({usd_change(new - old, old)})"
 
 
 def _number(value: Any) -> float | None:
@@ -93,9 +90,16 @@ def render_diff(document: Mapping[str, Any]) -> str:
     changed = [*_provenance_changed(document), *(document.get("inputs_changed") or [])]
     parts.append(f"Inputs that changed: {len(changed)}" if changed
                  else "Inputs that changed: none")
-    parts += [f"  {item.get('path')}: {_short(item.get('old'))} → {_short(item.get('new'))}"
-              for item in changed]
+    for item in changed:
+        path = str(item.get("path"))
+        parts.append(f"  {path}{_item(item)}: {value_text(path, item.get('old'))} → "
+                     f"{value_text(path, item.get('new'))}")
     return "\n".join(parts)
+
+
+def _item(change: Mapping[str, Any]) -> str:
+    """`` (cloud aws)``: what identifies an unnamed list item the change is in."""
+    return f" ({change['item']})" if change.get("item") else ""
 
 
 def _provenance_changed(document: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -107,9 +111,28 @@ def _provenance_changed(document: Mapping[str, Any]) -> list[dict[str, Any]]:
             if key != "generated_at" and old.get(key) != new.get(key)]
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    """An input value on one line, cut at ``limit`` characters."""
+def value_text(path: str, value: Any, limit: int = 80) -> str:
+    """An input value on one line, rounded as the rest of the text output by the kind its key
+    names (``_usd``: to the cent; ``_usd_per_…``: a rate to 3 decimals; GPU-hours; any other
+    number to 6 significant digits, so float noise reads as the number it is); text quoted and,
+    past ``limit`` characters, cut inside its quotes; ``-`` for none."""
     import json
 
-    text = "-" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        if "_usd_per_" in key:
+            return f"${usd_rate(value)}"
+        if key.endswith("_usd"):
+            return usd_amount(value)
+        if key.endswith("gpu_hours"):
+            return hours(value)
+        return number(value)
+    if isinstance(value, str):
+        return json.dumps(value if len(value) + 2 <= limit else value[: limit - 3] + "…",
+                          ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"

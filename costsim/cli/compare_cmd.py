@@ -57,7 +57,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     loaded = load_scenario_file(args.scenario)
     try:
-        run = simulate_with_progress(loaded, args)
+        run = simulate_with_progress(loaded, args, "compare")
     except KeyboardInterrupt:
         return interrupted("compare")
     document = compare_json(run)

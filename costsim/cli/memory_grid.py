@@ -53,6 +53,7 @@ from costsim.cli.memory_grid_rows import (
     column_flag,
     evaluate_grid,
 )
+from costsim.domain.display import csv_cell
 from costsim.errors import CatalogError, InputError
 
 
@@ -212,9 +213,10 @@ def _run_reference(grid: Path, out: Path) -> GridCounts:
 
     def write(handle: IO[str]) -> None:
         writer = csv.DictWriter(handle, fieldnames=header, extrasaction="ignore")
-        writer.writeheader()
+        writer.writerow({name: csv_cell(name) for name in header})
         for raw, result in zip(rows, results, strict=True):
-            writer.writerow({**raw, **result})
+            writer.writerow({key: csv_cell(value) if isinstance(value, str) else value
+                             for key, value in {**raw, **result}.items()})
     _write(out, write)
     internal = sum(str(result.get("error", "")).startswith(INTERNAL_ERROR_PREFIX)
                    for result in results)

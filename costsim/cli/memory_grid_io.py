@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from costsim.domain.display import csv_cell
 from costsim.errors import InputError
 
 if TYPE_CHECKING:
@@ -130,8 +131,9 @@ def blanked(column: CodedColumn, blank: BoolArray) -> CodedColumn:
 
 def cell_texts(values: Sequence[str | int | None]) -> list[str]:
     """Texts and whole numbers as :func:`csv.writer` writes them (None empty), each quoted
-    where it needs it."""
-    texts = ["" if value is None else str(value) for value in values]
+    where it needs it, and no text a spreadsheet would run (:func:`csv_cell`)."""
+    texts = ["" if value is None else csv_cell(value) if isinstance(value, str) else str(value)
+             for value in values]
     joined = "".join(texts)  # most columns have nothing to quote: one scan decides
     if not any(char in joined for char in _NEEDS_QUOTES):
         return texts
@@ -149,7 +151,7 @@ def write_columns(handle: IO[bytes], header: Sequence[str], columns: Sequence[Co
     (cell, comma, cell, …, CRLF) and the padding dropped in one pass (``matrix[matrix != PAD]``).
     """
     text = io.StringIO()
-    csv.writer(text).writerow(header)
+    csv.writer(text).writerow([csv_cell(name) for name in header])
     handle.write(text.getvalue().encode("utf-8"))
     if not columns:
         return

@@ -123,19 +123,28 @@ def run_optimizer(loaded: LoadedScenario, args: argparse.Namespace, limits: Risk
     from costsim.catalog.price_tables import price_book_date
     from costsim.cli.progress import RunProgress
     from costsim.cli.run_pipeline import default_workers
+    from costsim.cli.work_notice import announce
     from costsim.optimize.result import Objective
     from costsim.optimize.search import optimize_scenario
+    from costsim.sim.work import estimate_work
 
     start = time.perf_counter()
     top = {} if args.top is None else {"top_k": args.top}
-    with RunProgress(None, args.replications) as progress:
+    workers = args.workers or default_workers()
+    # the scenario's plans and the screen's finalists (--exhaustive: every candidate, not
+    # known before the screen: at least as many)
+    finalists = DEFAULT_TOP_K if args.top is None else args.top
+    estimate = estimate_work(loaded.scenario, replications=args.replications, workers=workers,
+                             extra_plans=finalists)
+    announce("optimize", estimate, at_least=args.exhaustive)
+    with RunProgress(None, args.replications, expected_s=estimate.seconds) as progress:
         result = optimize_scenario(
             loaded.scenario, seed=args.seed, replications=args.replications,
             objective=Objective(args.objective), limits=limits, exhaustive=args.exhaustive,
-            progress=progress, workers=args.workers or default_workers(),
+            progress=progress, workers=workers,
             clock=time.perf_counter, scenario_sha256=loaded.sha256,
             costsim_version=__version__, price_book_date=price_book_date(),
-            inputs=loaded.resolved, **top)
+            inputs=loaded.inputs, **top)
     return result, time.perf_counter() - start
 
 

@@ -1,5 +1,5 @@
-"""The progress bar of ``run``, ``compare`` and ``optimize``: one tqdm bar on stderr over every
-plan.
+"""The progress bar of ``run``, ``compare``, ``optimize`` and ``sweep``: one tqdm bar on stderr
+over every plan, with an ETA.
 
 The simulator reports ``progress(done, total)`` per plan; the bar adds the plans up, so a
 four-plan run of 200 replications shows 0..800. It is drawn only when stderr is a terminal (never
@@ -12,13 +12,17 @@ import sys
 from types import TracebackType
 from typing import Any
 
+# tqdm's default, with the ETA named: "ETA 03:12" (tqdm's {remaining}, from the measured rate)
+BAR_FORMAT = ("{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed} elapsed, ETA {remaining}, "
+              "{rate_fmt}{postfix}]")
+
 
 class RunProgress:
     """A callable ``progress(done, total)`` for ``simulate_scenario``, drawing one bar."""
 
     def __init__(self, plans: int | None, replications: int, *,
                  enabled: bool | None = None, unit: str = "rep",
-                 desc: str = "simulating") -> None:
+                 desc: str = "simulating", expected_s: float | None = None) -> None:
         self._offset = 0
         self._last_done = 0
         self._last_total = 0
@@ -30,8 +34,14 @@ class RunProgress:
 
             # plans None: not known ahead (optimize simulates the finalists the screen picks)
             total = None if plans is None else plans * replications
-            self._bar = tqdm(total=total, unit=unit, file=sys.stderr,
-                             desc=desc, leave=False, dynamic_ncols=True)
+            # the bar's ETA ("<remaining") comes from the rate measured so far; until the
+            # first plan reports, the up-front estimate stands in for it
+            self._bar = tqdm(total=total, unit=unit, file=sys.stderr, desc=desc, leave=False,
+                             dynamic_ncols=True, bar_format=BAR_FORMAT if total else None)
+            if expected_s is not None:
+                from costsim.cli.work_notice import duration_text
+
+                self._bar.set_postfix_str(f"expected {duration_text(expected_s)} in all")
 
     @property
     def done(self) -> int:

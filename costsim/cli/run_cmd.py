@@ -31,8 +31,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "futures, print the plans ranked by mean cost with P10/P50/P90, cost per training "
             "run, cost per million tokens and deadline/SLO risk, recommend the cheapest feasible "
             "plan within the scenario's risk limits, and write a report folder: report.html, "
-            "summary.json, ledger.csv, monthly.csv, report.xlsx and charts. A progress bar goes "
-            "to stderr when it is a terminal; Ctrl-C leaves no half-written report."),
+            "summary.json, ledger.csv, monthly.csv, report.xlsx and charts. A simulation expected "
+            "to take over a minute says so on stderr before it starts (plans × replications, "
+            "jobs, serving hours, the time expected); a progress bar with an ETA goes to stderr "
+            "when it is a terminal; Ctrl-C leaves no half-written report."),
         epilog=examples("costsim run scenarios/lifecycle-assistant.yaml",
                         "costsim run scenarios/lifecycle-assistant.yaml --plan all-on-demand "
                         "--plan reserved-base --replications 1000 --seed 7",
@@ -58,14 +60,23 @@ def utc_now() -> Any:
     return dt.datetime.now(dt.UTC)
 
 
-def simulate_with_progress(loaded: LoadedScenario, args: argparse.Namespace) -> RunResult:
-    """Simulate with the progress bar on stderr (the bar is removed when done)."""
+def simulate_with_progress(loaded: LoadedScenario, args: argparse.Namespace,
+                           command: str = "run") -> RunResult:
+    """Simulate with the progress bar on stderr (the bar is removed when done), after saying
+    up front how long it is expected to take when that is over a minute."""
     from costsim.cli.progress import RunProgress
-    from costsim.cli.run_pipeline import simulate
+    from costsim.cli.run_pipeline import default_workers, simulate
+    from costsim.cli.work_notice import announce
+    from costsim.sim.work import estimate_work
 
     plan = getattr(args, "plan", None)
     wanted = set(plan or ()) | ({args.baseline} if plan and args.baseline else set())
-    with RunProgress(len(wanted) or len(loaded.scenario.plans), args.replications) as progress:
+    estimate = estimate_work(loaded.scenario, replications=args.replications,
+                             workers=args.workers or default_workers(),
+                             plans=sorted(wanted) or None)
+    announce(command, estimate)
+    with RunProgress(len(wanted) or len(loaded.scenario.plans), args.replications,
+                     expected_s=estimate.seconds) as progress:
         return simulate(loaded, args, progress)
 
 

@@ -31,7 +31,7 @@ def simulate(loaded: LoadedScenario, args: argparse.Namespace,
         plans=getattr(args, "plan", None) or None, baseline=args.baseline, progress=progress,
         workers=args.workers or default_workers(), clock=time.perf_counter,
         scenario_sha256=loaded.sha256, costsim_version=__version__,
-        price_book_date=price_book_date(), inputs=loaded.resolved)
+        price_book_date=price_book_date(), inputs=loaded.inputs)
 
 
 # Worker processes when --workers is not given. Each plan's replications are split over a

@@ -130,6 +130,8 @@ def _simulate(variants: Any, args: argparse.Namespace, out: Path) -> SweepResult
     from costsim.catalog.resources import shipped_data_sha256
     from costsim.cli.progress import RunProgress
     from costsim.cli.run_pipeline import default_workers
+    from costsim.cli.work_notice import announce
+    from costsim.sim.work import combine, estimate_work
     from costsim.sweep.cache import TaskCache
     from costsim.sweep.engines import open_engine
     from costsim.sweep.run import run_sweep
@@ -139,12 +141,17 @@ def _simulate(variants: Any, args: argparse.Namespace, out: Path) -> SweepResult
         seed=args.seed, replications=args.replications,
         plans=tuple(args.plan) if args.plan else None, costsim_version=__version__,
         price_book=f"{price_book_date()} data-sha256:{shipped_data_sha256()}")
-    engine, notice = open_engine(args.scheduler, args.workers or default_workers())
+    workers = args.workers or default_workers()
+    estimate = combine([estimate_work(v.scenario, replications=args.replications,
+                                      workers=workers, plans=args.plan) for v in variants])
+    announce("sweep", estimate, what="variant plans")
+    engine, notice = open_engine(args.scheduler, workers)
     if notice:
         sys.stderr.write(notice + "\n")
     try:
         tasks = len(variants) * -(-settings.replications // settings.block_size)
-        with RunProgress(1, tasks, unit="task", desc="sweeping") as progress:
+        with RunProgress(1, tasks, unit="task", desc="sweeping",
+                         expected_s=estimate.seconds) as progress:
             return run_sweep(variants, settings, engine, cache=TaskCache(out),
                              progress=progress, clock=time.perf_counter)
     finally:

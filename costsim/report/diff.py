@@ -3,8 +3,10 @@
 Each plan present in both ``summary.json`` documents gets the same rows as ``compare`` (OLD as
 the baseline, NEW as the plan); plans only in one run are listed as ``added``/``removed``; and
 the inputs the runs rested on (the resolved scenario, the prices and defaults used) are walked
-side by side, so a reviewer sees *why* a figure moved. Paths are dotted; list items are named by
-their ``name`` (or ``key``) where every item has a distinct one, else by position (``[2]``).
+side by side, so a reviewer sees *why* a figure moved. The scenario's changes are named by the
+file's own key paths (``inputs.scenario_file``). Paths are dotted; list items are named by their
+``name`` (or ``key``) where every item has a distinct one, else by position (``[2]``, with the
+fields that identify the item: ``cloud aws``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from costsim.report.summary import JsonDict
 PROVENANCE_KEYS = ("scenario", "scenario_sha256", "costsim_version", "price_book_date", "seed",
                    "replications", "generated_at")
 ID_FIELDS = ("name", "key")
+SCENARIO_FILE = "scenario_file"
+# The inputs that are not the scenario: what each plan and the engines relied on.
+RUN_INPUT_KEYS = ("prices_used", "defaults_used", "measured_inputs")
+# Fields that say which item of an unnamed list a change is in (a discount's cloud, a quote's
+# GPU and term): shown beside its positional path.
+ITEM_FIELDS = ("cloud", "region", "instance_type", "gpu", "server", "term", "payment", "phase")
 
 
 def diff_json(old: Mapping[str, Any], new: Mapping[str, Any], *,
@@ -42,8 +50,26 @@ def diff_json(old: Mapping[str, Any], new: Mapping[str, Any], *,
         "removed": [name for name in old_plans if name not in new_plans],
         "plans": [plan_delta(old_plans[name], plan, order)
                   for name, plan in new_plans.items() if name in old_plans],
-        "inputs_changed": inputs_changed(inputs_old, inputs_new),
+        "inputs_changed": scenario_inputs_changed(inputs_old, inputs_new),
     }
+
+
+def scenario_inputs_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JsonDict]:
+    """The inputs that changed, the scenario's named by its own key paths.
+
+    Where both runs carry the file as written (``inputs.scenario_file``), the scenario's
+    changes are walked there, so a path is one its author wrote (``prices.overrides[0].
+    discount_pct``, ``plans.reserved.use.train.count``), not the resolved document's
+    (``prices.overrides.cloud_discount_pct[0][1]``); the prices, defaults and measurements used
+    follow under their own keys. Summaries written before that key are walked whole.
+    """
+    file_old, file_new = old.get(SCENARIO_FILE), new.get(SCENARIO_FILE)
+    if not (isinstance(file_old, Mapping) and isinstance(file_new, Mapping)):
+        return inputs_changed({k: v for k, v in old.items() if k != SCENARIO_FILE},
+                              {k: v for k, v in new.items() if k != SCENARIO_FILE})
+    used_old = {k: v for k, v in old.items() if k in RUN_INPUT_KEYS}
+    used_new = {k: v for k, v in new.items() if k in RUN_INPUT_KEYS}
+    return [*inputs_changed(file_old, file_new), *inputs_changed(used_old, used_new)]
 
 
 def inputs_changed(old: Any, new: Any, path: str = "") -> list[JsonDict]:
@@ -68,13 +94,23 @@ def _list_changes(old: list[Any], new: list[Any], path: str) -> list[JsonDict]:
     if field is None:
         changes: list[JsonDict] = []
         for index in range(max(len(old), len(new))):
-            changes += inputs_changed(old[index] if index < len(old) else None,
-                                      new[index] if index < len(new) else None,
-                                      f"{path}[{index}]")
+            old_item = old[index] if index < len(old) else None
+            new_item = new[index] if index < len(new) else None
+            item = _item_words(new_item) or _item_words(old_item)
+            changes += [{**change, "item": item} if item and "item" not in change else change
+                        for change in inputs_changed(old_item, new_item, f"{path}[{index}]")]
         return changes
     old_items = {item[field]: item for item in old}
     new_items = {item[field]: item for item in new}
     return inputs_changed(old_items, new_items, path)
+
+
+def _item_words(item: Any) -> str:
+    """``cloud aws, gpu H100``: what identifies an unnamed list item ("" when nothing does)."""
+    if not isinstance(item, Mapping):
+        return ""
+    return ", ".join(f"{key} {item[key]}" for key in ITEM_FIELDS
+                     if isinstance(item.get(key), str | int) and not isinstance(item[key], bool))
 
 
 def _id_field(old: list[Any], new: list[Any]) -> str | None:

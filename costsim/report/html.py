@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.glossary import GLOSSARY
@@ -60,7 +61,8 @@ def template_environment() -> jinja2.Environment:
         loader=jinja2.PackageLoader("costsim.report", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
         lstrip_blocks=True)
-    environment.filters.update(usd=money, rate=rate, pct=percent, delta=delta)
+    environment.filters.update(usd=money, estimate=estimate, rate=rate, pct=percent,
+                               delta=delta, hours=_hours)
     return environment
 
 
@@ -85,7 +87,7 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         saved = baseline["cost_usd"]["mean"] - cost["mean"]
         base_cost = baseline["cost_usd"]["mean"]
         result["savings"] = (
-            f"Saves {money(saved)} ({percent(saved / base_cost, 1)}) of mean cost against the "
+            f"Saves {money(saved)} ({percent(saved / base_cost)}) of mean cost against the "
             f"baseline ‘{baseline['name']}’ ({money(base_cost)})."
             if saved >= 0 else f"Costs {money(-saved)} more than the baseline "
             f"‘{baseline['name']}’, which is outside the risk limits or infeasible.")
@@ -98,7 +100,7 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         risks.append(f"P(a deadline missed): {percent(plan['p_deadline_missed'])}.")
     metrics = plan["metrics"] or {}
     if metrics.get("slo_attainment") is not None:
-        risks.append(f"Requests served within the SLO: {percent(metrics['slo_attainment'], 1)}.")
+        risks.append(f"Requests served within the SLO: {percent(metrics['slo_attainment'])}.")
     if metrics.get("stranded_commitment_usd"):
         risks.append(f"Commitments running past the horizon (stranded): "
                      f"{money(metrics['stranded_commitment_usd'])}.")
@@ -129,12 +131,12 @@ def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[st
         "metrics": [
             ("GPU-hours used", _hours(metrics.get("gpu_hours_used"))),
             ("GPU-hours paid", _hours(metrics.get("gpu_hours_paid"))),
-            ("Reserved utilization", percent(metrics.get("reserved_utilization"), 1)),
+            ("Reserved utilization", percent(metrics.get("reserved_utilization"))),
             ("Stranded commitment", money(metrics.get("stranded_commitment_usd"))),
             ("Experiment queue wait, P95",
              "—" if metrics.get("queue_wait_p95_s") is None
-             else f"{metrics['queue_wait_p95_s'] / SECONDS_PER_HOUR:,.1f} h"),
-            ("SLO attainment", percent(metrics.get("slo_attainment"), 1)),
+             else f"{display.hours(metrics['queue_wait_p95_s'] / SECONDS_PER_HOUR)} h"),
+            ("SLO attainment", percent(metrics.get("slo_attainment"))),
             ("Finish (days from the start, mean)",
              "—" if not plan["finish_days"] else f"{plan['finish_days']['mean']:,.1f}"),
         ] if metrics else [],
@@ -165,30 +167,32 @@ def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
 
 
 def money(amount: float | None) -> str:
-    """Dollars to the cent with thousands separators; a dash for no value."""
-    if amount is None:
-        return "—"
-    return f"-${-amount:,.2f}" if amount < 0 else f"${amount:,.2f}"
+    """An amount to the cent (``display.usd_amount``); a dash for no value."""
+    return "—" if amount is None else display.usd_amount(amount)
+
+
+def estimate(amount: float | None) -> str:
+    """A simulated cost in a ranking, to the dollar as the terminal's ranked table
+    (``display.usd_estimate``); a dash for no value."""
+    return "—" if amount is None else display.usd_estimate(amount)
 
 
 def rate(amount: float | None) -> str:
-    """A rate (per GPU-hour, per million tokens) to the tenth of a cent; a dash for none."""
-    return "—" if amount is None else f"${amount:,.3f}"
+    """A rate (per GPU-hour, per million tokens) to the tenth of a cent
+    (``display.usd_rate``); a dash for none."""
+    return "—" if amount is None else f"${display.usd_rate(amount)}"
 
 
-def percent(share: float | None, digits: int = 0) -> str:
-    """A share as a percentage; a dash for no value."""
-    return "—" if share is None else f"{share * 100:.{digits}f} %"
+def percent(share: float | None) -> str:
+    """A computed share to 0.1 % (``display.percent``: P(over budget) 14.5%, as the terminal
+    and the workbook show it); a dash for no value."""
+    return "—" if share is None else display.percent(share)
 
 
-def delta(delta_usd: float | None, delta_pct: float | None) -> str:
-    """A change as ``+$1,234.00 (+3.1 %)``."""
-    if delta_usd is None:
-        return "—"
-    sign = "+" if delta_usd > 0 else ("-" if delta_usd < 0 else "±")
-    pct = "" if delta_pct is None else f" ({'+' if delta_pct > 0 else ''}{delta_pct:.1f} %)"
-    return f"{sign}${abs(delta_usd):,.2f}{pct}"
+def delta(delta_usd: float | None, old_usd: float | None) -> str:
+    """A change as ``+$1,234.00, +3.1%`` (``display.usd_change``, as ``compare`` prints it)."""
+    return "—" if delta_usd is None else display.usd_change(delta_usd, old_usd)
 
 
 def _hours(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.0f}"
+    return "—" if value is None else display.hours(value)

@@ -22,7 +22,8 @@ class Kind(StrEnum):
     USD = "usd"  # dollars to the cent
     RATE = "rate"  # dollars per unit, to the tenth of a cent
     NUMBER = "number"
-    SHARE = "share"  # a fraction shown as a percentage
+    HOURS = "hours"  # GPU-hours: whole from 100 up, else 2 decimals
+    SHARE = "share"  # a fraction shown as a percentage, to 0.1 %
     FLAG = "flag"  # yes/no
 
 
@@ -58,8 +59,8 @@ SUMMARY_COLUMNS = (
     Column("cost_per_training_run_usd", "Cost per training run (USD)", Kind.USD),
     Column("cost_per_million_tokens_usd", "Cost per 1M tokens (USD)", Kind.RATE),
     Column("cost_per_million_output_tokens_usd", "Cost per 1M output tokens (USD)", Kind.RATE),
-    Column("gpu_hours_used", "GPU-hours used", Kind.NUMBER),
-    Column("gpu_hours_paid", "GPU-hours paid", Kind.NUMBER),
+    Column("gpu_hours_used", "GPU-hours used", Kind.HOURS),
+    Column("gpu_hours_paid", "GPU-hours paid", Kind.HOURS),
     Column("reserved_utilization", "Reserved utilization", Kind.SHARE),
     Column("stranded_commitment_usd", "Stranded commitment (USD)", Kind.USD),
     Column("queue_wait_p95_s", "Queue wait P95 (s)", Kind.NUMBER),
@@ -69,7 +70,7 @@ SUMMARY_COLUMNS = (
 LEDGER_COLUMNS = (
     Column("plan", "Plan"), Column("phase", "Phase"), Column("pool", "Pool"),
     Column("gpu", "GPU"), Column("option", "Option"), Column("category", "Category"),
-    Column("component", "Component"), Column("gpu_hours", "GPU-hours", Kind.NUMBER),
+    Column("component", "Component"), Column("gpu_hours", "GPU-hours", Kind.HOURS),
     Column("rate_usd_per_gpu_hour", "Rate (USD per GPU-hour)", Kind.RATE),
     Column("amount_usd", "Amount (USD)", Kind.USD),
 )

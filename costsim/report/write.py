@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from costsim.domain.breakeven import BreakEven
+from costsim.domain.display import csv_cell
 from costsim.report.chart_style import Chart, render
 from costsim.report.charts import build_charts, missing_charts
 from costsim.report.compare import compare_plans
@@ -54,10 +55,11 @@ def json_bytes(document: Mapping[str, Any]) -> bytes:
 
 
 def csv_bytes(table: Table) -> bytes:
-    """A table as CSV: machine column names, money to the cent, empty cells for null."""
+    """A table as CSV: machine column names, money to the cent, empty cells for null, and no
+    cell a spreadsheet would run (:func:`~costsim.domain.display.csv_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([column.key for column in table.columns])
+    writer.writerow([csv_cell(column.key) for column in table.columns])
     for row in table.rows:
         writer.writerow([_csv_cell(value, column.kind)
                          for value, column in zip(row, table.columns, strict=True)])
@@ -71,7 +73,7 @@ def _csv_cell(value: object, kind: Kind) -> str:
         return "true" if value else "false"
     if kind is Kind.USD and isinstance(value, int | float):
         return f"{value:.2f}"
-    return str(value)
+    return csv_cell(str(value))
 
 
 def write_charts(out_dir: Path, charts: Sequence[Chart], written: list[Path],

@@ -12,6 +12,7 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from costsim.domain.display import XLSX_HOURS, XLSX_PERCENT, XLSX_USD_AMOUNT, XLSX_USD_RATE
 from costsim.report.tables import (
     Kind,
     Table,
@@ -22,8 +23,10 @@ from costsim.report.tables import (
     summary_table,
 )
 
-NUMBER_FORMATS = {Kind.USD: "#,##0.00", Kind.RATE: "#,##0.0000", Kind.NUMBER: "#,##0.###",
-                  Kind.SHARE: "0.0%"}
+# The text output's rounding (costsim.domain.display) as display formats; the cells keep the
+# unrounded values, so sums and pivots are exact.
+NUMBER_FORMATS = {Kind.USD: XLSX_USD_AMOUNT, Kind.RATE: XLSX_USD_RATE, Kind.NUMBER: "#,##0.###",
+                  Kind.HOURS: XLSX_HOURS, Kind.SHARE: XLSX_PERCENT}
 MAX_COLUMN_WIDTH = 60
 
 

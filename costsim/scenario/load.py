@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,8 @@ from costsim.scenario.yaml_io import (
 
 # Loc entries pydantic adds that are not keys of the file (union tags, model names).
 _NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|experiments|training|serving|"
-                       r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*)$")
+                       r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*|"
+                       r"\[key\])$")  # [key]: the error is about a mapping's key itself
 
 
 # The values of the tag keys of tagged objects, for "needs 'kind': one of ...".
@@ -56,8 +57,17 @@ class LoadedScenario:
     # (path, SHA-256 of its bytes) of every file the scenario reads besides itself (arch
     # configs, the price file), sorted: a sweep's cache keys on them
     referenced_sha256: tuple[tuple[str, str], ...] = ()
+    # the file as its author wrote it, every default filled in, in the file's own keys
+    # (plans[].use.<phase>, prices.overrides[]): `diff` names changed inputs by these paths
+    as_written: dict[str, Any] = field(default_factory=dict)
     # the sweep variant applied to the file (none: the file as written)
     variant: Variant | None = None
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """What a run rests on, for ``summary.json``'s ``inputs``: the resolved scenario, and
+        the file as written under ``scenario_file``."""
+        return {**self.resolved, "scenario_file": self.as_written}
 
 
 def display_path(path: KeyPath) -> str:
@@ -234,7 +244,8 @@ def load_document(doc: YamlDocument, path: Path, names: KnownNames, *, sha256: s
                        for file in sorted(builder.referenced))
     return LoadedScenario(scenario=scenario, path=path, sha256=sha256,
                           resolved=resolved_scenario(scenario), price_file=builder.price_file,
-                          referenced_sha256=referenced, variant=variant)
+                          referenced_sha256=referenced, variant=variant,
+                          as_written=spec.model_dump(mode="json", by_alias=True))
 
 
 def _file_sha256(file: Path, name: str) -> str:

@@ -13,6 +13,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -65,7 +66,22 @@ def _date(value: Any) -> Any:
 Number = Annotated[float, BeforeValidator(_number)]
 Whole = Annotated[int, BeforeValidator(_number)]
 NUMBER_PATTERN = r"^\s*[+-]?(\d[\d_]*\.?[\d_]*|\.\d[\d_]*)([eE][+-]?\d+)?\s*$"
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+def _printable(value: str) -> str:
+    """A name (a plan, phase, model, cloud, GPU, the scenario's) is printable text on one line:
+    reports print it in table cells and CSV rows, where a line break, a tab or a control
+    character (an escape sequence, a right-to-left override) would break the row or hide what
+    the text says."""
+    if not value.isprintable():
+        bad = next(char for char in value if not char.isprintable())
+        what = {"\n": "a line break", "\r": "a line break", "\t": "a tab"}.get(
+            bad, f"the non-printing character U+{ord(bad):04X}")
+        raise ValueError(f"must be printable text on one line, without line breaks or tabs; "
+                         f"{value!r} has {what}")
+    return value
+
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+                 AfterValidator(_printable)]
 Names = Annotated[list[Name], BeforeValidator(_names, json_schema_input_type=Name | list[Name]),
                   Field(max_length=1000)]
 Term = Annotated[Literal["1y", "3y"],

@@ -12,8 +12,12 @@ Three views are booked side by side, because finance asks three questions:
 
 Every line names a **category** and the **component** it pays for, so the budget split
 (GPU vs memory and storage vs the rest) can be reported. Amounts are kept in float while a
-replication runs and rounded to the cent once, per line; totals are the sum of the rounded lines,
-so lines add up to totals exactly.
+replication runs and rounded to the cent once, at the end: each view's total is its exact sum
+rounded to the cent, and its lines (months) are apportioned to it — each the floor or the ceiling
+of its own amount in cents, the larger remainders rounded up (largest-remainder rounding) — so
+lines add up to totals exactly and, where every charge is paid in the horizon and nothing is
+capitalized, the cash of the months adds up to the economic cost to the cent (rounding each line
+and each month on its own could leave them a few cents apart).
 """
 
 from __future__ import annotations
@@ -183,69 +187,102 @@ class LedgerBook:
         self.amortize(month, amount_usd)
 
     def close(self) -> Ledger:
-        """The rounded, frozen ledger (lines sorted for a stable order)."""
+        """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
+        to its exact total rounded to the cent (:func:`apportion_cents`)."""
         ordered = sorted(self._lines.items(), key=lambda kv: _sort_key(kv[0]))
-        lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=_cents(amount))
-                      for key, (hours, amount) in ordered)
-        months = tuple(
-            MonthRow(month=label, capex_usd=_cents(capex), opex_usd=_cents(opex),
-                     cash_usd=_cents(_cents(capex) + _cents(opex)),
-                     amortized_usd=_cents(amortized))
-            for label, capex, opex, amortized in zip(self._labels, self._capex, self._opex,
-                                                     self._amortized, strict=True))
-        return Ledger(lines=lines, months=months)
+        amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
+        lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=amount)
+                      for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
+        return Ledger(lines=lines, months=_month_rows(
+            self._labels, *(_cents_of(column, _FLOAT_SCALE)
+                            for column in (self._capex, self._opex, self._amortized))))
 
 
 def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
-    """The replications' mean ledger: each line and month averaged, then rounded to the cent
-    (its totals are the sums of those rounded means, so they still add up exactly)."""
+    """The replications' mean ledger: each line and month averaged, then apportioned to the
+    mean total rounded to the cent (in integer cents: the mean of replications whose cost and
+    cash agree to the cent agrees to the cent too)."""
     if not ledgers:
         raise ValueError("no ledgers to average")
     n = len(ledgers)
     sums: dict[LineKey, list[float]] = {}
+    cents: dict[LineKey, int] = {}
     for ledger in ledgers:
         for line in ledger.lines:
             acc = sums.setdefault(line.key, [0.0, 0.0])
             acc[0] += line.gpu_hours
-            acc[1] += line.amount_usd
-    ordered = sorted(sums.items(), key=lambda kv: _sort_key(kv[0]))
-    lines = tuple(LedgerLine(key=key, gpu_hours=hours / n, amount_usd=_cents(amount / n))
-                  for key, (hours, amount) in ordered)
-    months = []
-    for index, row in enumerate(ledgers[0].months):
-        capex = _cents(math.fsum(led.months[index].capex_usd for led in ledgers) / n)
-        opex = _cents(math.fsum(led.months[index].opex_usd for led in ledgers) / n)
-        months.append(MonthRow(
-            month=row.month, capex_usd=capex, opex_usd=opex, cash_usd=_cents(capex + opex),
-            amortized_usd=_cents(math.fsum(led.months[index].amortized_usd
-                                           for led in ledgers) / n)))
-    return Ledger(lines=lines, months=tuple(months))
+            cents[line.key] = cents.get(line.key, 0) + round(line.amount_usd * 100)
+    ordered = sorted(sums, key=_sort_key)
+    amounts = [c / 100 for c in apportion_cents([cents[key] for key in ordered], n)]
+    lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0] / n, amount_usd=amount)
+                  for key, amount in zip(ordered, amounts, strict=True))
+
+    def column(field: str) -> list[float]:
+        totals = [sum(round(getattr(led.months[index], field) * 100) for led in ledgers)
+                  for index in range(len(ledgers[0].months))]
+        return [c / 100 for c in apportion_cents(totals, n)]
+
+    labels = [row.month for row in ledgers[0].months]
+    return Ledger(lines=lines, months=_month_rows(
+        labels, column("capex_usd"), column("opex_usd"), column("amortized_usd")))
+
+
+def _month_rows(labels: Sequence[str], capex: Sequence[float], opex: Sequence[float],
+                amortized: Sequence[float]) -> tuple[MonthRow, ...]:
+    """Monthly rows from cent amounts; cash is capex + opex, in integer cents."""
+    return tuple(
+        MonthRow(month=label, capex_usd=c, opex_usd=o,
+                 cash_usd=(round(c * 100) + round(o * 100)) / 100, amortized_usd=a)
+        for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
+
+
+# Float amounts are apportioned in millionths of a cent: far below a cent, far above the float
+# error of a replication's sums.
+_FLOAT_SCALE = 1_000_000
+
+
+def _cents_of(amounts: Sequence[float], scale: int) -> list[float]:
+    """Float dollar amounts to the cent, apportioned to their rounded total."""
+    return [c / 100 for c in apportion_cents([round(a * 100 * scale) for a in amounts], scale)]
+
+
+def apportion_cents(numerators: Sequence[int], denominator: int) -> list[int]:
+    """Whole cents for the amounts ``numerators[i] / denominator`` cents: each the floor or the
+    ceiling of its amount, adding up to the total rounded half away from zero; the amounts with
+    the largest remainders are the ones rounded up (ties: the first listed), so no amount moves
+    by a cent or more (Hamilton's largest-remainder rounding)."""
+    if denominator < 1:
+        raise ValueError(f"denominator must be >= 1, got {denominator}")
+    floors = [value // denominator for value in numerators]
+    remainders = [value - floor * denominator
+                  for value, floor in zip(numerators, floors, strict=True)]
+    up = _half_away(sum(numerators), denominator) - sum(floors)
+    for index in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[:up]:
+        floors[index] += 1
+    return floors
+
+
+def _half_away(numerator: int, denominator: int) -> int:
+    """``numerator / denominator`` rounded half away from zero, in integers."""
+    if numerator >= 0:
+        return (2 * numerator + denominator) // (2 * denominator)
+    return -((-2 * numerator + denominator) // (2 * denominator))
 
 
 def _sort_key(key: LineKey) -> tuple[str, ...]:
     return (key.phase, key.pool, key.gpu, key.option, key.category.value, key.component.value)
 
 
-def _cents(amount: float) -> float:
-    """Round half away from zero to the cent (Python's round() is banker's rounding)."""
-    cents = math.floor(abs(amount) * 100 + 0.5 + 1e-9)
-    return math.copysign(cents, amount) / 100 if cents else 0.0
-
-
 def split_cents(total_usd: float, weights: Sequence[float]) -> list[float]:
     """``total_usd`` rounded to the cent and split in proportion to ``weights`` into cent
-    amounts that add up to it exactly (largest remainder: the cents left after flooring each
-    share go to the largest fractional parts, ties to the first)."""
-    cents = math.floor(abs(total_usd) * 100 + 0.5 + 1e-9)
+    amounts that add up to it exactly (:func:`apportion_cents`' largest remainder)."""
+    cents = _half_away(round(abs(total_usd) * 100 * _FLOAT_SCALE), _FLOAT_SCALE)
     weight_sum = math.fsum(weights)
     if cents == 0 or weight_sum <= 0:
         return [0.0] * len(weights)
-    exact = [cents * w / weight_sum for w in weights]
-    floors = [math.floor(x + 1e-9) for x in exact]
-    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - floors[i]), i))
-    for i in order[: cents - sum(floors)]:
-        floors[i] += 1
-    return [math.copysign(c, total_usd) / 100 if c else 0.0 for c in floors]
+    shares = apportion_cents([round(cents * _FLOAT_SCALE * w / weight_sum) for w in weights],
+                             _FLOAT_SCALE)
+    return [math.copysign(c, total_usd) / 100 if c else 0.0 for c in shares]
 
 
 def cents_sum(amounts: Iterable[float]) -> float:

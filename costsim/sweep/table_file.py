@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from costsim.domain.display import csv_cell
 from costsim.sweep.cache import write_atomic
 from costsim.sweep.results import SweepResult, table_columns
 
@@ -47,7 +48,7 @@ def write_table(result: SweepResult, out_dir: Path) -> Path:
 def _csv_bytes(columns: dict[str, list[Any]]) -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(list(columns))
+    writer.writerow([csv_cell(name) for name in columns])
     for row in zip(*columns.values(), strict=True):
         writer.writerow([_cell(value) for value in row])
     return buffer.getvalue().encode("utf-8")
@@ -60,4 +61,4 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)  # every digit: the file round-trips the figures
-    return str(value)
+    return csv_cell(str(value))  # text (a plan name, an override) never runs in a spreadsheet

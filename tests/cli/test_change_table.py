@@ -54,5 +54,5 @@ def test_diff_names_added_and_removed_plans_and_changed_inputs() -> None:
     assert 'run.price_book_date: "2026-05-20" → "2026-11-01"' in text
     assert "generated_at" not in text
     assert "run.seed" not in text
-    assert "phases.train.tokens: 10000000000.0 → 20000000000.0" in text
+    assert "phases.train.tokens: 10,000,000,000 → 20,000,000,000" in text
     assert 'plans.b: - → {"name": "b"}' in text

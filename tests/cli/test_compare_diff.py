@@ -4,6 +4,7 @@ baseline, two saved runs with the inputs that changed, and malformed summary fil
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,42 @@ def test_diff_of_two_saved_runs_names_the_inputs_that_changed(cli: Cli, tmp_path
     assert any(path.endswith("tokens") for path in paths), paths
     code, text, _ = cli("diff", str(old), str(old), "--json")
     assert json.loads(text)["inputs_changed"] == []
+
+
+def test_diff_names_inputs_by_the_files_own_keys_and_rounds_like_the_rest(
+        cli: Cli, tmp_path: Path) -> None:
+    """Issue 19: `prices.overrides.cloud_discount_pct[0][1]` (the resolved document's path) is
+    the file's `prices.overrides[0].discount_pct` with its cloud; rates read $0.996, not
+    0.9957962499999999; the scenario's SHA-256 is shown whole, not cut inside its quotes."""
+    text = SMALL.read_text().replace(
+        "data: {", "prices: {overrides: [{cloud: aws, discount_pct: 10}]}\ndata: {")
+    first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    first.write_text(text)
+    second.write_text(text.replace("discount_pct: 10", "discount_pct: 15").replace(
+        "train: {gpu: H100, count: 8},", "train: {gpu: H100, count: 16},", 1))
+    old = _saved_run(cli, tmp_path / "old", first)
+    new = _saved_run(cli, tmp_path / "new", second)
+    code, out, err = cli("diff", str(old), str(new))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "  prices.overrides[0].discount_pct (cloud aws): 10 → 15" in lines
+    assert "  plans.all-on-demand.use.train.count: 8 → 16" in lines
+    assert "cloud_discount_pct" not in out
+    assert "uses[" not in out
+    sha_old = json.loads(old.read_text())["scenario_sha256"]
+    sha_new = json.loads(new.read_text())["scenario_sha256"]
+    assert f'  run.scenario_sha256: "{sha_old}" → "{sha_new}"' in lines
+    rates = [line for line in lines if ".rate_usd_per_gpu_hour: " in line]
+    assert rates
+    for line in rates:
+        _, values = line.rsplit(": ", 1)
+        for value in values.split(" → "):
+            assert re.fullmatch(r"\$\d+\.\d{3}", value), line
+    code, out, _ = cli("diff", str(old), str(new), "--json")
+    changed = {item["path"]: item for item in json.loads(out)["inputs_changed"]}
+    assert changed["prices.overrides[0].discount_pct"] == {
+        "path": "prices.overrides[0].discount_pct", "old": 10.0, "new": 15.0,
+        "item": "cloud aws"}
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -331,3 +331,21 @@ def test_a_result_beyond_int64_is_an_error_not_garbage(tmp_path: Path) -> None:
     assert rows[0]["total_bytes"] == rows[0]["params_total"] == ""
     assert rows[1]["error"] == ""
     assert int(rows[1]["total_bytes"]) > 0
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_no_output_cell_can_run_in_a_spreadsheet(tmp_path: Path, reference: bool) -> None:
+    """An input cell echoed back (or an error message) that starts like a formula is written
+    as text, a quote in front (OWASP's CSV-injection rule), on both paths; numbers stay."""
+    grid = tmp_path / "in.csv"
+    grid.write_text('model,tp\n=HYPERLINK("http://x"),1\ngpt2,-1+2\n@SUM(A1),1\ngpt2,1\n',
+                    encoding="utf-8")
+    out = tmp_path / "out.csv"
+    run_grid(grid, out, reference=reference)
+    with out.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["model"], r["tp"]) for r in rows] == [
+        ("'=HYPERLINK(\"http://x\")", "1"), ("gpt2", "'-1+2"), ("'@SUM(A1)", "1"), ("gpt2", "1")]
+    for row in rows:
+        assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row.values())
+    assert rows[3]["verdict"] == "fits"

@@ -20,6 +20,7 @@ from costsim.cli.memory_grid_io import (
     pandas_cells,
     write_columns,
 )
+from costsim.domain.display import csv_cell
 
 # Characters that matter to a CSV parser, and some that must pass through untouched.
 SPECIAL = ',"\r\n \t\x00\x0b\x0c\x1a\x1c\x85\u2028\ufeff#\'\\'
@@ -88,10 +89,13 @@ _value = st.one_of(st.none(), st.text(alphabet=SPECIAL.replace("\x00", "") + PLA
 
 
 def _written_by_csv(header: list[str], rows: Sequence[Sequence[object]]) -> bytes:
+    """csv.writer's bytes of the cells as a spreadsheet may read them (text that would start a
+    formula quoted: costsim.domain.display.csv_cell)."""
     text = io.StringIO(newline="")
     writer = csv.writer(text)
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow([csv_cell(name) for name in header])
+    writer.writerows([[csv_cell(cell) if isinstance(cell, str) else cell for cell in row]
+                      for row in rows])
     return text.getvalue().encode("utf-8")
 
 

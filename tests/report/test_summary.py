@@ -64,6 +64,22 @@ def test_the_ledger_adds_up_to_the_mean_cost_and_the_months_to_the_cash(
         assert cost["p10"] <= cost["p50"] <= cost["p90"]
 
 
+def test_cash_equals_cost_to_the_cent_where_nothing_is_capitalized_or_stranded(
+        summary: dict[str, Any]) -> None:
+    """Pay-as-you-go plans and reservations inside the horizon: every dollar of economic cost
+    is paid as cash within the horizon, so the two agree to the cent (issue 19: $117,401.38 of
+    cost against $117,401.41 of monthly cash, each line and month rounded on its own)."""
+    checked = 0
+    for plan in summary["plans"]:
+        categories = {line["category"] for line in plan["ledger"]}
+        if not plan["feasible"] or categories & {"capex", "residual-value",
+                                                 "stranded-commitment"}:
+            continue
+        assert plan["cash_usd"]["mean"] == plan["cost_usd"]["mean"], plan["name"]
+        checked += 1
+    assert checked >= 3  # on-demand, spot and the reservation plans
+
+
 def test_an_infeasible_plan_has_its_reasons_and_no_figures(summary: dict[str, Any]) -> None:
     plan = next(p for p in summary["plans"] if p["name"] == "one-small-card")
     assert plan["feasible"] is False

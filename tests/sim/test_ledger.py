@@ -29,10 +29,47 @@ def test_lines_round_to_the_cent_and_the_total_is_their_sum() -> None:
     book.spend(_key(Category.STORAGE, Component.STORAGE), 1, 10.005)
     ledger = book.close()
     amounts = sorted(line.amount_usd for line in ledger.lines)
-    assert amounts == [1.0, 10.01]  # 0.999 -> 1.00; 10.005 -> 10.01 (half away from zero)
-    assert ledger.cost_usd == 11.01
-    assert ledger.cash_usd == 11.01
-    assert [row.opex_usd for row in ledger.months] == [1.0, 10.01, 0.0]
+    # 0.999 + 10.005 = 11.004 -> $11.00; each line is the floor or the ceiling of its amount,
+    # and 0.999 has the larger remainder (0.9 of a cent against 0.5): it is the one rounded up
+    assert amounts == [1.0, 10.0]
+    assert ledger.cost_usd == 11.0
+    assert ledger.cash_usd == 11.0
+    assert [row.opex_usd for row in ledger.months] == [1.0, 10.0, 0.0]
+    book = LedgerBook(MONTHS)
+    book.spend(_key(), 0, 10.005)
+    assert book.close().cost_usd == 10.01  # a half cent: away from zero
+
+
+def test_cash_and_cost_agree_to_the_cent_when_every_charge_is_paid_in_the_horizon() -> None:
+    """A line paid over several months and a month paying several lines: rounding each line
+    and each month on its own gave $0.01 of cost and $0.00 of cash (issue 19)."""
+    book = LedgerBook(MONTHS)
+    for month in range(3):
+        book.spend(_key(), month, 0.004)
+    ledger = book.close()
+    assert ledger.cost_usd == ledger.cash_usd == 0.01
+    assert sum(row.opex_usd for row in ledger.months) == 0.01
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2),
+                                   st.floats(min_value=-1e5, max_value=1e6, allow_nan=False)),
+                         min_size=1, max_size=12), min_size=1, max_size=4))
+def test_cost_equals_cash_for_pay_as_you_go_plans(
+        replications: list[list[tuple[int, int, float]]]) -> None:
+    ledgers = []
+    for spends in replications:
+        book = LedgerBook(MONTHS)
+        for line, month, amount in spends:
+            book.spend(_key(phase=f"p{line}"), month, amount)
+        ledger = book.close()
+        assert ledger.cost_usd == ledger.cash_usd
+        ledgers.append(ledger)
+    mean = average_ledgers(ledgers)
+    assert mean.cost_usd == mean.cash_usd
+    for line in mean.lines:  # each line within a cent of its exact mean
+        exact = sum(next((x.amount_usd for x in led.lines if x.key == line.key), 0.0)
+                    for led in ledgers) / len(ledgers)
+        assert abs(line.amount_usd - exact) < 0.01 + 1e-9
 
 
 def test_capex_is_cash_in_its_month_and_amortized_over_time() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from costsim.sweep.table_file import write_table
-from tests.sweep.results_builders import factorial
+from tests.sweep.results_builders import factorial, plan_row, sweep_of
 
 
 def test_parquet_keeps_numbers_numbers(tmp_path: Path) -> None:
@@ -34,3 +34,20 @@ def test_without_pyarrow_the_table_is_csv(tmp_path: Path,
         ("1.0", "x", "100.0"), ("1.0", "y", "110.0"), ("2.0", "x", "150.0"),
         ("2.0", "y", "160.0")]
     assert rows[0]["p_over_budget"] == ""  # no budget: empty, not "None"
+
+
+def test_without_pyarrow_no_text_cell_can_run_in_a_spreadsheet(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A swept text value or a plan name that starts like a formula is written as text (a quote
+    in front, OWASP's CSV-injection rule); negative numbers stay numbers."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    rows = [plan_row(i, {"a": -1.5, "b": b}, -500.0 + 10 * i, plan="+cmd|' /C calc'!A0")
+            for i, b in enumerate(("=HYPERLINK(\"http://x\")", "@SUM(A1)"))]
+    result = sweep_of(rows)
+    path = write_table(result, tmp_path)
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["set:b"] for r in rows} == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)"}
+    assert {r["plan"] for r in rows} == {"'+cmd|' /C calc'!A0"}
+    assert [r["cost_usd_mean"] for r in rows] == ["-500.0", "-490.0"]
+    assert {r["set:a"] for r in rows} == {"-1.5"}
