@@ -60,10 +60,10 @@ def check_out_dir(out: Path, force: bool) -> None:
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise InputError("--out", str(out), f"{parent} is not a folder")
-    _check_writable(out, parent)
+    check_writable(out, parent)
 
 
-def _check_writable(out: Path, parent: Path) -> None:
+def check_writable(out: Path, parent: Path) -> None:
     """Make and remove a folder where the report's folders will be made (the deepest folder of
     ``out``'s parents that exists): a read-only or pseudo file system (``/proc``) fails here,
     before the simulation, not after it."""

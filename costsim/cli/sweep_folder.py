@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from costsim.cli.report_folder import check_writable
 from costsim.errors import InputError
 
 # A sweep folder holds this file from its first moment; --resume continues only such folders.
@@ -32,6 +33,7 @@ def check_sweep_out(out: Path, resume: bool) -> None:
         parent = out.absolute().parent
         if parent.exists() and not parent.is_dir():
             raise InputError("--out", str(out), f"{parent} is not a folder")
+        check_writable(out, parent)  # before any variant is loaded or simulated
         return
     if not resume:
         raise InputError("--out", str(out), "the folder exists; name a new one, or add "

@@ -315,3 +315,14 @@ def test_an_unwritable_out_is_refused_before_any_simulation(
     for command in ("run", "optimize"):
         _refused(cli(command, str(path), "--out", "/proc/x"),
                  "--out: /proc/x: cannot write a folder in /proc")
+
+
+def test_a_sweep_to_an_unwritable_out_is_refused_before_any_variant_runs(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(*_: Any, **__: Any) -> None:
+        raise AssertionError("loaded variants before refusing --out")
+
+    monkeypatch.setattr("costsim.cli.scenario_names.iter_variant_files", never)
+    path = _scenario(tmp_path)
+    _refused(cli("sweep", str(path), "--set", "horizon_months=3,4", "--out", "/proc/x"),
+             "--out: /proc/x: cannot write a folder in /proc")
