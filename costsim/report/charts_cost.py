@@ -108,7 +108,7 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     budget_line(axes, budget, axis="x")
     axes.set_xlim(0, HEADROOM * max(float(high.max()), float(means.max()), budget or 0.0))
     usd_axis(axes, "x")
-    axes.set_xlabel("Economic cost over the horizon (USD, mean; whiskers P10–P90), "
+    axes.set_xlabel("Economic cost over the horizon (USD, mean; whiskers P10–P90)\n"
                     "cheapest first")
     axes.set_title("Cost of each plan over the horizon")
     handles = recommended_handle(chosen, why)
@@ -144,8 +144,8 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
                       va="center", fontsize=8)
     axes.set_xlim(0, HEADROOM * max(max(values), 1.0))
     usd_axis(axes, "x")
-    axes.set_xlabel("Cost per training run (USD, mean: the training phases' ledger lines and "
-                    "their use-share of owned servers), cheapest first")
+    axes.set_xlabel("Cost per training run (USD, mean), cheapest first\nthe training phases' "
+                    "ledger lines and their use-share of owned servers")
     axes.set_title("Cost per training run by plan")
     handles = recommended_handle(chosen, "on the whole horizon's cost")
     if handles:

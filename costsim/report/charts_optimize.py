@@ -93,12 +93,11 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, USD)")
     title = "Time–cost trade-off of the simulated plans"
     axes.set_title(title)
-    colours = axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    if keys:
-        axes.add_artist(colours)
-        axes.legend(handles=keys, loc="upper left", bbox_to_anchor=(0.0, -0.14), fontsize=7,
-                    frameon=False, title="Plans on the Pareto front, cheapest first",
-                    title_fontsize=8, alignment="left")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    if keys:  # a figure legend: the layout makes room for it under the plot
+        figure.legend(handles=keys, loc="outside lower left", fontsize=7, frameon=False,
+                      title="Plans on the Pareto front, cheapest first", title_fontsize=8,
+                      alignment="left")
     return Chart("pareto_front", title, figure)
 
 
