@@ -22,6 +22,7 @@ from costsim.optimize.budget_split_result import (
 from costsim.optimize.spend_split import spend_split
 from costsim.report.chart_style import (
     Chart,
+    names_width_in,
     new_figure,
     percent_axis,
     plan_label,
@@ -96,7 +97,8 @@ def budget_split_json(result: BudgetSplitResult) -> dict[str, Any]:
     }
 
 
-def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str) -> None:
+def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str,
+                  loc: str = "center") -> None:
     groups = [s for s in shares if s.group is not SpendGroup.OPERATIONS or s.usd]
     positions = np.arange(len(groups))
     axes.barh(positions, [s.share for s in groups],
@@ -112,7 +114,7 @@ def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str) -> None
     axes.invert_yaxis()
     axes.set_xlim(0, 1.15)
     percent_axis(axes, "x")
-    axes.set_title(title)
+    axes.set_title(title, loc=loc)
 
 
 def budget_split_charts(result: BudgetSplitResult) -> list[Chart]:
@@ -176,13 +178,14 @@ def spend_split_chart(run: RunResult) -> Chart | None:
     if not splits:
         return None
     chosen = run.recommendation.plan
-    figure = new_figure(9.0, 1.8 + 0.5 * len(splits) * len(SpendGroup))
+    figure = new_figure(names_width_in(s.plan + " (recommended): $999k" for s in splits),
+                        1.8 + 0.5 * len(splits) * len(SpendGroup))
     panels = subplots(figure, rows=len(splits), sharex=True)
     for axes, split in zip(panels, splits, strict=True):
         _shares_panel(axes, split.shares, f"{plan_label(split.plan, chosen)}: "
-                      f"{usd(split.total_usd)}")
+                      f"{usd(split.total_usd)}", loc="left")
         if split.plan == chosen:
-            axes.title.set_fontweight("bold")
+            axes.set_title(axes.get_title(loc="left"), loc="left", fontweight="bold")
     panels[-1].set_xlabel("share of the plan's economic cost (grey bands: the seed rule)")
     title = "Spend by part group of each plan (cheapest first)"
     figure.suptitle(title, fontweight="bold")

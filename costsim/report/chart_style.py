@@ -79,20 +79,33 @@ def plan_label(name: str, recommended: str | None) -> str:
     return f"{STAR} {name} (recommended)" if name == recommended else name
 
 
+def tick_label(name: str, recommended: str | None) -> str:
+    """A plan's name on an axis: the recommended plan starred (a legend entry from
+    :func:`recommended_handle` says what the star means; plan names can be long)."""
+    return f"{STAR} {name}" if name == recommended else name
+
+
 def bold_recommended(labels: Iterable[Any], recommended: str | None) -> None:
-    """Bold the tick label that names the recommended plan (labels from ``plan_label``)."""
+    """Bold the tick label that names the recommended plan (labels from ``tick_label``)."""
     if recommended is None:
         return
     for label in labels:
-        if label.get_text() == plan_label(recommended, recommended):
+        if label.get_text() == tick_label(recommended, recommended):
             label.set_fontweight("bold")
+
+
+def names_width_in(names: Iterable[str], base_in: float = 9.0) -> float:
+    """A figure wide enough that plan names on the y axis leave the plot half its width (about
+    0.075 in per character at 9 pt, DejaVu Sans)."""
+    longest = max((len(name) for name in names), default=0)
+    return max(base_in, 5.0 + 0.075 * longest)
 
 
 def recommended_handle(recommended: str | None, why: str = "") -> list[Any]:
     """A legend entry explaining the star (none when nothing is recommended)."""
     if recommended is None:
         return []
-    text = f"{STAR} recommended: {recommended}" + (f" ({why})" if why else "")
+    text = f"{STAR} recommended" + (f" ({why})" if why else "")
     return [Line2D([], [], linestyle="none", marker="s", markersize=8, markerfacecolor="none",
                    markeredgecolor=RECOMMENDED_EDGE, markeredgewidth=1.8, label=text)]
 

@@ -15,6 +15,7 @@ from costsim.domain.pricing import PurchaseOption
 from costsim.report.chart_style import (
     Chart,
     month_ticks,
+    names_width_in,
     new_figure,
     percent_axis,
     plan_colors,
@@ -45,7 +46,7 @@ def reserved_utilization(run: RunResult) -> Chart | None:
         return None
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure()
+    figure = new_figure(names_width_in(p.name for p in plans))
     (axes,) = subplots(figure)
     labels = [month for month, _, _ in plans[0].reserved_by_month]
     for plan in plans:
@@ -59,7 +60,7 @@ def reserved_utilization(run: RunResult) -> Chart | None:
     axes.set_ylim(0, 1.05)
     axes.set_xlabel("Month (months without a commitment are left out)")
     axes.set_ylabel("Committed GPU-hours used")
-    axes.set_title("Reserved capacity utilization over time")
+    figure.suptitle("Reserved capacity utilization over time", fontweight="bold")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                 title="cheapest first", title_fontsize=8)
     return Chart("reserved_utilization", "Reserved capacity utilization over time", figure)
@@ -154,7 +155,7 @@ def _fleets(run: RunResult) -> list[_Fleet]:
     multi_phase = len({b.phase for members in groups.values() for _, b in members}) > 1
     fleets = []
     for members in groups.values():
-        names = " = ".join(plan_label(plan.name, chosen) for plan, _ in members)
+        names = "\n= ".join(plan_label(plan.name, chosen) for plan, _ in members)
         phase = members[0][1].phase
         fleets.append(_Fleet(color=colors[members[0][0].name],
                              label=f"{names} · {phase}" if multi_phase else names,
@@ -170,7 +171,8 @@ def serving_fleet(run: RunResult) -> Chart | None:
     fleets = _fleets(run)
     if not fleets:
         return None
-    figure = new_figure(10.0, 7.6)
+    longest = max(len(line) for fleet in fleets for line in fleet.label.splitlines())
+    figure = new_figure(max(10.0, 7.0 + 0.07 * longest), 7.6)
     day_axes, year_axes = subplots(figure, 2, 1)
     for fleet in fleets:
         width = 2.6 if fleet.recommended else 1.3
@@ -190,7 +192,8 @@ def serving_fleet(run: RunResult) -> Chart | None:
     day_axes.set_ylim(bottom=0)
     day_axes.set_xlabel("Hour of the day")
     day_axes.set_ylabel("Replicas (mean over the phase)")
-    day_axes.set_title("Over the day: line the median replication, band P10–P90", fontsize=10)
+    day_axes.set_title("Over the day: line the median replication, band P10–P90", fontsize=10,
+                       loc="left")
     start = run.scenario.calendar.start
     labels = run.scenario.calendar.month_labels()
     step = max(1, -(-len(labels) // 12))
@@ -200,7 +203,7 @@ def serving_fleet(run: RunResult) -> Chart | None:
     year_axes.set_xlabel("Day (peak replicas of the day; a future not yet serving counts 0)")
     year_axes.set_ylabel("Replicas (daily peak)")
     year_axes.set_title("Over the year: line the median replication, band P10–P90",
-                        fontsize=10)
+                        fontsize=10, loc="left")
     for axes in (day_axes, year_axes):
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                     title="cheapest first", title_fontsize=8)

@@ -20,12 +20,14 @@ from costsim.report.chart_style import (
     bold_recommended,
     budget_line,
     month_ticks,
+    names_width_in,
     new_figure,
     plan_colors,
     plan_label,
     ranked,
     recommended_handle,
     subplots,
+    tick_label,
     usd,
     usd_axis,
     usd_log_axis,
@@ -80,7 +82,7 @@ def _outline(bars: Sequence[Patch], names: Sequence[str], recommended: str | Non
 
 
 def cost_by_plan(run: RunResult, recommended: str | None = None,
-                 why: str = "lowest mean cost within the risk limits") -> Chart | None:
+                 why: str = "the lowest mean cost within the risk limits") -> Chart | None:
     """Mean cost of each feasible plan with its P10–P90 range, cheapest first, the recommended
     plan (default: the run's) starred and outlined, the budget as a line."""
     plans = ranked_plans(run)
@@ -88,9 +90,9 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
         return None
     chosen = _recommended(run, recommended)
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(9.0, 1.9 + 0.5 * len(plans))
-    (axes,) = subplots(figure)
     names = [p.name for p in plans]
+    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
+    (axes,) = subplots(figure)
     stats = [p.cost_usd for p in plans if p.cost_usd is not None]
     means = np.array([s.mean for s in stats])
     low, high = np.array([s.p10 for s in stats]), np.array([s.p90 for s in stats])
@@ -98,7 +100,7 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     bars = axes.barh(positions, means, color=[colors[n] for n in names],
                      xerr=np.clip([means - low, high - means], 0, None), capsize=4)
     _outline(bars.patches, names, chosen)
-    axes.set_yticks(positions, [plan_label(n, chosen) for n in names])
+    axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
     bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
     for y, mean, right in zip(positions, means, np.maximum(means, high), strict=True):
@@ -128,14 +130,14 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
         return None
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(9.0, 1.9 + 0.5 * len(plans))
+    names = [p.name for p in plans]
+    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
     (axes,) = subplots(figure)
     values = [p.cost_per_training_run_usd or 0.0 for p in plans]
-    names = [p.name for p in plans]
     positions = np.arange(len(plans))
     bars = axes.barh(positions, values, color=[colors[n] for n in names])
     _outline(bars.patches, names, chosen)
-    axes.set_yticks(positions, [plan_label(n, chosen) for n in names])
+    axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
     bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
     for y, value in zip(positions, values, strict=True):
@@ -147,7 +149,7 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
     axes.set_xlabel("Cost per training run (USD, mean), cheapest first\nthe training phases' "
                     "ledger lines and their use-share of owned servers")
     axes.set_title("Cost per training run by plan")
-    handles = recommended_handle(chosen, "on the whole horizon's cost")
+    handles = recommended_handle(chosen, "on the whole horizon's cost, bold")
     if handles:
         axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22),
                     fontsize=8, frameon=False)
@@ -163,7 +165,7 @@ def cumulative_cost(run: RunResult) -> Chart | None:
         return None
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(10.0, 5.2)
+    figure = new_figure(names_width_in((p.name for p in plans), 10.0), 5.2)
     (axes,) = subplots(figure)
     labels = [month for month, _ in plans[0].cumulative_cash_usd_by_month]
     months = np.arange(len(labels))
@@ -192,7 +194,10 @@ def cumulative_cost(run: RunResult) -> Chart | None:
         scale = "linear scale"
     axes.set_xlabel("Month (cash counted to the month's end)")
     axes.set_ylabel(f"Cash paid to date (USD, {scale})")
-    axes.set_title("Cumulative cost over the calendar: cash paid to date (mean, band P10–P90)")
+    # a figure title: centred on the figure, it cannot run off the edge when the legend beside
+    # the plot is wide
+    figure.suptitle("Cumulative cost over the calendar: cash paid to date (mean, band P10–P90)",
+                    fontweight="bold")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                 title="cheapest first", title_fontsize=8)
     return Chart("cumulative_cost", "Cumulative cost over the calendar: cash paid to date",
@@ -265,7 +270,8 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
     if not cells:
         return None
     chosen = run.recommendation.plan
-    figure = new_figure(9.0, 1.6 + (0.32 * len(plans) + 0.75) * len(cells))
+    figure = new_figure(names_width_in(p.name for p in plans),
+                        1.6 + (0.32 * len(plans) + 0.75) * len(cells))
     panels = subplots(figure, len(cells), 1)
     used = [c for c in Category
             if any(abs(by_cat.get(c, 0.0)) > 0 for phase in cells.values()
@@ -274,6 +280,7 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
         _phase_panel(axes, phase, [by_plan.get(p.name, {}) for p in plans],
                      [p.name for p in plans], used, chosen)
     handles = [Patch(color=CATEGORY_COLORS[c], label=str(c)) for c in used]
+    handles += recommended_handle(chosen, "bold")
     figure.legend(handles=handles, loc="outside lower center", ncols=min(5, len(used)),
                   fontsize=8)
     title = "Cost by phase and category (each panel on its own scale)"
@@ -297,7 +304,7 @@ def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
     axes.axvline(0, color="#333333", linewidth=0.8)
     span = float(right.max() - left.min()) or 1.0
     axes.set_xlim(left.min() - 0.02 * span, right.max() + 0.22 * span)
-    axes.set_yticks(positions, [plan_label(n, chosen) for n in names], fontsize=8)
+    axes.set_yticks(positions, [tick_label(n, chosen) for n in names], fontsize=8)
     bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
     usd_axis(axes, "x")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
@@ -40,6 +41,7 @@ MAX_PANELS = 4  # a chart stays readable up to this many panels; more are left t
 # random arrivals); the chart is left out rather than drawn over a few hours of noise.
 MIN_FINISH_SPREAD = 0.01
 CLUSTER_SHARE = 0.015  # front points nearer than this share of the axis span share a label
+MAX_NAMED = 6  # training options named on a front: more make the legend longer than the plot
 
 
 def _finish_days(ranked: RankedPlan) -> float | None:
@@ -77,22 +79,19 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
         cost = result.best.objective_usd or 0.0
         axes.scatter([chosen], [cost], s=160, facecolors="none", edgecolors="#000000",
                      linewidths=1.5, label=f"{STAR} chosen: {usd(cost)}", zorder=4)
-    keys = []
     numbered = ranked([(r, d) for r, d in on_front if d is not None],
                       lambda item: item[0].objective_usd)
-    for numbers, (days, cost) in _clusters(numbered, placed):
-        axes.annotate(", ".join(map(str, numbers)), (days, cost), xytext=(0, 9),
-                      textcoords="offset points", ha="center", fontsize=8, fontweight="bold")
-    for number, (r, days) in enumerate(numbered, start=1):
-        keys.append(Line2D([], [], linestyle="none", marker=f"${number}$", markersize=7,
-                           color="#000000", label=f"{plan_label(r.result.name, chosen_name)}: "
-                           f"{usd(r.objective_usd or 0.0)}, P90 finish day {days:,.0f}"))
+    _number_points(axes, [(days, r.objective_usd or 0.0) for r, days in numbered],
+                   [(days, r.objective_usd or 0.0) for r, days in placed])
+    keys = [_number_handle(number, f"{plan_label(r.result.name, chosen_name)}: "
+                                   f"{usd(r.objective_usd or 0.0)}, P90 finish day {days:,.0f}")
+            for number, (r, days) in enumerate(numbered, start=1)]
     usd_axis(axes)
     axes.margins(x=0.06, y=0.1)
     axes.set_xlabel("Last phase finished, P90 (days from the start)")
     axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, USD)")
     title = "Time–cost trade-off of the simulated plans"
-    axes.set_title(title)
+    figure.suptitle(title, fontweight="bold")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     if keys:  # a figure legend: the layout makes room for it under the plot
         figure.legend(handles=keys, loc="outside lower left", fontsize=7, frameon=False,
@@ -101,25 +100,36 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     return Chart("pareto_front", title, figure)
 
 
-def _clusters(numbered: Sequence[tuple[RankedPlan, float]],
-              placed: Sequence[tuple[RankedPlan, float]]
-              ) -> list[tuple[list[int], tuple[float, float]]]:
-    """The numbered points grouped where they would print over one another (closer than
-    :data:`CLUSTER_SHARE` of the plot's span both ways): one label "3, 4" per group."""
-    days = [d for _, d in placed]
-    costs = [r.objective_usd or 0.0 for r, _ in placed]
-    x_near = CLUSTER_SHARE * ((max(days) - min(days)) or 1.0)
-    y_near = 3 * CLUSTER_SHARE * ((max(costs) - min(costs)) or 1.0)
+def _number_points(axes: Axes, points: Sequence[tuple[float, float]],
+                   every: Sequence[tuple[float, float]], *, log: bool = False) -> None:
+    """Write 1, 2, … above ``points`` (in that order); points that would print over one another
+    (nearer than :data:`CLUSTER_SHARE` of the span of ``every`` both ways, measured on log10 when
+    ``log``) share one label "3, 4". A white box keeps the number readable over markers."""
+    def scale(value: float) -> float:
+        return float(np.log10(value)) if log and value > 0 else value
+
+    xs = [scale(x) for x, _ in every]
+    ys = [scale(y) for _, y in every]
+    x_near = CLUSTER_SHARE * ((max(xs) - min(xs)) or 1.0)
+    y_near = 3 * CLUSTER_SHARE * ((max(ys) - min(ys)) or 1.0)
     groups: list[tuple[list[int], tuple[float, float]]] = []
-    for number, (r, when) in enumerate(numbered, start=1):
-        cost = r.objective_usd or 0.0
-        for members, (x, y) in groups:
-            if abs(when - x) <= x_near and abs(cost - y) <= y_near:
+    for number, (x, y) in enumerate(points, start=1):
+        for members, (gx, gy) in groups:
+            if abs(scale(x) - scale(gx)) <= x_near and abs(scale(y) - scale(gy)) <= y_near:
                 members.append(number)
                 break
         else:
-            groups.append(([number], (when, cost)))
-    return groups
+            groups.append(([number], (x, y)))
+    for members, where in groups:
+        axes.annotate(", ".join(map(str, members)), where, xytext=(0, 9),
+                      textcoords="offset points", ha="center", fontsize=8, fontweight="bold",
+                      zorder=5, bbox={"boxstyle": "round,pad=0.15", "facecolor": "white",
+                                      "edgecolor": "none", "alpha": 0.8})
+
+
+def _number_handle(number: int, label: str) -> Line2D:
+    return Line2D([], [], linestyle="none", marker=f"${number}$", markersize=7,
+                  color="#000000", label=label)
 
 
 def training_fronts(fronts: Sequence[TrainingFront]) -> Chart | None:
@@ -148,10 +158,14 @@ def _training_panel(axes: Axes, front: TrainingFront) -> None:
     best = front.front
     axes.plot([o.wall_time_s / SECONDS_PER_DAY for o in best], [o.cost_usd for o in best],
               color="#000000", marker="o", markersize=4, linewidth=1, label="Pareto front")
-    for option in best[:6]:  # name the fastest few: more labels overlap
-        axes.annotate(f"{option.gpus}× {option.gpu} {option.option.value}",
-                      (option.wall_time_s / SECONDS_PER_DAY, option.cost_usd), xytext=(6, 4),
-                      textcoords="offset points", fontsize=7)
+    named = best[:MAX_NAMED]  # the fastest few, numbered and named in the legend
+    _number_points(axes, [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in named],
+                   [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in front.options],
+                   log=True)
+    keys = [_number_handle(number, f"{o.gpus}× {o.gpu} {o.option.value}: "
+                                   f"{o.wall_time_s / SECONDS_PER_DAY:.3g} days, "
+                                   f"{usd(o.cost_usd)}")
+            for number, o in enumerate(named, start=1)]
     usd_log_axis(axes)
     axes.set_xscale("log")
     axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -160,7 +174,9 @@ def _training_panel(axes: Axes, front: TrainingFront) -> None:
     axes.set_xlabel("Expected wall time (days, log scale)")
     axes.set_ylabel("Expected cost of the phase (USD, log scale)")
     axes.set_title(f"{front.phase}: {len(front.options):,} options rated analytically")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    handles = axes.get_legend_handles_labels()[0]
+    axes.legend(handles=[*handles, *keys], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                fontsize=7)
 
 
 def reservation_curves(sizings: Sequence[ReservationSizing]) -> Chart | None:

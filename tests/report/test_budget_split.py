@@ -77,7 +77,7 @@ def test_the_spend_split_is_titled_ranked_and_stars_the_recommendation(run: RunR
     chart = spend_split_chart(run)
     assert chart is not None
     assert chart.figure.get_suptitle().startswith("Spend by part group")
-    titles = [axes.get_title().split(": $")[0] for axes in chart.figure.axes]
+    titles = [axes.get_title(loc="left").split(": $")[0] for axes in chart.figure.axes]
     costs = {p.name: p.cost_usd.mean for p in run.plans if p.cost_usd is not None}
     names = [t.removeprefix(f"{STAR} ").removesuffix(" (recommended)") for t in titles]
     assert [costs[n] for n in names] == sorted(costs[n] for n in names)

@@ -38,7 +38,13 @@ def _ranked_names(run: RunResult) -> list[str]:
 
 
 def _star(name: str) -> str:
+    """The recommended plan in a legend or a panel title."""
     return f"{STAR} {name} (recommended)"
+
+
+def _tick(name: str) -> str:
+    """The recommended plan on an axis (the legend says what the star means)."""
+    return f"{STAR} {name}"
 
 
 def _tick_names(axes: Axes) -> list[str]:
@@ -67,9 +73,12 @@ def test_cost_by_plan_ranks_cheapest_first_stars_the_recommendation_and_draws_th
     assert chosen is not None
     (axes,) = _chart(cost_by_plan(run)).figure.axes
     names = _tick_names(axes)
-    assert names == [_star(n) if n == chosen else n for n in _ranked_names(run)]
+    assert names == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
     starred = [label for label in axes.get_yticklabels() if label.get_text().startswith(STAR)]
-    assert [label.get_text() for label in starred] == [_star(chosen)]
+    assert [label.get_text() for label in starred] == [_tick(chosen)]
+    legend = axes.get_legend()
+    assert legend is not None
+    assert legend.get_texts()[0].get_text().startswith(f"{STAR} recommended (")
     assert starred[0].get_fontweight() == "bold"
     outlined = [bar for bar in axes.patches if bar.get_edgecolor()[:3] == (0.0, 0.0, 0.0)
                 and bar.get_linewidth() > 1]
@@ -86,7 +95,7 @@ def test_cost_by_plan_stars_the_plan_it_is_told(run: RunResult) -> None:
     """optimize marks its own choice (which rests on its objective), not the run's."""
     other = _ranked_names(run)[-1]
     (axes,) = _chart(cost_by_plan(run, recommended=other)).figure.axes
-    assert _tick_names(axes)[-1] == _star(other)
+    assert _tick_names(axes)[-1] == _tick(other)
     assert sum(name.startswith(STAR) for name in _tick_names(axes)) == 1
 
 
@@ -94,7 +103,7 @@ def test_cost_per_training_run_is_ranked_by_its_own_figure(run: RunResult) -> No
     (axes,) = _chart(cost_per_training_run(run)).figure.axes
     values = [bar.get_width() for bar in axes.patches]
     assert values == sorted(values)
-    assert any(name == _star(run.recommendation.plan or "") for name in _tick_names(axes))
+    assert any(name == _tick(run.recommendation.plan or "") for name in _tick_names(axes))
 
 
 def test_cumulative_cost_has_the_budget_a_ranked_legend_and_a_log_scale_when_plans_lie_far_apart(
@@ -152,7 +161,7 @@ def test_cost_by_phase_category_gives_each_phase_its_scale_and_keeps_the_legend_
     assert train.get_xlim()[1] < 1.5 * widest  # not flattened by the plan-wide capex
     chosen = run.recommendation.plan
     for axes in panels:
-        assert _tick_names(axes) == [_star(n) if n == chosen else n for n in _ranked_names(run)]
+        assert _tick_names(axes) == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
 
 
 def test_reserved_utilization_legend_is_ranked_and_starred(run: RunResult) -> None:
@@ -173,7 +182,7 @@ def test_serving_fleet_draws_every_replication_as_bands_and_identical_fleets_as_
         labels = [t.get_text() for t in legend.get_texts()]
         # every rented plan serves on the same autoscaled fleet: one line names them all,
         # cheapest first (a line drawn over another would hide it)
-        assert labels == [" = ".join([_star("reserve-serving"), "spot-train", "all-on-demand",
+        assert labels == ["\n= ".join([_star("reserve-serving"), "spot-train", "all-on-demand",
                                       SCRIPT_NAME, FORMULA_NAME]), "buy-servers"]
         assert len(labels) == len(axes.get_lines())
         assert len(axes.collections) == len(labels)  # a P10–P90 band per line
@@ -247,3 +256,15 @@ def test_readable_label_finds_each_suffix_among_the_swept_keys() -> None:
     assert readable_label("13b, peak_requests_per_s=40, H100=-25", keys) == (
         "13b, peak requests/s (phase serve) = 40, GPU price change % (H100) = -25")
     assert readable_label("as written", keys) == "as written"
+
+
+def test_long_plan_names_stay_inside_every_chart(run: RunResult) -> None:
+    """optimize's generated names run to 60+ characters
+    (``opt-3-h100-spot.2b200-spot.h100+rsv-1h100-1y-all-upfront-balanced``)."""
+    suffix = ".2b200-spot.h100+rsv-1h100-1y-all-upfront-balanced"
+    plans = tuple(dataclasses.replace(p, name=p.name + suffix) for p in run.plans)
+    chosen = f"{run.recommendation.plan}{suffix}"
+    long = dataclasses.replace(run, plans=plans, recommendation=dataclasses.replace(
+        run.recommendation, plan=chosen))
+    for chart in build_charts(long, ()):
+        assert_inside(chart)

@@ -227,7 +227,7 @@ def test_optimize_stars_its_own_choice_in_the_cost_chart(answer: OptimizeResult)
     (axes,) = chart.figure.axes
     assert answer.best is not None
     starred = [t.get_text() for t in axes.get_yticklabels() if t.get_text().startswith(STAR)]
-    assert starred == [f"{STAR} {answer.best.result.name} (recommended)"]
+    assert starred == [f"{STAR} {answer.best.result.name}"]
 
 
 def test_the_training_front_is_log_log_with_ticks_that_do_not_collide(
