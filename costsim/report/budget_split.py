@@ -20,7 +20,16 @@ from costsim.optimize.budget_split_result import (
     SpendGroup,
 )
 from costsim.optimize.spend_split import spend_split
-from costsim.report.chart_style import Chart, new_figure, percent_axis, subplots, usd
+from costsim.report.chart_style import (
+    Chart,
+    names_width_in,
+    new_figure,
+    percent_axis,
+    plan_label,
+    ranked,
+    subplots,
+    usd,
+)
 from costsim.sim.run_result import RunResult
 
 GROUP_LABELS = {
@@ -88,7 +97,8 @@ def budget_split_json(result: BudgetSplitResult) -> dict[str, Any]:
     }
 
 
-def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str) -> None:
+def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str,
+                  loc: str = "center") -> None:
     groups = [s for s in shares if s.group is not SpendGroup.OPERATIONS or s.usd]
     positions = np.arange(len(groups))
     axes.barh(positions, [s.share for s in groups],
@@ -104,7 +114,7 @@ def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str) -> None
     axes.invert_yaxis()
     axes.set_xlim(0, 1.15)
     percent_axis(axes, "x")
-    axes.set_title(title)
+    axes.set_title(title, loc=loc)
 
 
 def budget_split_charts(result: BudgetSplitResult) -> list[Chart]:
@@ -155,9 +165,10 @@ def budget_split_charts(result: BudgetSplitResult) -> list[Chart]:
 
 def spend_split_chart(run: RunResult) -> Chart | None:
     """Each simulated plan's economic cost by part group (rented instance-hours split by the
-    equivalent server's BOM; optimize/spend_split.py), with the seed rule's bands."""
+    equivalent server's BOM; optimize/spend_split.py), with the seed rule's bands; plans
+    cheapest first, the recommended plan starred."""
     splits = []
-    for plan in run.plans:
+    for plan in ranked(run.plans, lambda p: None if p.cost_usd is None else p.cost_usd.mean):
         if plan.ledger is None or plan.ledger.cost_usd <= 0:
             continue
         try:
@@ -166,9 +177,16 @@ def spend_split_chart(run: RunResult) -> Chart | None:
             continue
     if not splits:
         return None
-    figure = new_figure(9.0, 1.4 + 0.5 * len(splits) * len(SpendGroup))
+    chosen = run.recommendation.plan
+    figure = new_figure(names_width_in(s.plan + " (recommended): $999k" for s in splits),
+                        1.8 + 0.5 * len(splits) * len(SpendGroup))
     panels = subplots(figure, rows=len(splits), sharex=True)
     for axes, split in zip(panels, splits, strict=True):
-        _shares_panel(axes, split.shares, f"{split.plan}: {usd(split.total_usd)}")
+        _shares_panel(axes, split.shares, f"{plan_label(split.plan, chosen)}: "
+                      f"{usd(split.total_usd)}", loc="left")
+        if split.plan == chosen:
+            axes.set_title(axes.get_title(loc="left"), loc="left", fontweight="bold")
     panels[-1].set_xlabel("share of the plan's economic cost (grey bands: the seed rule)")
-    return Chart("spend_split", "Spend by part group", figure)
+    title = "Spend by part group of each plan (cheapest first)"
+    figure.suptitle(title, fontweight="bold")
+    return Chart("spend_split", title, figure)

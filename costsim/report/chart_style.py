@@ -8,14 +8,15 @@ carries no date and a fixed hash salt, so the same run draws the same file.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import matplotlib as mpl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, PercentFormatter
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
 PNG_DPI = 120
 # The colour-blind-safe qualitative palette of Okabe & Ito (2008), "Color Universal Design".
@@ -24,7 +25,15 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 RC: dict[Any, Any] = {
     "font.size": 9, "axes.titlesize": 11, "axes.titleweight": "bold", "axes.grid": True,
     "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
-    "svg.hashsalt": "costsim", "svg.fonttype": "path", "figure.dpi": 100}
+    "svg.hashsalt": "costsim", "svg.fonttype": "path", "figure.dpi": PNG_DPI}
+
+
+# The recommended plan is marked the same way in every plan chart: a star before its name (in
+# tick labels, legends and panel titles), bold where it names a bar, a black outline on its bar.
+STAR = "\u2605"
+RECOMMENDED_EDGE = "#000000"
+BUDGET_COLOR = "#B00020"  # not in PALETTE: the budget must not read as a plan
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +66,59 @@ def plan_colors(names: Sequence[str]) -> dict[str, str]:
     return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(names)}
 
 
+def ranked(items: Iterable[T], cost: Callable[[T], float | None]) -> list[T]:
+    """``items`` cheapest first (the run table's order); items without a cost last, in the
+    order given."""
+    listed = list(items)
+    known = sorted((i for i in listed if cost(i) is not None), key=lambda i: cost(i) or 0.0)
+    return known + [i for i in listed if cost(i) is None]
+
+
+def plan_label(name: str, recommended: str | None) -> str:
+    """A plan's name as charts show it: the recommended plan starred."""
+    return f"{STAR} {name} (recommended)" if name == recommended else name
+
+
+def tick_label(name: str, recommended: str | None) -> str:
+    """A plan's name on an axis: the recommended plan starred (a legend entry from
+    :func:`recommended_handle` says what the star means; plan names can be long)."""
+    return f"{STAR} {name}" if name == recommended else name
+
+
+def bold_recommended(labels: Iterable[Any], recommended: str | None) -> None:
+    """Bold the tick label that names the recommended plan (labels from ``tick_label``)."""
+    if recommended is None:
+        return
+    for label in labels:
+        if label.get_text() == tick_label(recommended, recommended):
+            label.set_fontweight("bold")
+
+
+def names_width_in(names: Iterable[str], base_in: float = 9.0) -> float:
+    """A figure wide enough that plan names on the y axis leave the plot half its width (about
+    0.075 in per character at 9 pt, DejaVu Sans)."""
+    longest = max((len(name) for name in names), default=0)
+    return max(base_in, 5.0 + 0.075 * longest)
+
+
+def recommended_handle(recommended: str | None, why: str = "") -> list[Any]:
+    """A legend entry explaining the star (none when nothing is recommended)."""
+    if recommended is None:
+        return []
+    text = f"{STAR} recommended" + (f" ({why})" if why else "")
+    return [Line2D([], [], linestyle="none", marker="s", markersize=8, markerfacecolor="none",
+                   markeredgecolor=RECOMMENDED_EDGE, markeredgewidth=1.8, label=text)]
+
+
+def budget_line(axes: Axes, budget_usd: float | None, axis: str = "y") -> None:
+    """The scenario's budget as a dashed line across the plot (nothing when it sets none)."""
+    if budget_usd is None:
+        return
+    label = f"budget {usd(budget_usd)} (limit on the economic cost)"
+    draw = axes.axhline if axis == "y" else axes.axvline
+    draw(budget_usd, color=BUDGET_COLOR, linestyle="--", linewidth=1.3, label=label, zorder=4)
+
+
 def usd(amount: float) -> str:
     """A dollar amount short enough for an axis or a bar label: $950, $12.3k, $1.25M."""
     sign = "-" if amount < 0 else ""
@@ -74,6 +136,16 @@ def usd_axis(axes: Axes, axis: str = "y") -> None:
     """Dollar tick labels on ``axis``."""
     target = axes.yaxis if axis == "y" else axes.xaxis
     target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+
+
+def usd_log_axis(axes: Axes, axis: str = "y") -> None:
+    """A log scale in dollars, ticks at 1, 2 and 5 of each decade, no minor tick labels (they
+    collide)."""
+    target = axes.yaxis if axis == "y" else axes.xaxis
+    (axes.set_yscale if axis == "y" else axes.set_xscale)("log")
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+    target.set_minor_formatter(NullFormatter())
 
 
 def percent_axis(axes: Axes, axis: str = "y") -> None:

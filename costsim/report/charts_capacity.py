@@ -4,6 +4,7 @@ how large the serving fleet is over the day and the year."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -14,14 +15,19 @@ from costsim.domain.pricing import PurchaseOption
 from costsim.report.chart_style import (
     Chart,
     month_ticks,
+    names_width_in,
     new_figure,
     percent_axis,
     plan_colors,
+    plan_label,
+    ranked,
     subplots,
     usd_axis,
 )
+from costsim.sim.montecarlo import PlanResult
+from costsim.sim.results import FleetBands
 from costsim.sim.run_result import RunResult
-from costsim.units import HOURS_PER_DAY, SECONDS_PER_HOUR
+from costsim.units import HOURS_PER_DAY
 
 HOURS = int(HOURS_PER_DAY)  # the hours of a day, as an index range
 OPTION_COLORS = {PurchaseOption.ON_DEMAND: "#0072B2", PurchaseOption.SPOT: "#009E73"}
@@ -32,28 +38,37 @@ Y_LIMIT_FACTOR = 3.0
 
 
 def reserved_utilization(run: RunResult) -> Chart | None:
-    """Share of the committed GPU-hours that work used, month by month, per reserving plan."""
-    plans = [p for p in run.plans if any(committed > 0 for _, committed, _ in
-                                         p.reserved_by_month)]
+    """Share of the committed GPU-hours that work used, month by month, per reserving plan
+    (legend cheapest first, the recommended plan starred)."""
+    plans = [p for p in _ranked(run) if any(committed > 0 for _, committed, _ in
+                                            p.reserved_by_month)]
     if not plans:
         return None
+    chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure()
+    figure = new_figure(names_width_in(p.name for p in plans))
     (axes,) = subplots(figure)
     labels = [month for month, _, _ in plans[0].reserved_by_month]
     for plan in plans:
         share = [used / committed if committed > 0 else np.nan
                  for _, committed, used in plan.reserved_by_month]
         axes.plot(np.arange(len(share)), share, color=colors[plan.name], marker="o",
-                  markersize=3, label=plan.name)
+                  markersize=3, linewidth=2.8 if plan.name == chosen else 1.4,
+                  label=plan_label(plan.name, chosen))
     month_ticks(axes, labels)
     percent_axis(axes)
     axes.set_ylim(0, 1.05)
     axes.set_xlabel("Month (months without a commitment are left out)")
     axes.set_ylabel("Committed GPU-hours used")
-    axes.set_title("Reserved capacity utilization over time")
-    axes.legend(loc="lower right", fontsize=8)
+    figure.suptitle("Reserved capacity utilization over time", fontweight="bold")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                title="cheapest first", title_fontsize=8)
     return Chart("reserved_utilization", "Reserved capacity utilization over time", figure)
+
+
+def _ranked(run: RunResult) -> list[PlanResult]:
+    """Every plan, cheapest first (mean economic cost), infeasible ones last."""
+    return ranked(run.plans, lambda p: None if p.cost_usd is None else p.cost_usd.mean)
 
 
 def break_even(breakevens: Sequence[BreakEven]) -> Chart | None:
@@ -118,47 +133,81 @@ def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray) -> None:
                 frameon=False)
 
 
-def serving_fleet(run: RunResult) -> Chart | None:
-    """Serving replicas per hour of the day (mean over the phase) and per day (peak), per plan
-    and serving phase, from the first replication."""
-    series = []
-    for plan in run.plans:
-        starts = {t.phase: t.start_s for t in plan.timelines}
-        for phase, hourly in plan.serving_replicas_by_hour:
-            start_s = starts.get(phase)
-            if hourly and start_s is not None:
-                label = plan.name if len(plan.serving_replicas_by_hour) == 1 else (
-                    f"{plan.name} · {phase}")
-                series.append((plan.name, label, int(start_s // SECONDS_PER_HOUR), hourly))
-    if not series:
-        return None
+@dataclass(frozen=True, slots=True)
+class _Fleet:
+    """One line of the fleet chart: plans whose fleets are identical share it (a line drawn
+    over another would hide it)."""
+
+    color: str
+    label: str
+    bands: FleetBands
+    recommended: bool
+
+
+def _fleets(run: RunResult) -> list[_Fleet]:
+    chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(10.0, 4.6)
-    day_axes, year_axes = subplots(figure, 1, 2, width_ratios=[1, 2])
-    start = run.scenario.calendar.start
-    for plan_name, label, first_hour, fleet in series:
-        replicas = np.asarray(fleet, dtype=np.float64)
-        hours = first_hour + np.arange(len(replicas))
-        by_hour = [replicas[hours % HOURS == h].mean() for h in range(HOURS)]
-        day_axes.plot(range(HOURS), by_hour, color=colors[plan_name], label=label)
-        days = hours // HOURS
-        peak = np.zeros(days[-1] - days[0] + 1)
-        np.maximum.at(peak, days - days[0], replicas)
-        year_axes.plot(np.arange(len(peak)) + days[0], peak, color=colors[plan_name],
-                       linewidth=1, label=label)
-    day_axes.set_xticks(range(0, HOURS + 1, 4))
+    groups: dict[tuple[object, ...], list[tuple[PlanResult, FleetBands]]] = {}
+    for plan in _ranked(run):
+        for bands in plan.serving_fleet:
+            key = (bands.phase, bands.by_clock_hour, bands.first_day, bands.daily_peak)
+            groups.setdefault(key, []).append((plan, bands))
+    multi_phase = len({b.phase for members in groups.values() for _, b in members}) > 1
+    fleets = []
+    for members in groups.values():
+        names = "\n= ".join(plan_label(plan.name, chosen) for plan, _ in members)
+        phase = members[0][1].phase
+        fleets.append(_Fleet(color=colors[members[0][0].name],
+                             label=f"{names} · {phase}" if multi_phase else names,
+                             bands=members[0][1],
+                             recommended=any(plan.name == chosen for plan, _ in members)))
+    return fleets
+
+
+def serving_fleet(run: RunResult) -> Chart | None:
+    """Serving replicas per clock hour (mean over the phase) and per day (peak), per plan and
+    serving phase: the median over the replications as a line, P10–P90 as a band. Plans with
+    identical fleets share one line (named together); legends ranked, cheapest first."""
+    fleets = _fleets(run)
+    if not fleets:
+        return None
+    longest = max(len(line) for fleet in fleets for line in fleet.label.splitlines())
+    figure = new_figure(max(10.0, 7.0 + 0.07 * longest), 7.6)
+    day_axes, year_axes = subplots(figure, 2, 1)
+    for fleet in fleets:
+        width = 2.6 if fleet.recommended else 1.3
+        clock = np.array(fleet.bands.by_clock_hour)
+        day_axes.fill_between(range(HOURS), clock[:, 0], clock[:, 2], color=fleet.color,
+                              alpha=0.2, linewidth=0)
+        day_axes.plot(range(HOURS), clock[:, 1], color=fleet.color, linewidth=width,
+                      label=fleet.label)
+        peak = np.array(fleet.bands.daily_peak)
+        days = fleet.bands.first_day + np.arange(len(peak))
+        year_axes.fill_between(days, peak[:, 0], peak[:, 2], color=fleet.color, alpha=0.2,
+                               linewidth=0)
+        year_axes.plot(days, peak[:, 1], color=fleet.color, linewidth=width * 0.6,
+                       label=fleet.label)
+    day_axes.set_xticks(range(0, HOURS + 1, 2))
     day_axes.set_xlim(0, HOURS - 1)
+    day_axes.set_ylim(bottom=0)
     day_axes.set_xlabel("Hour of the day")
     day_axes.set_ylabel("Replicas (mean over the phase)")
-    day_axes.set_title("Over the day", fontsize=10)
+    day_axes.set_title("Over the day: line the median replication, band P10–P90", fontsize=10,
+                       loc="left")
+    start = run.scenario.calendar.start
     labels = run.scenario.calendar.month_labels()
     step = max(1, -(-len(labels) // 12))
     first_days = [(add_months(start, m) - start).days for m in range(0, len(labels), step)]
     year_axes.set_xticks(first_days, labels[::step], rotation=45, ha="right")
-    year_axes.set_xlabel("Day (peak replicas of the day)")
+    year_axes.set_ylim(bottom=0)
+    year_axes.set_xlabel("Day (peak replicas of the day; a future not yet serving counts 0)")
     year_axes.set_ylabel("Replicas (daily peak)")
-    year_axes.set_title("Over the year", fontsize=10)
-    year_axes.legend(loc="upper left", fontsize=8)
-    title = "Serving fleet size over the day and the year (replication 1)"
+    year_axes.set_title("Over the year: line the median replication, band P10–P90",
+                        fontsize=10, loc="left")
+    for axes in (day_axes, year_axes):
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                    title="cheapest first", title_fontsize=8)
+    replications = max(p.replications for p in run.plans)
+    title = f"Serving fleet size over the day and the year ({replications} replications)"
     figure.suptitle(title, fontweight="bold")
-    return Chart("serving_fleet", title, figure)
+    return Chart("serving_fleet", "Serving fleet size over the day and the year", figure)

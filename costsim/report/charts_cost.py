@@ -1,20 +1,36 @@
 """Charts of what each plan costs: per plan, per training run, over the calendar, per month,
-and per phase and category. Each returns ``None`` when the run has nothing for it to show."""
+and per phase and category. Each returns ``None`` when the run has nothing for it to show.
+
+Plans are ranked cheapest first (mean economic cost, the run table's order; a bar chart of
+another figure ranks by that figure) and the recommended plan is starred
+(:func:`~costsim.report.chart_style.plan_label`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 
 from costsim.report.chart_style import (
+    RECOMMENDED_EDGE,
     Chart,
+    bold_recommended,
+    budget_line,
     month_ticks,
+    names_width_in,
     new_figure,
     plan_colors,
+    plan_label,
+    ranked,
+    recommended_handle,
     subplots,
+    tick_label,
     usd,
     usd_axis,
+    usd_log_axis,
 )
 from costsim.sim.ledger import Category
 from costsim.sim.montecarlo import PlanResult
@@ -28,146 +44,270 @@ CATEGORY_COLORS: dict[Category, str] = {
     Category.RESIDUAL_VALUE: "#999999", Category.POWER_COLOCATION: "#009E73",
     Category.MAINTENANCE_STAFF: "#8FBC8F", Category.STRANDED_COMMITMENT: "#F0E442",
 }
+# Cumulative cash is drawn on a log scale when the dearest plan ends above this multiple of
+# the cheapest: on a linear scale one owned plan's capex (or one plan 5× the others) squeezes
+# the rest into a band at the bottom, while on a log scale equal gaps are equal ratios, so a
+# 10 % difference reads the same at $40k and at $900k.
+LOG_SCALE_SPREAD = 5.0
+# A month whose cash exceeds this multiple of the largest opex month of any plan (a purchase)
+# is cut at the shared scale and its amount written on it, so one capex month does not flatten
+# every rented plan's bars.
+CAPEX_CUT_FACTOR = 3.0
+BAR_HALF_WIDTH = 0.4  # matplotlib's default bar width is 0.8 (months here)
+HEADROOM = 1.15  # room above the tallest bar or line for its label
 
 
 def _feasible(run: RunResult) -> list[PlanResult]:
     return [plan for plan in run.plans if plan.feasible and plan.cost_usd is not None]
 
 
-def cost_by_plan(run: RunResult) -> Chart | None:
-    """Mean cost of each feasible plan with its P10–P90 range."""
-    plans = _feasible(run)
+def _mean_cost(plan: PlanResult) -> float | None:
+    return None if plan.cost_usd is None else plan.cost_usd.mean
+
+
+def ranked_plans(run: RunResult) -> list[PlanResult]:
+    """The feasible plans cheapest first (mean economic cost, the run table's order)."""
+    return ranked(_feasible(run), _mean_cost)
+
+
+def _recommended(run: RunResult, recommended: str | None) -> str | None:
+    return run.recommendation.plan if recommended is None else recommended
+
+
+def _outline(bars: Sequence[Patch], names: Sequence[str], recommended: str | None) -> None:
+    for bar, name in zip(bars, names, strict=True):
+        if name == recommended:
+            bar.set_edgecolor(RECOMMENDED_EDGE)
+            bar.set_linewidth(1.8)
+
+
+def cost_by_plan(run: RunResult, recommended: str | None = None,
+                 why: str = "the lowest mean cost within the risk limits") -> Chart | None:
+    """Mean cost of each feasible plan with its P10–P90 range, cheapest first, the recommended
+    plan (default: the run's) starred and outlined, the budget as a line."""
+    plans = ranked_plans(run)
     if not plans:
         return None
+    chosen = _recommended(run, recommended)
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(9.0, 1.2 + 0.55 * len(plans))
-    (axes,) = subplots(figure)
     names = [p.name for p in plans]
-    means = [p.cost_usd.mean for p in plans if p.cost_usd]
-    low = [p.cost_usd.mean - p.cost_usd.p10 for p in plans if p.cost_usd]
-    high = [p.cost_usd.p90 - p.cost_usd.mean for p in plans if p.cost_usd]
+    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
+    (axes,) = subplots(figure)
+    stats = [p.cost_usd for p in plans if p.cost_usd is not None]
+    means = np.array([s.mean for s in stats])
+    low, high = np.array([s.p10 for s in stats]), np.array([s.p90 for s in stats])
     positions = np.arange(len(plans))
-    axes.barh(positions, means, color=[colors[n] for n in names],
-              xerr=np.clip([low, high], 0, None), capsize=4)
-    axes.set_yticks(positions, names)
+    bars = axes.barh(positions, means, color=[colors[n] for n in names],
+                     xerr=np.clip([means - low, high - means], 0, None), capsize=4)
+    _outline(bars.patches, names, chosen)
+    axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
+    bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
-    for y, mean in zip(positions, means, strict=True):
-        axes.annotate(usd(mean), (mean, y), xytext=(6, -10), textcoords="offset points",
-                      fontsize=8)
+    for y, mean, right in zip(positions, means, np.maximum(means, high), strict=True):
+        axes.annotate(usd(mean), (right, y), xytext=(6, 0), textcoords="offset points",
+                      va="center", fontsize=8)
+    budget = run.scenario.budget_usd
+    budget_line(axes, budget, axis="x")
+    axes.set_xlim(0, HEADROOM * max(float(high.max()), float(means.max()), budget or 0.0))
     usd_axis(axes, "x")
-    axes.set_xlabel("Economic cost over the horizon (USD, mean; whiskers P10–P90)")
+    axes.set_xlabel("Economic cost over the horizon (USD, mean; whiskers P10–P90)\n"
+                    "cheapest first")
     axes.set_title("Cost of each plan over the horizon")
+    handles = recommended_handle(chosen, why)
+    handles += [h for h in axes.get_legend_handles_labels()[0]
+                if str(h.get_label()).startswith("budget")]
+    if handles:
+        axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                    fontsize=8, frameon=False, ncols=1)
     return Chart("cost_by_plan", "Cost of each plan over the horizon", figure)
 
 
 def cost_per_training_run(run: RunResult) -> Chart | None:
-    """Cost per training run of each plan (plans that train)."""
-    plans = [p for p in _feasible(run) if p.cost_per_training_run_usd is not None]
+    """Cost per training run of each plan (plans that train), cheapest first."""
+    plans = ranked([p for p in _feasible(run) if p.cost_per_training_run_usd is not None],
+                   lambda p: p.cost_per_training_run_usd)
     if not plans:
         return None
+    chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(9.0, 1.4 + 0.55 * len(plans))
+    names = [p.name for p in plans]
+    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
     (axes,) = subplots(figure)
     values = [p.cost_per_training_run_usd or 0.0 for p in plans]
     positions = np.arange(len(plans))
-    axes.barh(positions, values, color=[colors[p.name] for p in plans])
-    axes.set_yticks(positions, [p.name for p in plans])
+    bars = axes.barh(positions, values, color=[colors[n] for n in names])
+    _outline(bars.patches, names, chosen)
+    axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
+    bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
     for y, value in zip(positions, values, strict=True):
         label = usd(value) if value > 0 else "$0: runs on capacity the plan pays for plan-wide"
-        axes.annotate(label, (value, y), xytext=(6, -3), textcoords="offset points",
-                      fontsize=8)
+        axes.annotate(label, (value, y), xytext=(6, 0), textcoords="offset points",
+                      va="center", fontsize=8)
+    axes.set_xlim(0, HEADROOM * max(max(values), 1.0))
     usd_axis(axes, "x")
-    axes.set_xlabel("Cost per training run (USD, mean: the training phases' ledger lines and "
-                    "their use-share of owned servers)")
+    axes.set_xlabel("Cost per training run (USD, mean), cheapest first\nthe training phases' "
+                    "ledger lines and their use-share of owned servers")
     axes.set_title("Cost per training run by plan")
+    handles = recommended_handle(chosen, "on the whole horizon's cost, bold")
+    if handles:
+        axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                    fontsize=8, frameon=False)
     return Chart("cost_per_training_run", "Cost per training run by plan", figure)
 
 
 def cumulative_cost(run: RunResult) -> Chart | None:
-    """Cash paid to date over the calendar, mean line and P10–P90 band per plan."""
-    plans = [p for p in _feasible(run) if p.cumulative_cash_usd_by_month]
+    """Cash paid to date over the calendar, mean line and P10–P90 band per plan (legend ranked,
+    the recommended plan starred and drawn thicker), with the budget line; a log scale when
+    the plans' totals lie far apart (:data:`LOG_SCALE_SPREAD`)."""
+    plans = [p for p in ranked_plans(run) if p.cumulative_cash_usd_by_month]
     if not plans:
         return None
+    chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure()
+    figure = new_figure(names_width_in((p.name for p in plans), 10.0), 5.2)
     (axes,) = subplots(figure)
     labels = [month for month, _ in plans[0].cumulative_cash_usd_by_month]
     months = np.arange(len(labels))
+    finals = [p.cumulative_cash_usd_by_month[-1][1].mean for p in plans]
+    log = min(finals) > 0 and max(finals) > LOG_SCALE_SPREAD * min(finals)
+    lowest = np.inf
     for plan in plans:
         stats = [s for _, s in plan.cumulative_cash_usd_by_month]
         color = colors[plan.name]
         axes.fill_between(months, [s.p10 for s in stats], [s.p90 for s in stats], color=color,
                           alpha=0.18, linewidth=0)
+        mine = plan.name == chosen
         axes.plot(months, [s.mean for s in stats], color=color, marker="o", markersize=3,
-                  label=plan.name)
+                  linewidth=2.8 if mine else 1.4, zorder=3 if mine else 2,
+                  label=plan_label(plan.name, chosen))
+        lowest = min(lowest, *(v for s in stats for v in (s.mean, s.p10) if v > 0))
+    budget_line(axes, run.scenario.budget_usd)
     month_ticks(axes, labels)
-    usd_axis(axes)
+    if log:
+        usd_log_axis(axes)
+        axes.set_ylim(bottom=lowest / 1.5)
+        scale = "log scale: equal gaps are equal ratios"
+    else:
+        usd_axis(axes)
+        axes.set_ylim(bottom=0)
+        scale = "linear scale"
     axes.set_xlabel("Month (cash counted to the month's end)")
-    axes.set_ylabel("Cash paid to date (USD)")
-    axes.set_title("Cumulative cost over the calendar: cash paid to date (mean, band P10–P90)")
-    axes.legend(loc="upper left", fontsize=8)
+    axes.set_ylabel(f"Cash paid to date (USD, {scale})")
+    # a figure title: centred on the figure, it cannot run off the edge when the legend beside
+    # the plot is wide
+    figure.suptitle("Cumulative cost over the calendar: cash paid to date (mean, band P10–P90)",
+                    fontweight="bold")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                title="cheapest first", title_fontsize=8)
     return Chart("cumulative_cost", "Cumulative cost over the calendar: cash paid to date",
                  figure)
 
 
 def monthly_cash_flow(run: RunResult) -> Chart | None:
-    """Each plan's monthly cash, stacked capex and opex, one panel per plan."""
-    plans = [p for p in _feasible(run) if p.ledger is not None and p.ledger.months]
+    """Each plan's monthly cash, stacked capex and opex, one panel per plan (cheapest first),
+    every panel on the same y scale; a purchase month far above every opex month is cut at
+    that scale with its amount written on it (:data:`CAPEX_CUT_FACTOR`)."""
+    plans = [p for p in ranked_plans(run) if p.ledger is not None and p.ledger.months]
     if not plans:
         return None
-    figure = new_figure(9.0, 0.6 + 2.0 * len(plans))
-    panels = subplots(figure, len(plans), 1, sharex=True)  # own y scale: a capex month
-    # would flatten every rented plan's bars
-    for axes, plan in zip(panels, plans, strict=True):
-        assert plan.ledger is not None
-        rows = plan.ledger.months
+    chosen = run.recommendation.plan
+    figure = new_figure(9.0, 1.2 + 1.9 * len(plans))
+    panels = subplots(figure, len(plans), 1, sharex=True)
+    rows_by_plan = [p.ledger.months for p in plans if p.ledger is not None]
+    top_opex = max(max(row.opex_usd for row in rows) for rows in rows_by_plan)
+    top_cash = max(max(row.capex_usd + row.opex_usd for row in rows) for rows in rows_by_plan)
+    floor = min(0.0, min(min(row.capex_usd + row.opex_usd for row in rows)
+                         for rows in rows_by_plan))
+    cut = top_cash > CAPEX_CUT_FACTOR * top_opex > 0
+    ceiling = HEADROOM * (top_opex if cut else top_cash)
+    for axes, plan, rows in zip(panels, plans, rows_by_plan, strict=True):
         months = np.arange(len(rows))
-        capex = [row.capex_usd for row in rows]
-        axes.bar(months, capex, color="#000000", label="capex")
-        axes.bar(months, [row.opex_usd for row in rows], bottom=capex, color="#56B4E9",
-                 label="opex")
-        axes.set_title(plan.name, fontsize=9, loc="left")
+        capex = np.array([row.capex_usd for row in rows])
+        opex = np.array([row.opex_usd for row in rows])
+        axes.bar(months, capex, color="#000000", label="capex (purchases)")
+        axes.bar(months, opex, bottom=capex, color="#56B4E9", label="opex")
+        for month, total in zip(months, capex + opex, strict=True):
+            if total > ceiling:
+                axes.annotate(f"{usd(total)} (bar cut at the shared scale)",
+                              (month + BAR_HALF_WIDTH, ceiling), xytext=(4, -4),
+                              textcoords="offset points",
+                              ha="left", va="top", fontsize=8)
+        axes.set_ylim(HEADROOM * floor, ceiling)  # the same limits on every panel
+        axes.set_title(plan_label(plan.name, chosen), fontsize=9, loc="left",
+                       fontweight="bold" if plan.name == chosen else "normal")
         axes.set_ylabel("USD per month")
         usd_axis(axes)
         month_ticks(axes, [row.month for row in rows])
-    panels[0].legend(loc="upper right", fontsize=8)
     panels[-1].set_xlabel("Month")
-    figure.suptitle("Monthly cash flow by plan: capex and opex", fontweight="bold")
+    handles, labels = panels[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
+    title = "Monthly cash flow by plan: capex and opex (cheapest first, one y scale)"
+    figure.suptitle(title, fontweight="bold")
     return Chart("monthly_cash_flow", "Monthly cash flow by plan: capex and opex", figure)
 
 
-def cost_by_phase_category(run: RunResult) -> Chart | None:
-    """One bar per plan and phase, stacked by ledger category (credits to the left of 0)."""
-    order = [phase.name for phase in run.scenario.phases] + [""]
-    bars: list[tuple[str, dict[Category, float]]] = []
-    for plan in _feasible(run):
+def _phase_cells(run: RunResult, plans: Sequence[PlanResult]
+                 ) -> dict[str, dict[str, dict[Category, float]]]:
+    """Per phase ("" for plan-wide lines), per plan, per category: the mean ledger amount."""
+    cells: dict[str, dict[str, dict[Category, float]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(float)))
+    for plan in plans:
         assert plan.ledger is not None
-        cells: dict[str, dict[Category, float]] = defaultdict(lambda: defaultdict(float))
         for line in plan.ledger.lines:
-            cells[line.key.phase][line.key.category] += line.amount_usd
-        for phase in sorted(cells, key=lambda p: order.index(p) if p in order else len(order)):
-            bars.append((f"{plan.name} · {phase or 'plan-wide'}", cells[phase]))
-    if not bars:
+            cells[line.key.phase][plan.name][line.key.category] += line.amount_usd
+    order = [phase.name for phase in run.scenario.phases] + [""]
+    return dict(sorted(cells.items(), key=lambda item: order.index(item[0])
+                       if item[0] in order else len(order)))
+
+
+def cost_by_phase_category(run: RunResult) -> Chart | None:
+    """One panel per phase (and one for plan-wide lines: capex, residual value, power, staff),
+    each on its own x scale so a purchase does not flatten a fine-tune; one bar per plan,
+    cheapest first, stacked by ledger category (credits to the left of 0)."""
+    plans = [p for p in ranked_plans(run) if p.ledger is not None]
+    cells = _phase_cells(run, plans)
+    if not cells:
         return None
-    figure = new_figure(9.0, 1.6 + 0.38 * len(bars))
-    (axes,) = subplots(figure)
-    positions = np.arange(len(bars))
-    used = [c for c in Category if any(abs(cells.get(c, 0.0)) > 0 for _, cells in bars)]
-    right = np.zeros(len(bars))
-    left = np.zeros(len(bars))
+    chosen = run.recommendation.plan
+    figure = new_figure(names_width_in(p.name for p in plans),
+                        1.6 + (0.32 * len(plans) + 0.75) * len(cells))
+    panels = subplots(figure, len(cells), 1)
+    used = [c for c in Category
+            if any(abs(by_cat.get(c, 0.0)) > 0 for phase in cells.values()
+                   for by_cat in phase.values())]
+    for axes, (phase, by_plan) in zip(panels, cells.items(), strict=True):
+        _phase_panel(axes, phase, [by_plan.get(p.name, {}) for p in plans],
+                     [p.name for p in plans], used, chosen)
+    handles = [Patch(color=CATEGORY_COLORS[c], label=str(c)) for c in used]
+    handles += recommended_handle(chosen, "bold")
+    figure.legend(handles=handles, loc="outside lower center", ncols=min(5, len(used)),
+                  fontsize=8)
+    title = "Cost by phase and category (each panel on its own scale)"
+    figure.suptitle(title, fontweight="bold")
+    return Chart("cost_by_phase_category", "Cost by phase and category", figure)
+
+
+def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
+                 names: Sequence[str], used: Sequence[Category], chosen: str | None) -> None:
+    positions = np.arange(len(rows))
+    right, left = np.zeros(len(rows)), np.zeros(len(rows))
     for category in used:
-        values = np.array([cells.get(category, 0.0) for _, cells in bars])
+        values = np.array([row.get(category, 0.0) for row in rows])
         base = np.where(values >= 0, right, left)
-        axes.barh(positions, values, left=base, color=CATEGORY_COLORS[category],
-                  label=str(category))
+        axes.barh(positions, values, left=base, color=CATEGORY_COLORS[category])
         right += np.where(values >= 0, values, 0)
         left += np.where(values < 0, values, 0)
+    for y, net, end in zip(positions, right + left, right, strict=True):
+        axes.annotate(usd(net) if left[y] == 0 else f"net {usd(net)}", (end, y),
+                      xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
     axes.axvline(0, color="#333333", linewidth=0.8)
-    axes.set_yticks(positions, [label for label, _ in bars])
+    span = float(right.max() - left.min()) or 1.0
+    axes.set_xlim(left.min() - 0.02 * span, right.max() + 0.22 * span)
+    axes.set_yticks(positions, [tick_label(n, chosen) for n in names], fontsize=8)
+    bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
     usd_axis(axes, "x")
-    axes.set_xlabel("Economic cost (USD, mean; residual value of owned hardware is a credit)")
-    axes.set_title("Cost by phase and category")
-    axes.legend(loc="lower right", fontsize=7, ncols=2)
-    return Chart("cost_by_phase_category", "Cost by phase and category", figure)
+    what = f"phase {phase}" if phase else "plan-wide (owned hardware, commitments, storage)"
+    axes.set_title(f"{what}: USD, mean", fontsize=9, loc="left")
+

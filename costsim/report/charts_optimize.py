@@ -7,13 +7,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from costsim.optimize.reservation import ReservationSizing
 from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
 from costsim.optimize.training_front import TrainingFront
-from costsim.report.chart_style import PALETTE, Chart, new_figure, note, subplots, usd, usd_axis
+from costsim.report.chart_style import (
+    PALETTE,
+    STAR,
+    Chart,
+    new_figure,
+    note,
+    plan_label,
+    ranked,
+    subplots,
+    usd,
+    usd_axis,
+    usd_log_axis,
+)
 from costsim.report.charts_cost import cost_by_plan
 from costsim.units import SECONDS_PER_DAY
 
@@ -26,6 +40,8 @@ MAX_PANELS = 4  # a chart stays readable up to this many panels; more are left t
 # draw (a scenario of fixed-length phases ends every plan on the same day, give or take the
 # random arrivals); the chart is left out rather than drawn over a few hours of noise.
 MIN_FINISH_SPREAD = 0.01
+CLUSTER_SHARE = 0.015  # front points nearer than this share of the axis span share a label
+MAX_NAMED = 6  # training options named on a front: more make the legend longer than the plot
 
 
 def _finish_days(ranked: RankedPlan) -> float | None:
@@ -35,28 +51,26 @@ def _finish_days(ranked: RankedPlan) -> float | None:
 
 def pareto_front(result: OptimizeResult) -> Chart | None:
     """Each simulated plan within the limits at (P90 finish, objective cost), coloured by where
-    it came from; the plan-level Pareto front joined by a line, the chosen plan ringed. None
-    when the plans finish within :data:`MIN_FINISH_SPREAD` of one another."""
+    it came from; the plan-level Pareto front joined by a line, its plans numbered (cheapest
+    first) and named in a key under the plot, so no long name runs off the figure; the chosen
+    plan ringed and starred. None when the plans finish within :data:`MIN_FINISH_SPREAD` of
+    one another."""
     points = [(r, _finish_days(r)) for r in result.ranked
               if r.within_limits and r.objective_usd is not None]
     placed = [(r, days) for r, days in points if days is not None]
     finishes = [days for _, days in placed]
     if not placed or max(finishes) - min(finishes) < MIN_FINISH_SPREAD * max(finishes):
         return None
-    figure = new_figure()
+    chosen_name = None if result.best is None else result.best.result.name
+    figure = new_figure(9.0, 6.0)
     (axes,) = subplots(figure)
-    front_names = {r.result.name for r in result.pareto}
-    for r, days in placed:  # name the plans on the front: the others crowd the corner
-        if r.result.name in front_names:
-            axes.annotate(r.result.name, (days, r.objective_usd or 0.0), xytext=(5, -10),
-                          textcoords="offset points", fontsize=7, color="#5a5a5a")
     for origin, color in ORIGIN_COLORS.items():
         mine = [(r, days) for r, days in placed if r.candidate.origin is origin]
         if mine:
             axes.scatter([days for _, days in mine], [r.objective_usd or 0.0 for r, _ in mine],
                          color=color, s=28, label=origin.value, zorder=3)
-    on_front = [(_finish_days(r), r.objective_usd or 0.0) for r in result.pareto]
-    front = sorted((when, cost) for when, cost in on_front if when is not None)
+    on_front = [(r, _finish_days(r)) for r in result.pareto]
+    front = sorted((days, r.objective_usd or 0.0) for r, days in on_front if days is not None)
     if front:
         axes.step([when for when, _ in front], [cost for _, cost in front], where="post",
                   color="#000000", linewidth=1, label="Pareto front", zorder=2)
@@ -64,16 +78,58 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     if result.best is not None and chosen is not None:
         cost = result.best.objective_usd or 0.0
         axes.scatter([chosen], [cost], s=160, facecolors="none", edgecolors="#000000",
-                     linewidths=1.5, label=f"chosen: {result.best.result.name}", zorder=4)
-        axes.annotate(usd(cost), (chosen, cost), xytext=(8, 6), textcoords="offset points",
-                      fontsize=8)
+                     linewidths=1.5, label=f"{STAR} chosen: {usd(cost)}", zorder=4)
+    numbered = ranked([(r, d) for r, d in on_front if d is not None],
+                      lambda item: item[0].objective_usd)
+    _number_points(axes, [(days, r.objective_usd or 0.0) for r, days in numbered],
+                   [(days, r.objective_usd or 0.0) for r, days in placed])
+    keys = [_number_handle(number, f"{plan_label(r.result.name, chosen_name)}: "
+                                   f"{usd(r.objective_usd or 0.0)}, P90 finish day {days:,.0f}")
+            for number, (r, days) in enumerate(numbered, start=1)]
     usd_axis(axes)
+    axes.margins(x=0.06, y=0.1)
     axes.set_xlabel("Last phase finished, P90 (days from the start)")
     axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, USD)")
     title = "Time–cost trade-off of the simulated plans"
-    axes.set_title(title)
-    axes.legend(loc="best", fontsize=8)
+    figure.suptitle(title, fontweight="bold")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    if keys:  # a figure legend: the layout makes room for it under the plot
+        figure.legend(handles=keys, loc="outside lower left", fontsize=7, frameon=False,
+                      title="Plans on the Pareto front, cheapest first", title_fontsize=8,
+                      alignment="left")
     return Chart("pareto_front", title, figure)
+
+
+def _number_points(axes: Axes, points: Sequence[tuple[float, float]],
+                   every: Sequence[tuple[float, float]], *, log: bool = False) -> None:
+    """Write 1, 2, … above ``points`` (in that order); points that would print over one another
+    (nearer than :data:`CLUSTER_SHARE` of the span of ``every`` both ways, measured on log10 when
+    ``log``) share one label "3, 4". A white box keeps the number readable over markers."""
+    def scale(value: float) -> float:
+        return float(np.log10(value)) if log and value > 0 else value
+
+    xs = [scale(x) for x, _ in every]
+    ys = [scale(y) for _, y in every]
+    x_near = CLUSTER_SHARE * ((max(xs) - min(xs)) or 1.0)
+    y_near = 3 * CLUSTER_SHARE * ((max(ys) - min(ys)) or 1.0)
+    groups: list[tuple[list[int], tuple[float, float]]] = []
+    for number, (x, y) in enumerate(points, start=1):
+        for members, (gx, gy) in groups:
+            if abs(scale(x) - scale(gx)) <= x_near and abs(scale(y) - scale(gy)) <= y_near:
+                members.append(number)
+                break
+        else:
+            groups.append(([number], (x, y)))
+    for members, where in groups:
+        axes.annotate(", ".join(map(str, members)), where, xytext=(0, 9),
+                      textcoords="offset points", ha="center", fontsize=8, fontweight="bold",
+                      zorder=5, bbox={"boxstyle": "round,pad=0.15", "facecolor": "white",
+                                      "edgecolor": "none", "alpha": 0.8})
+
+
+def _number_handle(number: int, label: str) -> Line2D:
+    return Line2D([], [], linestyle="none", marker=f"${number}$", markersize=7,
+                  color="#000000", label=label)
 
 
 def training_fronts(fronts: Sequence[TrainingFront]) -> Chart | None:
@@ -102,19 +158,25 @@ def _training_panel(axes: Axes, front: TrainingFront) -> None:
     best = front.front
     axes.plot([o.wall_time_s / SECONDS_PER_DAY for o in best], [o.cost_usd for o in best],
               color="#000000", marker="o", markersize=4, linewidth=1, label="Pareto front")
-    for option in best[:6]:  # name the fastest few: more labels overlap
-        axes.annotate(f"{option.gpus}× {option.gpu} {option.option.value}",
-                      (option.wall_time_s / SECONDS_PER_DAY, option.cost_usd), xytext=(6, 4),
-                      textcoords="offset points", fontsize=7)
-    usd_axis(axes)
+    named = best[:MAX_NAMED]  # the fastest few, numbered and named in the legend
+    _number_points(axes, [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in named],
+                   [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in front.options],
+                   log=True)
+    keys = [_number_handle(number, f"{o.gpus}× {o.gpu} {o.option.value}: "
+                                   f"{o.wall_time_s / SECONDS_PER_DAY:.3g} days, "
+                                   f"{usd(o.cost_usd)}")
+            for number, o in enumerate(named, start=1)]
+    usd_log_axis(axes)
     axes.set_xscale("log")
-    days = FuncFormatter(lambda value, _pos: f"{value:g}")  # 3, not 3×10⁰
-    axes.xaxis.set_major_formatter(days)
-    axes.xaxis.set_minor_formatter(days)
+    axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # 3, not 3×10⁰
+    axes.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide (0.8 0.9 1)
     axes.set_xlabel("Expected wall time (days, log scale)")
-    axes.set_ylabel("Expected cost of the phase (USD)")
+    axes.set_ylabel("Expected cost of the phase (USD, log scale)")
     axes.set_title(f"{front.phase}: {len(front.options):,} options rated analytically")
-    axes.legend(loc="best", fontsize=8)
+    handles = axes.get_legend_handles_labels()[0]
+    axes.legend(handles=[*handles, *keys], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                fontsize=7)
 
 
 def reservation_curves(sizings: Sequence[ReservationSizing]) -> Chart | None:
@@ -161,7 +223,9 @@ def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing
 
 def optimize_charts(result: OptimizeResult) -> list[Chart]:
     """The charts this answer has data for, in the order the page shows them."""
+    best = None if result.best is None else result.best.result.name
+    plans = None if result.run is None else cost_by_plan(
+        result.run, recommended=best, why=f"chosen on the {result.objective.value} cost")
     built = (pareto_front(result), training_fronts(result.training_fronts),
-             reservation_curves(result.reservations),
-             None if result.run is None else cost_by_plan(result.run))
+             reservation_curves(result.reservations), plans)
     return [chart for chart in built if chart is not None]

@@ -4,18 +4,40 @@ plan of which swept input moves its mean cost most (:mod:`costsim.sweep.effects`
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from matplotlib.lines import Line2D
 
-from costsim.report.chart_style import Chart, new_figure, plan_colors, subplots, usd, usd_axis
-from costsim.sweep.effects import input_effects
+from costsim.report.chart_style import (
+    STAR,
+    Chart,
+    new_figure,
+    plan_colors,
+    ranked,
+    subplots,
+    usd,
+    usd_axis,
+)
+from costsim.sweep.effects import NAME_KEY, input_effects
 from costsim.sweep.results import SweepResult
 
 # Inches per drawn row (a variant × plan, or an input of the tornado), and the most a figure
 # grows to: past it, rows get thinner rather than the file unreadably tall.
 ROW_IN = 0.28
 MAX_HEIGHT_IN = 40.0
+# Key paths in words (readable_key): the scenario's sections whose second part is a name, the
+# unit suffixes of DESIGN §5 names, and the acronyms written in capitals.
+SECTIONS = {"phases": "phase", "plans": "plan", "models": "model", "fleet": "fleet"}
+UNIT_WORDS = (("_pct_per_year", " %/yr"), ("_pct_per_month", " %/month"), ("_pct", " %"),
+              ("_usd_per_hour", " (USD/h)"), ("_usd", " (USD)"), ("_per_s", "/s"), ("_gib", " GiB"),
+              ("_months", " (months)"), ("_days", " (days)"), ("_hours", " (h)"), ("_s", " (s)"))
+ACRONYMS = {"gpu": "GPU", "gpus": "GPUs", "slo": "SLO", "ttft": "TTFT", "cpu": "CPU",
+            "nvme": "NVMe", "ram": "RAM"}
+# One setting of a variant label: "<key suffix>=" at the start or after ", ".
+SETTING = re.compile(r"(^|, )([^=,\s][^=,]*?)=")
 
 
 def sweep_charts(result: SweepResult) -> list[Chart]:
@@ -23,16 +45,73 @@ def sweep_charts(result: SweepResult) -> list[Chart]:
     return [chart for chart in (cost_distribution(result), tornado(result)) if chart is not None]
 
 
+def readable_key(key: str) -> str:
+    """A scenario key path in words: ``phases.serve.load.peak_requests_per_s`` → "peak
+    requests/s (phase serve)", ``prices.gpu_price_change_pct.H100`` → "GPU price change %
+    (H100)"; the sweep file's variant names → "variant (sweep file)"."""
+    if key == NAME_KEY:
+        return "variant (sweep file)"
+    parts = key.split(".")
+    field, where = parts[-1], ""
+    if parts[0] in SECTIONS and len(parts) > 2:
+        where = f"{SECTIONS[parts[0]]} {parts[1]}"
+    elif parts[0] == "prices" and len(parts) == 3:  # prices.<field>.<GPU or cloud>
+        field, where = parts[1], parts[2]
+    words = field
+    for suffix, unit in UNIT_WORDS:
+        if words.endswith(suffix):
+            words = words[: -len(suffix)] + unit
+            break
+    words = " ".join(ACRONYMS.get(w, w) for w in words.split("_"))
+    return f"{words} ({where})" if where else words
+
+
+def readable_label(label: str, keys: Sequence[str]) -> str:
+    """A variant's label (``llama-2-13b, peak_requests_per_s=40, H100=-25``: each setting by
+    its shortest unique key suffix) with every key suffix in words, found among ``keys``."""
+    def words(match: re.Match[str]) -> str:
+        tail = match.group(2)
+        full = [k for k in keys if k == tail or k.endswith("." + tail)]
+        return f"{match.group(1)}{readable_key(full[0] if len(full) == 1 else tail)} = "
+    return SETTING.sub(words, label)
+
+
+def _recommended_by_variant(result: SweepResult) -> dict[int, str]:
+    """Each variant's recommended plan: ``run``'s rule (the feasible plan with the lowest
+    mean cost within the scenario's risk limits)."""
+    best: dict[int, tuple[float, str]] = {}
+    for row in result.rows:
+        cost = row.result.cost_usd
+        if not row.result.feasible or cost is None or row.limit_breaches:
+            continue
+        if row.variant not in best or (cost.mean, row.result.name) < best[row.variant]:
+            best[row.variant] = (cost.mean, row.result.name)
+    return {variant: name for variant, (_, name) in best.items()}
+
+
+def _plan_order(result: SweepResult) -> list[str]:
+    """The plans cheapest first by their mean cost averaged over the variants (infeasible
+    everywhere: last)."""
+    costs: dict[str, list[float]] = {}
+    for row in result.rows:
+        costs.setdefault(row.result.name, [])
+        if row.result.feasible and row.result.cost_usd is not None:
+            costs[row.result.name].append(row.result.cost_usd.mean)
+    return ranked(costs, lambda plan: float(np.mean(costs[plan])) if costs[plan] else None)
+
+
 def cost_distribution(result: SweepResult) -> Chart | None:
-    """P10–P90 of each variant's cost per plan, P50 as a tick, the mean as a dot."""
+    """P10–P90 of each variant's cost per plan, P50 as a tick, the mean as a dot; plans in
+    each variant cheapest first (over all variants), each variant's recommended plan starred."""
     rows = [r for r in result.rows if r.result.feasible and r.result.cost_usd is not None]
     if not rows:
         return None
-    plans = list(dict.fromkeys(r.result.name for r in result.rows))
-    colors = plan_colors(plans)
+    plans = _plan_order(result)
+    colors = plan_colors(list(dict.fromkeys(r.result.name for r in result.rows)))
     variants = list(dict.fromkeys((r.variant, r.label) for r in result.rows))
     slot = {v: i for i, (v, _) in enumerate(variants)}
-    figure = new_figure(10.0, min(MAX_HEIGHT_IN, 1.5 + ROW_IN * len(rows)))
+    chosen = _recommended_by_variant(result)
+    figure = new_figure(11.0, min(MAX_HEIGHT_IN, 2.0 + ROW_IN * len(rows)))
     (axes,) = subplots(figure)
     step = 1.0 / (len(plans) + 1)
     for plan in plans:
@@ -47,11 +126,25 @@ def cost_distribution(result: SweepResult) -> Chart | None:
         axes.plot([c.p50 for c in costs], y, "|", color="black", markersize=8)
         axes.plot([c.mean for c in costs], y, "o", color=colors[plan], markersize=4,
                   markeredgecolor="black", markeredgewidth=0.5)
-    axes.set_yticks(range(len(variants)), [label for _, label in variants], fontsize=7)
-    axes.invert_yaxis()
+        starred = [(c.mean, yy) for r, c, yy in zip(mine, costs, y, strict=True)
+                   if chosen.get(r.variant) == plan]
+        if starred:
+            axes.plot([m for m, _ in starred], [yy for _, yy in starred], linestyle="none",
+                      marker="*", markersize=13, color=colors[plan], markeredgecolor="black",
+                      markeredgewidth=0.8, zorder=4)
+    keys = result.swept_keys
+    axes.set_yticks(range(len(variants)), [readable_label(label, keys)
+                                           for _, label in variants], fontsize=7)
+    axes.set_ylim(len(variants) - 0.5, -0.5)
     usd_axis(axes, "x")
     axes.set_xlabel("Economic cost over the horizon (USD): line P10–P90, tick P50, dot mean")
-    axes.legend(loc="best", fontsize=7)
+    handles = axes.get_legend_handles_labels()[0]
+    handles.append(Line2D([], [], linestyle="none", marker="*", markersize=11,
+                          color="#BBBBBB", markeredgecolor="black",
+                          label=f"{STAR} recommended in the variant\n(cheapest within the "
+                                "risk limits)"))
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                title="plans, cheapest first", title_fontsize=8)
     axes.set_title("Cost of each plan in each variant")
     return Chart("sweep_cost_distribution", "Cost of each plan in each variant", figure)
 
@@ -61,13 +154,18 @@ def _value(value: Any) -> str:
 
 
 def tornado(result: SweepResult) -> Chart | None:
-    """Per plan, each swept input's swing of the mean cost (lowest to highest group mean),
-    largest first, around the plan's mean over every variant."""
+    """Per plan (cheapest first over the variants), each swept input's swing of the mean cost
+    (lowest to highest group mean), largest first, around the plan's mean over every variant;
+    the panel of the plan recommended in the most variants starred."""
     effects = input_effects(result)
     if not effects:
         return None
-    plans = list(dict.fromkeys(e.plan for e in effects))
+    order = _plan_order(result)
+    plans = sorted(dict.fromkeys(e.plan for e in effects), key=order.index)
     colors = plan_colors(list(dict.fromkeys(r.result.name for r in result.rows)))
+    chosen = list(_recommended_by_variant(result).values())
+    wins = {plan: chosen.count(plan) for plan in plans}
+    top = max(plans, key=lambda plan: (wins[plan], -order.index(plan)))
     heights = [1.0 + ROW_IN * 1.6 * sum(e.plan == p for e in effects) for p in plans]
     figure = new_figure(10.0, min(MAX_HEIGHT_IN, 0.6 + sum(heights)))
     panels = subplots(figure, rows=len(plans))
@@ -85,7 +183,7 @@ def tornado(result: SweepResult) -> Chart | None:
             axes.annotate(f"{_value(effect.high_value)} (+{usd(effect.swing_usd)})",
                           (effect.high_usd, y), xytext=(4, 0), textcoords="offset points",
                           ha="left", va="center", fontsize=7)
-        axes.set_yticks(positions, [e.key for e in mine], fontsize=8)
+        axes.set_yticks(positions, [readable_key(e.key) for e in mine], fontsize=8)
         axes.invert_yaxis()
         # room for the value labels at both ends (bars are sticky at their base, so margins
         # alone would not move the left edge)
@@ -93,7 +191,12 @@ def tornado(result: SweepResult) -> Chart | None:
         pad = 0.3 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
         axes.set_xlim(low - pad, high + pad)
         usd_axis(axes, "x")
-        axes.set_title(f"{plan}: mean cost by swept input (dashed: mean over the variants)",
-                       fontsize=9)
-    figure.suptitle("Which swept input moves cost most", fontweight="bold")
+        won = (f"recommended in {wins[plan]} of {result.variants} variants"
+               if wins[plan] else "recommended in no variant")
+        name = f"{STAR} {plan}" if plan == top and wins[plan] else plan
+        axes.set_title(f"{name} ({won})", fontsize=9,
+                       fontweight="bold" if plan == top and wins[plan] else "normal")
+    figure.suptitle("Which swept input moves cost most: the swing of each plan's mean cost\n"
+                    "(dashed: the plan's mean over the variants; plans cheapest first)",
+                    fontweight="bold")
     return Chart("sweep_tornado", "Which swept input moves cost most", figure)

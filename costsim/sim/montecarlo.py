@@ -25,6 +25,7 @@ from costsim.sim.ledger import Category, Ledger, average_ledgers
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.results import (
     EstimatedInput,
+    FleetBands,
     MeasuredUsed,
     PhaseTimeline,
     PoolUse,
@@ -94,6 +95,7 @@ class PlanResult:
     cumulative_cash_usd_by_month: tuple[tuple[str, Stats], ...] = ()  # cash paid to month's end
     timelines: tuple[PhaseTimeline, ...] = ()  # replication 0, for charts
     serving_replicas_by_hour: tuple[tuple[str, tuple[int, ...]], ...] = ()  # replication 0
+    serving_fleet: tuple[FleetBands, ...] = ()  # per serving phase, over every replication
     # GPU demand per GPU type pooled over the replications (reservation sizing), and hour by
     # hour in replication 0 (costsim.sim.demand)
     gpu_demand: tuple[DemandHistogram, ...] = ()
@@ -241,6 +243,7 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
         cumulative_cash_usd_by_month=_cumulative_cash(reps),
         timelines=reps[0].timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
+        serving_fleet=_fleet_bands(reps),
         gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
         gpu_demand_in_phases=tuple(
             DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
@@ -316,6 +319,15 @@ def _cumulative_cash(reps: Sequence[Replication]) -> tuple[tuple[str, Stats], ..
     cash = np.cumsum([[row.cash_usd for row in r.ledger.months] for r in reps], axis=1)
     labels = [row.month for row in reps[0].ledger.months]
     return tuple((label, Stats.of(cash[:, m].tolist())) for m, label in enumerate(labels))
+
+
+def _fleet_bands(reps: Sequence[Replication]) -> tuple[FleetBands, ...]:
+    """Each serving phase's fleet bands over the replications (a replication in which the
+    phase did not run counts as no replicas)."""
+    phases = list(dict.fromkeys(s.phase for r in reps for s in r.serving))
+    bands = (FleetBands.of(phase, [next((s.fleet for s in r.serving if s.phase == phase), None)
+                                   for r in reps]) for phase in phases)
+    return tuple(band for band in bands if band is not None)
 
 
 def _mean_pools(reps: Sequence[Replication]) -> tuple[PoolUse, ...]:

@@ -26,7 +26,7 @@ from costsim.sim.occupancy import interval_gpus
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
-from costsim.sim.results import ServingRecord, TrainingRunRecord
+from costsim.sim.results import FleetProfile, ServingRecord, TrainingRunRecord
 from costsim.sim.serving_prep import ServingEntryPrep
 from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
 from costsim.sim.spot_replicas import requests_lost, spot_reclaims
@@ -309,7 +309,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
         replicas_by_hour=tuple(int(r) for r in fleet_total) if ctx.keep_fleet else (),
-        preemptions=preemptions))
+        preemptions=preemptions, fleet=FleetProfile.of(h0, fleet_total)))
     yield env.timeout(end - start)
     return natural_end  # past the horizon: the phase was cut (the engine records no end)
 

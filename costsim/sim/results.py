@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from costsim.domain.phases import PhaseKind
 from costsim.domain.pricing import PriceFlag, PurchaseOption, estimate_flag
 from costsim.sim.demand import DemandHistogram
@@ -60,6 +62,74 @@ class TrainingRate:
     profile_source: str  # the measured run's file and row ("" when predicted)
 
 
+HOURS_A_DAY = 24  # clock hours (the calendar starts at midnight)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetProfile:
+    """One serving phase's fleet in one replication, reduced to what the report's fleet chart
+    draws. The hour-by-hour series is kept for replication 0 only (memory); this is kept for
+    every replication so the chart shows P10–P90 over them, not one future."""
+
+    first_day: int  # the day of ``daily_peak[0]``, counted from the scenario's start
+    daily_peak: tuple[int, ...]  # the most replicas in any hour of each day the phase ran
+    by_clock_hour: tuple[float, ...]  # mean replicas at clock hour 0..23; () if it ran no hour
+
+    @classmethod
+    def of(cls, first_hour: int, replicas: np.ndarray) -> FleetProfile:
+        """The profile of a fleet whose ``replicas[i]`` ran in hour ``first_hour + i`` of the
+        scenario."""
+        if len(replicas) == 0:
+            return cls(first_day=first_hour // HOURS_A_DAY, daily_peak=(), by_clock_hour=())
+        hours = first_hour + np.arange(len(replicas))
+        days = hours // HOURS_A_DAY
+        peak = np.zeros(int(days[-1] - days[0]) + 1, dtype=np.int64)
+        np.maximum.at(peak, days - days[0], replicas)
+        clock = hours % HOURS_A_DAY
+        sums = np.bincount(clock, weights=replicas, minlength=HOURS_A_DAY)
+        counts = np.bincount(clock, minlength=HOURS_A_DAY)
+        mean = np.divide(sums, counts, out=np.zeros(HOURS_A_DAY), where=counts > 0)
+        return cls(first_day=int(days[0]), daily_peak=tuple(int(p) for p in peak),
+                   by_clock_hour=tuple(float(m) for m in mean))
+
+
+Band = tuple[float, float, float]  # P10, P50, P90 over the replications
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetBands:
+    """A serving phase's fleet over every replication: P10/P50/P90 of the mean replicas at each
+    clock hour, and of the daily peak on each day (a replication not serving on a day counts 0:
+    serving starts on a different day in each future)."""
+
+    phase: str
+    by_clock_hour: tuple[Band, ...]  # hours 0..23
+    first_day: int  # the day of ``daily_peak[0]``, counted from the scenario's start
+    daily_peak: tuple[Band, ...]
+
+    @classmethod
+    def of(cls, phase: str, profiles: Sequence[FleetProfile | None]) -> FleetBands | None:
+        """The bands of one phase's profiles (one per replication; None: the phase did not
+        run in that replication). None when no replication served an hour."""
+        ran = [p for p in profiles if p is not None and p.daily_peak]
+        if not ran:
+            return None
+        first = min(p.first_day for p in ran)
+        last = max(p.first_day + len(p.daily_peak) for p in ran)
+        peaks = np.zeros((len(profiles), last - first))
+        for row, profile in enumerate(p for p in profiles if p is not None and p.daily_peak):
+            offset = profile.first_day - first
+            peaks[row, offset:offset + len(profile.daily_peak)] = profile.daily_peak
+        clock = np.array([p.by_clock_hour for p in ran])
+        return cls(phase=phase, by_clock_hour=_bands(clock), first_day=first,
+                   daily_peak=_bands(peaks))
+
+
+def _bands(values: np.ndarray) -> tuple[Band, ...]:
+    low, mid, high = np.percentile(values, [10, 50, 90], axis=0)
+    return tuple((float(a), float(b), float(c)) for a, b, c in zip(low, mid, high, strict=True))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServingRecord:
     """One serving phase in one replication."""
@@ -73,6 +143,7 @@ class ServingRecord:
     cost_usd: float  # the phase's ledger lines
     replicas_by_hour: tuple[int, ...]  # whole fleet (replicas of every entry)
     preemptions: int = 0  # spot replicas reclaimed
+    fleet: FleetProfile | None = None  # the fleet reduced for the report, every replication
 
     @property
     def slo_attainment(self) -> float:

@@ -62,3 +62,24 @@ def test_the_run_reports_spend_split_has_a_panel_per_simulated_plan(run: RunResu
     assert chart is not None
     simulated = [p for p in run.plans if p.ledger is not None and p.ledger.cost_usd > 0]
     assert len(chart.figure.axes) == len(simulated)
+
+
+def test_the_budget_split_charts_keep_their_text_inside_the_figure() -> None:
+    from tests.report.chart_checks import assert_inside
+
+    for chart in budget_split_charts(_result()):
+        assert_inside(chart)
+
+
+def test_the_spend_split_is_titled_ranked_and_stars_the_recommendation(run: RunResult) -> None:
+    from costsim.report.chart_style import STAR
+
+    chart = spend_split_chart(run)
+    assert chart is not None
+    assert chart.figure.get_suptitle().startswith("Spend by part group")
+    titles = [axes.get_title(loc="left").split(": $")[0] for axes in chart.figure.axes]
+    costs = {p.name: p.cost_usd.mean for p in run.plans if p.cost_usd is not None}
+    names = [t.removeprefix(f"{STAR} ").removesuffix(" (recommended)") for t in titles]
+    assert [costs[n] for n in names] == sorted(costs[n] for n in names)
+    assert [t for t in titles if t.startswith(STAR)] == [
+        f"{STAR} {run.recommendation.plan} (recommended)"]

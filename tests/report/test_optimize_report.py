@@ -6,6 +6,7 @@ the charts drawn, and an answer without a feasible plan."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -189,3 +190,67 @@ def test_a_scenario_name_cannot_break_out_of_the_blocks_comment(answer: Optimize
     document = {**_document(answer), "scenario": "x\nplans: [evil]\n#"}
     write_optimize_report(answer, document, tmp_path, best_plan_yaml="- name: x\n")
     assert yaml.safe_load((tmp_path / "best-plan.yaml").read_text()) == [{"name": "x"}]
+
+
+def test_every_optimize_chart_keeps_its_text_inside_the_figure(answer: OptimizeResult) -> None:
+    from tests.report.chart_checks import assert_inside
+
+    charts = optimize_charts(answer)
+    assert [c.slug for c in charts] == ["pareto_front", "training_front", "reservation_curve",
+                                        "cost_by_plan"]
+    for chart in charts:
+        assert_inside(chart)
+
+
+def test_the_pareto_front_numbers_its_plans_and_names_them_in_a_key(
+        answer: OptimizeResult) -> None:
+    from costsim.report.chart_style import STAR
+
+    chart = pareto_front(answer)
+    assert chart is not None
+    (axes,) = chart.figure.axes
+    assert answer.best is not None
+    (legend,) = chart.figure.legends
+    key = [t.get_text() for t in legend.get_texts()]
+    front = sorted(answer.pareto, key=lambda r: r.objective_usd or 0.0)
+    assert [k.split(": ")[0] for k in key] == [
+        f"{STAR} {r.result.name} (recommended)" if r is answer.best else r.result.name
+        for r in front]
+    # on the plot only the numbers: a long plan name cannot run off the figure
+    assert all(t.get_text().replace(", ", "").isdigit() for t in axes.texts)
+
+
+def test_optimize_stars_its_own_choice_in_the_cost_chart(answer: OptimizeResult) -> None:
+    from costsim.report.chart_style import STAR
+
+    chart = optimize_charts(answer)[-1]
+    (axes,) = chart.figure.axes
+    assert answer.best is not None
+    starred = [t.get_text() for t in axes.get_yticklabels() if t.get_text().startswith(STAR)]
+    assert starred == [f"{STAR} {answer.best.result.name}"]
+
+
+def test_the_training_front_is_log_log_with_ticks_that_do_not_collide(
+        answer: OptimizeResult) -> None:
+    """Options from under a day to 100 days and from $500 to $9M (the flagship's fine-tune
+    front): 1-2-5 ticks, no minor labels, no two tick labels overlapping."""
+    from costsim.report.charts_optimize import training_fronts
+    from tests.report.chart_checks import drawn_texts
+
+    (front,) = answer.training_fronts
+    option = front.options[0]
+    spread = tuple(dataclasses.replace(option, wall_time_s=days * 86_400.0, cost_usd=cost,
+                                       on_front=False)
+                   for days, cost in itertools.product((0.8, 0.9, 1.3, 7, 40, 90, 100),
+                                                       (500.0, 2e4, 9e6)))
+    chart = training_fronts([dataclasses.replace(front, options=(*front.options, *spread))])
+    assert chart is not None
+    (axes,) = chart.figure.axes
+    assert (axes.get_xscale(), axes.get_yscale()) == ("log", "log")
+    drawn = {id(t) for t in drawn_texts(chart.figure)}
+    renderer = chart.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    for axis in (axes.xaxis, axes.yaxis):
+        boxes = [t.get_window_extent(renderer) for t in axis.get_ticklabels(which="both")
+                 if id(t) in drawn and t.get_text()]
+        assert len(boxes) >= 3
+        assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))

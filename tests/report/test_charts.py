@@ -1,0 +1,270 @@
+"""The run report's and the sweep's charts as a reviewer reads them: no text past the figure's
+edge, plans ranked cheapest first with the recommended plan starred, the budget drawn, scales
+that do not squeeze plans together, fleets from every replication (issue 19 item 7)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+from matplotlib.axes import Axes
+
+from costsim.report.chart_style import BUDGET_COLOR, PNG_DPI, RECOMMENDED_EDGE, STAR, Chart
+from costsim.report.charts import build_charts
+from costsim.report.charts_capacity import reserved_utilization, serving_fleet
+from costsim.report.charts_cost import (
+    cost_by_phase_category,
+    cost_by_plan,
+    cost_per_training_run,
+    cumulative_cost,
+    monthly_cash_flow,
+)
+from costsim.report.charts_sweep import cost_distribution, readable_key, readable_label, tornado
+from costsim.sim.run_result import RunResult
+from costsim.sweep.results import SweepResult
+from tests.report.chart_checks import assert_inside
+from tests.report.runs import FORMULA_NAME, SCRIPT_NAME
+from tests.sweep.results_builders import plan_row, sweep_of
+
+PLANS = ("all-on-demand", "large-cards", "small-a10g", "reserved-base", "spot-checkpoints",
+         "buy-servers")
+
+
+def _ranked_names(run: RunResult) -> list[str]:
+    feasible = [p for p in run.plans if p.cost_usd is not None]
+    return [p.name for p in sorted(feasible, key=lambda p: p.cost_usd.mean)]  # type: ignore[union-attr]
+
+
+def _star(name: str) -> str:
+    """The recommended plan in a legend or a panel title."""
+    return f"{STAR} {name} (recommended)"
+
+
+def _tick(name: str) -> str:
+    """The recommended plan on an axis (the legend says what the star means)."""
+    return f"{STAR} {name}"
+
+
+def _tick_names(axes: Axes) -> list[str]:
+    return [label.get_text() for label in axes.get_yticklabels()]
+
+
+def _chart(chart: Chart | None) -> Chart:
+    assert chart is not None
+    return chart
+
+
+def test_every_run_chart_keeps_its_text_inside_the_figure(run: RunResult) -> None:
+    charts = build_charts(run, run.breakevens)
+    assert {c.slug for c in charts} == {
+        "cost_by_plan", "cost_per_training_run", "cumulative_cost", "monthly_cash_flow",
+        "cost_by_phase_category", "reserved_utilization", "break_even", "serving_fleet",
+        "spend_split"}
+    for chart in charts:
+        assert chart.figure.dpi == PNG_DPI  # laid out at the dpi the PNG is drawn at
+        assert_inside(chart)
+
+
+def test_cost_by_plan_ranks_cheapest_first_stars_the_recommendation_and_draws_the_budget(
+        run: RunResult) -> None:
+    chosen = run.recommendation.plan
+    assert chosen is not None
+    (axes,) = _chart(cost_by_plan(run)).figure.axes
+    names = _tick_names(axes)
+    assert names == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
+    starred = [label for label in axes.get_yticklabels() if label.get_text().startswith(STAR)]
+    assert [label.get_text() for label in starred] == [_tick(chosen)]
+    legend = axes.get_legend()
+    assert legend is not None
+    assert legend.get_texts()[0].get_text().startswith(f"{STAR} recommended (")
+    assert starred[0].get_fontweight() == "bold"
+    outlined = [bar for bar in axes.patches if bar.get_edgecolor()[:3] == (0.0, 0.0, 0.0)
+                and bar.get_linewidth() > 1]
+    assert len(outlined) == 1
+    assert RECOMMENDED_EDGE == "#000000"
+    budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
+    assert len(budget) == 1
+    assert budget[0].get_xdata()[0] == run.scenario.budget_usd  # type: ignore[index]
+    assert budget[0].get_color() == BUDGET_COLOR
+    assert axes.get_xlim()[1] > run.scenario.budget_usd  # type: ignore[operator]
+
+
+def test_cost_by_plan_stars_the_plan_it_is_told(run: RunResult) -> None:
+    """optimize marks its own choice (which rests on its objective), not the run's."""
+    other = _ranked_names(run)[-1]
+    (axes,) = _chart(cost_by_plan(run, recommended=other)).figure.axes
+    assert _tick_names(axes)[-1] == _tick(other)
+    assert sum(name.startswith(STAR) for name in _tick_names(axes)) == 1
+
+
+def test_cost_per_training_run_is_ranked_by_its_own_figure(run: RunResult) -> None:
+    (axes,) = _chart(cost_per_training_run(run)).figure.axes
+    values = [bar.get_width() for bar in axes.patches]
+    assert values == sorted(values)
+    assert any(name == _tick(run.recommendation.plan or "") for name in _tick_names(axes))
+
+
+def test_cumulative_cost_has_the_budget_a_ranked_legend_and_a_log_scale_when_plans_lie_far_apart(
+        run: RunResult) -> None:
+    (axes,) = _chart(cumulative_cost(run)).figure.axes
+    budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
+    assert len(budget) == 1
+    assert budget[0].get_ydata()[0] == run.scenario.budget_usd  # type: ignore[index]
+    legend = axes.get_legend()
+    assert legend is not None
+    plans = [t.get_text() for t in legend.get_texts() if not t.get_text().startswith("budget")]
+    chosen = run.recommendation.plan
+    assert plans == [_star(n) if n == chosen else n for n in _ranked_names(run)]
+    # the owned plan pays its servers up front: its cash ends ~6x the others'
+    assert axes.get_yscale() == "log"
+    assert "log scale" in axes.get_ylabel()
+
+
+def test_cumulative_cost_stays_linear_when_the_plans_are_alike(run: RunResult) -> None:
+    rented = tuple(p for p in run.plans if p.name != "buy-servers")
+    (axes,) = _chart(cumulative_cost(dataclasses.replace(run, plans=rented))).figure.axes
+    assert axes.get_yscale() == "linear"
+    assert axes.get_ylim()[0] == 0
+
+
+def test_monthly_cash_flow_panels_share_one_scale_and_a_purchase_is_cut_and_labelled(
+        run: RunResult) -> None:
+    figure = _chart(monthly_cash_flow(run)).figure
+    panels = figure.axes
+    assert len({axes.get_ylim() for axes in panels}) == 1
+    titles = [axes.get_title(loc="left") for axes in panels]
+    chosen = run.recommendation.plan
+    assert titles == [_star(n) if n == chosen else n for n in _ranked_names(run)]
+    owner = panels[titles.index("buy-servers")]
+    notes = [t.get_text() for t in owner.texts]
+    assert len(notes) == 1
+    assert "cut at the shared scale" in notes[0]
+    months = [row for p in run.plans if p.ledger is not None for row in p.ledger.months]
+    top = panels[0].get_ylim()[1]
+    assert top == pytest.approx(1.15 * max(row.opex_usd for row in months))  # opex fills it
+    assert top < max(row.cash_usd for row in months) / 10  # the purchase month is cut
+
+
+def test_cost_by_phase_category_gives_each_phase_its_scale_and_keeps_the_legend_off_the_bars(
+        run: RunResult) -> None:
+    figure = _chart(cost_by_phase_category(run)).figure
+    panels = figure.axes
+    assert [axes.get_title(loc="left").split(":")[0] for axes in panels] == [
+        "phase prototype", "phase train", "phase serve",
+        "plan-wide (owned hardware, commitments, storage)"]
+    assert all(axes.get_legend() is None for axes in panels)
+    assert len(figure.legends) == 1
+    train = panels[1]
+    widest = max(bar.get_x() + bar.get_width() for bar in train.patches)
+    assert train.get_xlim()[1] < 1.5 * widest  # not flattened by the plan-wide capex
+    chosen = run.recommendation.plan
+    for axes in panels:
+        assert _tick_names(axes) == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
+
+
+def test_reserved_utilization_legend_is_ranked_and_starred(run: RunResult) -> None:
+    (axes,) = _chart(reserved_utilization(run)).figure.axes
+    legend = axes.get_legend()
+    assert legend is not None
+    assert [t.get_text() for t in legend.get_texts()] == [_star("reserve-serving")]
+
+
+def test_serving_fleet_draws_every_replication_as_bands_and_identical_fleets_as_one_line(
+        run: RunResult) -> None:
+    chart = _chart(serving_fleet(run))
+    day, year = chart.figure.axes
+    assert "replication 1" not in chart.figure.get_suptitle()
+    for axes in (day, year):
+        legend = axes.get_legend()
+        assert legend is not None
+        labels = [t.get_text() for t in legend.get_texts()]
+        # every rented plan serves on the same autoscaled fleet: one line names them all,
+        # cheapest first (a line drawn over another would hide it)
+        assert labels == ["\n= ".join([_star("reserve-serving"), "spot-train", "all-on-demand",
+                                      SCRIPT_NAME, FORMULA_NAME]), "buy-servers"]
+        assert len(labels) == len(axes.get_lines())
+        assert len(axes.collections) == len(labels)  # a P10–P90 band per line
+    bands = next(b for p in run.plans if p.name == "all-on-demand" for b in p.serving_fleet)
+    low, mid, high = (np.array(bands.by_clock_hour)[:, i] for i in range(3))
+    assert (low <= mid).all()
+    assert (mid <= high).all()
+    assert (high > low).any()  # the replications differ: a band, not one future
+
+
+def _sweep() -> SweepResult:
+    """18 variants × 6 plans with the flagship what-if's labels; plan i costs (i+1) × peak."""
+    rows = []
+    for variant, (name, peak, change) in enumerate(itertools.product(
+            ["llama-3-8b", "llama-2-13b"], [20, 40, 80], [-10, -25, -40])):
+        overrides = {"phases.serve.load.peak_requests_per_s": peak,
+                     "prices.gpu_price_change_pct.H100": change}
+        for index, plan in enumerate(PLANS):
+            row = plan_row(variant, overrides, 1000.0 * (index + 1) * peak - change, plan=plan,
+                           name=name)
+            breaches = ("P(over budget) 20% > 10%",) if index == 0 and peak == 20 else ()
+            rows.append(dataclasses.replace(
+                row, label=f"{name}, peak_requests_per_s={peak}, H100={change}",
+                limit_breaches=breaches))
+    return dataclasses.replace(sweep_of(rows), variants=18)
+
+
+def test_the_sweep_charts_keep_their_text_inside_and_name_inputs_in_words() -> None:
+    result = _sweep()
+    distribution, spread = _chart(cost_distribution(result)), _chart(tornado(result))
+    for chart in (distribution, spread):
+        assert_inside(chart)
+    names = [name for axes in spread.figure.axes for name in _tick_names(axes)]
+    assert set(names) == {"variant (sweep file)", "peak requests/s (phase serve)",
+                          "GPU price change % (H100)"}
+    (axes,) = distribution.figure.axes
+    assert _tick_names(axes)[0] == ("llama-3-8b, peak requests/s (phase serve) = 20, "
+                                    "GPU price change % (H100) = -10")
+
+
+def test_the_sweep_ranks_plans_and_stars_each_variants_recommendation() -> None:
+    result = _sweep()
+    (axes,) = _chart(cost_distribution(result)).figure.axes
+    legend = axes.get_legend()
+    assert legend is not None
+    assert [t.get_text() for t in legend.get_texts()][:len(PLANS)] == list(PLANS)  # by cost
+    stars = [line for line in axes.get_lines() if line.get_marker() == "*"]
+    starred = sum(len(line.get_xdata()) for line in stars)  # type: ignore[arg-type]
+    assert starred == 18  # one per variant
+    # at peak 20 the cheapest plan breaks a risk limit: the second is recommended there
+    second = [line for line in stars if line.get_color() == "#E69F00"]
+    assert sum(len(line.get_xdata()) for line in second) == 6  # type: ignore[arg-type]
+    panels = _chart(tornado(result)).figure.axes
+    assert [a.get_title().split(" (")[0] for a in panels] == [f"{STAR} {PLANS[0]}", *PLANS[1:]]
+    assert panels[0].get_title().endswith("(recommended in 12 of 18 variants)")
+
+
+@pytest.mark.parametrize(("key", "words"), [
+    ("phases.serve.load.peak_requests_per_s", "peak requests/s (phase serve)"),
+    ("prices.gpu_price_change_pct.H100", "GPU price change % (H100)"),
+    ("models.assistant.preset", "preset (model assistant)"),
+    ("budget_usd", "budget (USD)"),
+    ("phases.train.tokens", "tokens (phase train)"),
+])
+def test_readable_key(key: str, words: str) -> None:
+    assert readable_key(key) == words
+
+
+def test_readable_label_finds_each_suffix_among_the_swept_keys() -> None:
+    keys = ["phases.serve.load.peak_requests_per_s", "prices.gpu_price_change_pct.H100"]
+    assert readable_label("13b, peak_requests_per_s=40, H100=-25", keys) == (
+        "13b, peak requests/s (phase serve) = 40, GPU price change % (H100) = -25")
+    assert readable_label("as written", keys) == "as written"
+
+
+def test_long_plan_names_stay_inside_every_chart(run: RunResult) -> None:
+    """optimize's generated names run to 60+ characters
+    (``opt-3-h100-spot.2b200-spot.h100+rsv-1h100-1y-all-upfront-balanced``)."""
+    suffix = ".2b200-spot.h100+rsv-1h100-1y-all-upfront-balanced"
+    plans = tuple(dataclasses.replace(p, name=p.name + suffix) for p in run.plans)
+    chosen = f"{run.recommendation.plan}{suffix}"
+    long = dataclasses.replace(run, plans=plans, recommendation=dataclasses.replace(
+        run.recommendation, plan=chosen))
+    for chart in build_charts(long, ()):
+        assert_inside(chart)
