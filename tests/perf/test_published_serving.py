@@ -12,8 +12,8 @@ from costsim.domain.performance import PerfDefaults
 from scripts.published_table import (
     SERVING_CSV,
     ServingCheck,
-    check_serving,
     cheaper_agrees,
+    check_serving,
     read_rows,
 )
 

@@ -189,8 +189,10 @@ def test_compute_bound_decode_at_large_batch_on_small_cards(defaults: PerfDefaul
 
 
 def test_bandwidth_efficiency_per_memory_class(defaults: PerfDefaults) -> None:
-    assert is_gddr(get_gpu("L4")) and is_gddr(get_gpu("RTX4090"))
-    assert not is_gddr(get_gpu("H100")) and not is_gddr(get_gpu("A100"))
+    assert is_gddr(get_gpu("L4"))
+    assert is_gddr(get_gpu("RTX4090"))
+    assert not is_gddr(get_gpu("H100"))
+    assert not is_gddr(get_gpu("A100"))
     profile = replace(defaults.serving.engine(ServingEngine.LLAMA_CPP),
                       hbm_efficiency=0.5, gddr_hbm_efficiency=0.87)
     assert float(_terms(defaults, gpu="RTX4090", profile=profile).hbm_efficiency) == 0.87
