@@ -283,5 +283,6 @@ def test_cumulative_cash_bands_rise_and_end_at_the_mean_cash() -> None:
     assert all(s.p10 <= s.p50 <= s.p90 for _, s in bands)
     means = [s.mean for _, s in bands]
     assert means == sorted(means)  # cash paid so far never falls
-    assert means[-1] == pytest.approx(result.cash_usd_mean, abs=0.01)
+    # the ledger's cash is the sum of its months, each to the cent: half a cent per month apart
+    assert means[-1] == pytest.approx(result.cash_usd_mean, abs=0.005 * len(means))
     assert bands[-1][1].p10 < bands[-1][1].p90  # the draws spread the serving months
