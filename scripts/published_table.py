@@ -54,6 +54,7 @@ from costsim.errors import CostsimError
 from costsim.memory.runtime import DEFAULT_POLICY
 from costsim.perf.allin_loss import simulate_allin
 from costsim.perf.burst import burst_throughput
+from costsim.perf.latency import closed_loop
 from costsim.perf.layouts import LayoutConstraints
 from costsim.perf.roofline import replica_terms
 from costsim.perf.serving import ServingEstimate, estimate_serving
@@ -193,6 +194,31 @@ class ServingCheck:
         return abs(1.0 / self.ratio - 1.0) <= self.tolerance
 
 
+# Which card is cheaper per token (issue 18): the per-GPU throughput ratio small/large against
+# the per-GPU price ratio; prices: AWS us-east-1 on demand, the cheapest instance per GPU in the
+# shipped price book (the basis of tests/data/serving_mix_prices.csv), fixed before comparing.
+PRICE_CLOUD, PRICE_REGION = "aws", "us-east-1"
+
+
+def usd_per_gpu_hour(gpu: str) -> float:
+    """The card's cheapest on-demand price per GPU-hour on the stated basis."""
+    from costsim.catalog.prices import offerings
+
+    rates = [o.on_demand_usd_per_hour / o.gpus_per_instance
+             for o in offerings(get_gpu(gpu).name, PRICE_CLOUD, PRICE_REGION)
+             if o.on_demand_usd_per_hour]
+    if not rates:
+        raise CostsimError(f"no {PRICE_CLOUD} {PRICE_REGION} on-demand price for {gpu}")
+    return min(rates)
+
+
+def cheaper_card(row: dict[str, str], per_gpu_ratio: float) -> str:
+    """The card of a card-ratio row that costs less per token at ``per_gpu_ratio`` (small card's
+    tokens per GPU over the large card's)."""
+    small, large = row["gpu"].split("/")
+    return small if per_gpu_ratio > usd_per_gpu_hour(small) / usd_per_gpu_hour(large) else large
+
+
 def _tolerance(text: str) -> float | None:
     return float(text.removeprefix("+-").removesuffix("%")) / 100 if text.startswith("+-") else None
 
@@ -235,13 +261,23 @@ def _static_batch_tokens_per_s(row: dict[str, str], defaults: PerfDefaults) -> f
 
 def _closed_loop(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, float]:
     """(output tokens/s, ms per token) of ``concurrency`` users each sending a request and
-    waiting for it: every request's time is its prefill plus its output at the batch's step."""
+    waiting for it (costsim.perf.latency.closed_loop: the other users' prompts slow every
+    decode step by their prefill share)."""
     users = int(row["concurrency"])
     prompt = int(row["prompt_tokens"]) if row["prompt_tokens"] else SHAREGPT_MEAN_PROMPT_TOKENS
     output = int(row["output_tokens"])
-    est = _estimate(row, defaults, batch=users, prompt=prompt)
-    request_s = est.prefill_s + output * est.tpot_s
-    return users * output / request_s, request_s / output * 1e3
+    est = _estimate(row, defaults, batch=1, prompt=prompt)
+    engine = ServingEngine(row["costsim_engine"])
+    profile = defaults.serving.engine(engine)
+    policy = replace(DEFAULT_POLICY, infer_utilization=profile.memory_utilization)
+    setup = InferenceSetup(precision=Dtype(row["precision"]),
+                           layout=ParallelLayout(tp=int(row["tp"])), batch=1,
+                           context_tokens=prompt + output, quant=Quant(row["quant"]))
+    terms = replica_terms(_architecture(row["model"]), get_gpu(row["gpu"]), setup, profile,
+                          defaults.serving, policy)
+    loop = closed_loop(terms, users, prompt, output, est.max_batch, est.max_requests_per_s,
+                       defaults.serving)
+    return loop.output_tokens_per_s, loop.ms_per_output_token
 
 
 def _predict_plain(row: dict[str, str], defaults: PerfDefaults) -> float:
@@ -277,7 +313,8 @@ def _reference_predictions(defaults: PerfDefaults) -> dict[str, tuple[float, flo
 def check_serving(rows: Sequence[dict[str, str]], defaults: PerfDefaults) -> list[ServingCheck]:
     """Every serving row against today's model (kept, with the reason, when it cannot run)."""
     by_id = {row["id"]: row for row in rows}
-    references = _reference_predictions(defaults)
+    references = (_reference_predictions(defaults)
+                  if any(row["mode"] == "reference" for row in rows) else {})
     plain: dict[str, float] = {}
     checks = []
     for row in rows:
@@ -407,9 +444,25 @@ def _table(header: Sequence[str], cells: Iterable[Sequence[str]]) -> str:
 
 
 SERVING_HEADER = ("id", "kind", "engine", "gpu", "model", "split", "measured", "unit",
-                  "predicted", "meas/pred", "tol", "within", "modelled")
+                  "predicted", "meas/pred", "tol", "within", "cheaper", "modelled")
 TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "steady_gpuh",
                    "P10", "P50", "P90", "pub/P50", "inside")
+
+
+def cheaper_agrees(check: ServingCheck) -> bool | None:
+    """For a card-ratio row: whether the prediction picks the card the measurement finds
+    cheaper per token (None for other rows)."""
+    if check.row["kind"] != "card-ratio" or check.measured is None or not check.predicted:
+        return None
+    return cheaper_card(check.row, check.measured) == cheaper_card(check.row, check.predicted)
+
+
+def _cheaper_cell(check: ServingCheck) -> str:
+    agrees = cheaper_agrees(check)
+    if agrees is None:
+        return "-"
+    measured = cheaper_card(check.row, check.measured or 0.0)
+    return f"{'yes' if agrees else 'NO'} ({measured})"
 
 
 def serving_cells(checks: Sequence[ServingCheck]) -> list[tuple[str, ...]]:
@@ -422,7 +475,7 @@ def serving_cells(checks: Sequence[ServingCheck]) -> list[tuple[str, ...]]:
         cells.append((r["id"], r["kind"], r["engine"], r["gpu"], r["model"], r["split"],
                       _num(c.measured), r["unit"], _num(c.predicted),
                       "-" if c.ratio is None else f"{c.ratio:.2f}", r["tolerance"], within,
-                      modelled))
+                      _cheaper_cell(c), modelled))
     return cells
 
 
@@ -448,6 +501,10 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
         lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
                      f"within tolerance (rows added later: "
                      f"{sum(bool(c.within) for c in added)}/{len(added)})")
+    ratios = [c for c in serving if cheaper_agrees(c) is not None]
+    lines.append(f"card-ratio rows picking the cheaper card per token ({PRICE_CLOUD} "
+                 f"{PRICE_REGION} on demand): {sum(bool(cheaper_agrees(c)) for c in ratios)}/"
+                 f"{len(ratios)}")
     rated = [c for c in serving if c.ratio is not None and c.row["kind"] != "memory-share"]
     worst = sorted(rated, key=lambda c: -abs(math.log(c.ratio or 1.0)))[:6]
     lines.append("serving worst (measured/predicted): " + ", ".join(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 from costsim.catalog.resources import read_data_csv
@@ -15,6 +16,7 @@ from costsim.domain.performance import (
     Interconnect,
     PerfDefaults,
     PublishedBatch,
+    QuantKernel,
     ServingAssumptions,
     StackFactors,
     TrainingAssumptions,
@@ -31,6 +33,15 @@ def _assumptions() -> dict[str, dict[str, tuple[float, str]]]:
     for row in read_data_csv("perf_assumptions.csv"):
         groups.setdefault(row["group"], {})[row["key"]] = (float(row["value"]), row["source"])
     return groups
+
+
+def _yes(row: dict[str, str], key: str) -> bool:
+    """A yes/no column of a shipped data file."""
+    value = row[key].strip().lower()
+    if value not in {"yes", "no"}:
+        raise ValueError(f"perf_engines.csv row {row['engine']}: {key} must be yes or no "
+                         f"(got {value!r})")
+    return value == "yes"
 
 
 def framework_comparisons() -> tuple[FrameworkComparison, ...]:
@@ -150,9 +161,25 @@ def perf_defaults() -> PerfDefaults:
             max_batch=int(row["max_batch"]),
             memory_utilization=float(row["memory_utilization"]),
             step_overhead_s=float(row["step_overhead_s"]),
+            step_overhead_per_seq_s=float(row["step_overhead_per_seq_s"]),
+            launch_s_per_layer=float(row["launch_s_per_layer"]),
+            allreduce_latency_s=(float(row["allreduce_latency_s"])
+                                 if row["allreduce_latency_s"] else None),
+            chunked_prefill=_yes(row, "chunked_prefill"),
+            paged_kv=_yes(row, "paged_kv"),
+            gddr_hbm_efficiency=(float(row["gddr_hbm_efficiency"])
+                                 if row["gddr_hbm_efficiency"] else None),
             source=row["source"],
         )
         for row in read_data_csv("perf_engines.csv")
+    }
+    quant_kernels = {
+        (ServingEngine(row["engine"]), row["quant"]): QuantKernel(
+            engine=ServingEngine(row["engine"]), quant=row["quant"], family=row["family"],
+            fused_max_batch=float(row["fused_max_batch"]) if row["fused_max_batch"]
+            else math.inf,
+            source=row["source"])
+        for row in read_data_csv("perf_quant_kernels.csv")
     }
     serving = ServingAssumptions(
         engines=engines,
@@ -165,6 +192,7 @@ def perf_defaults() -> PerfDefaults:
         target_utilization=serve["target_utilization"][0],
         default_slo_ttft_p95_s=serve["default_slo_ttft_p95_s"][0],
         default_slo_tpot_p95_s=serve["default_slo_tpot_p95_s"][0],
+        quant_kernels=quant_kernels,
         sources={key: source for key, (_, source) in serve.items()},
     )
     networks: dict[str, Interconnect] = {}

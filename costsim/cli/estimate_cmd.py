@@ -29,7 +29,8 @@ from costsim.cli.ranges import (
 )
 from costsim.errors import InputError
 
-ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers")
+ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers",
+           "tgi")
 
 
 def _named_choice(what: str, values: tuple[str, ...],

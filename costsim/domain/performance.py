@@ -404,10 +404,23 @@ class AllinLossAssumptions:
 class EngineProfile:
     """How close a serving engine gets to the roofline, and its batching limits.
 
-    ``hbm_efficiency``: achieved fraction of memory bandwidth in decode; ``compute_efficiency``:
+    ``hbm_efficiency``: achieved fraction of memory bandwidth in decode (``gddr_hbm_efficiency``
+    on GDDR cards where the engine publishes its own, else the same); ``compute_efficiency``:
     achieved fraction of dense peak for large token counts (prefill); ``max_batch``: the
     engine's default cap on concurrent sequences; ``memory_utilization``: share of GPU memory the
-    engine claims; ``step_overhead_s``: host time per iteration not hidden behind the GPU.
+    engine claims.
+
+    Host (CPU) time of one iteration, serialized with the GPU (the engine waits for the sampled
+    tokens before it schedules the next step): ``step_overhead_s`` + ``step_overhead_per_seq_s``
+    × sequences in the batch (scheduling, sampling, stop checks, detokenization).
+    ``launch_s_per_layer``: host time to issue one layer's kernels when the engine runs without
+    CUDA graphs (eager PyTorch); the GPU runs behind the host, so a step takes the longer of the
+    two. ``allreduce_latency_s``: latency of one tensor-parallel all-reduce call (None: the shared
+    default of :class:`ServingAssumptions`, NCCL under CUDA graphs). ``chunked_prefill``: prompts
+    ride along with decode steps (their compute is added, the weights are read once); otherwise
+    a prompt runs as its own forward pass that stalls the running decodes. ``paged_kv``: the KV
+    cache is allocated in pages as tokens are produced, so a running request holds its prompt
+    and the tokens generated so far (prompt + output/2 on average), not its full context.
     """
 
     engine: ServingEngine
@@ -416,6 +429,12 @@ class EngineProfile:
     max_batch: int
     memory_utilization: float
     step_overhead_s: float
+    step_overhead_per_seq_s: float = 0.0
+    launch_s_per_layer: float = 0.0
+    allreduce_latency_s: float | None = None
+    chunked_prefill: bool = True
+    paged_kv: bool = False
+    gddr_hbm_efficiency: float | None = None
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -423,8 +442,48 @@ class EngineProfile:
             value = getattr(self, key)
             if not 0 < value <= 1:
                 raise ValueError(f"engine {self.engine}: {key} must be in (0, 1] (got {value})")
+        if self.gddr_hbm_efficiency is not None and not 0 < self.gddr_hbm_efficiency <= 1:
+            raise ValueError(f"engine {self.engine}: gddr_hbm_efficiency must be in (0, 1] "
+                             f"(got {self.gddr_hbm_efficiency})")
         if self.max_batch < 1:
             raise ValueError(f"engine {self.engine}: max_batch must be >= 1")
+        for key in ("step_overhead_s", "step_overhead_per_seq_s", "launch_s_per_layer"):
+            if not getattr(self, key) >= 0:
+                raise ValueError(f"engine {self.engine}: {key} must be >= 0")
+        if self.allreduce_latency_s is not None and not self.allreduce_latency_s >= 0:
+            raise ValueError(f"engine {self.engine}: allreduce_latency_s must be >= 0")
+
+    def bandwidth_efficiency(self, gddr: bool) -> float:
+        """Achieved share of memory bandwidth in decode on a GDDR (True) or HBM card."""
+        if gddr and self.gddr_hbm_efficiency is not None:
+            return self.gddr_hbm_efficiency
+        return self.hbm_efficiency
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuantKernel:
+    """The weight-only quantized GEMM an engine runs for a format (perf_quant_kernels.csv).
+
+    ``fused_max_batch``: the largest batch (tokens per GEMM) at which the kernel dequantizes in
+    registers and moves only the quantized bytes (inf: at every batch, as Marlin); above it the
+    kernel writes an fp16 copy of the weights and runs an fp16 GEMM on it (dequantize-then-GEMM),
+    which moves more bytes than fp16 weights would.
+    """
+
+    engine: ServingEngine
+    quant: str
+    family: str
+    fused_max_batch: float
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fused_max_batch >= 0:
+            raise ValueError(f"quant kernel {self.engine}/{self.quant}: fused_max_batch must be "
+                             f">= 0 (got {self.fused_max_batch})")
+
+
+# A format without a row runs a fused kernel at every batch (the plain roofline).
+FUSED_KERNEL_FAMILY = "fused"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -448,6 +507,7 @@ class ServingAssumptions:
     target_utilization: float
     default_slo_ttft_p95_s: float
     default_slo_tpot_p95_s: float
+    quant_kernels: Mapping[tuple[ServingEngine, str], QuantKernel] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -460,6 +520,15 @@ class ServingAssumptions:
     def engine(self, engine: ServingEngine) -> EngineProfile:
         """The profile of ``engine``."""
         return self.engines[engine]
+
+    def quant_kernel(self, engine: ServingEngine, quant: str) -> QuantKernel:
+        """The weight-only kernel ``engine`` runs for ``quant`` (fused at every batch when the
+        data has no row for it)."""
+        found = self.quant_kernels.get((engine, str(quant)))
+        if found is not None:
+            return found
+        return QuantKernel(engine=engine, quant=str(quant), family=FUSED_KERNEL_FAMILY,
+                           fused_max_batch=math.inf)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

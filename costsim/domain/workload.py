@@ -66,6 +66,7 @@ class ServingEngine(StrEnum):
     LLAMA_CPP = "llama.cpp"
     TORCH_COMPILE = "torch-compile"
     HF_TRANSFORMERS = "hf-transformers"
+    TGI = "tgi"
 
 
 class TrainingFramework(StrEnum):

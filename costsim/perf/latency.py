@@ -108,3 +108,62 @@ def max_rate_at_slo(r: ReplicaTerms, prompt_tokens: int, output_tokens: int, max
         first = int(failing[0])
         lo, hi = (float(grid[first - 1]) if first else lo), float(grid[first])
     return lo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClosedLoop:
+    """A closed loop of ``users`` clients, each sending a request as soon as its previous one
+    finished (how k6 virtual users and ``--max-concurrency`` benchmarks load a server)."""
+
+    users: int
+    output_tokens: int
+    request_s: float
+    rate_per_s: float
+    ttft_s: float
+    tpot_s: float
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """Output tokens per second of the whole loop."""
+        return self.rate_per_s * self.output_tokens
+
+    @property
+    def ms_per_output_token(self) -> float:
+        """A request's time over its output tokens (the 'latency per token' load tools print)."""
+        return self.request_s / self.output_tokens * 1e3
+
+
+def closed_loop(r: ReplicaTerms, users: int, prompt_tokens: int, output_tokens: int,
+                max_batch: int, max_rps: float, assumptions: ServingAssumptions) -> ClosedLoop:
+    """Steady state of ``users`` clients in a closed loop on one replica.
+
+    The loop's rate λ and a request's time T satisfy λ = users / T (Little's law on the whole
+    loop) with T = TTFT(λ) + output · TPOT(λ) from :func:`latency_at_load`, so the other users'
+    prompts slow every decode step by their prefill share (ρ_p = λ·prefill work, a separate
+    forward pass without chunked prefill). λ·T(λ) grows with λ; its root is found by refining
+    a grid of rates (one vectorized call a round).
+    """
+    if users < 1:
+        raise ValueError("a closed loop needs at least one user")
+
+    def excess(rates: FloatArray) -> FloatArray:
+        lat = latency_at_load(r, rates, prompt_tokens, output_tokens, max_batch, max_rps,
+                              assumptions)
+        return np.asarray(rates * (lat.ttft_s + output_tokens * lat.tpot_s) - users)
+
+    # Grid refinement as in max_rate_at_slo: the root of λ·T(λ) = users to ~1e-9 of λ_max.
+    lo, hi = 0.0, max_rps
+    if excess(np.asarray([hi]))[0] <= 0:
+        lo = hi
+    else:
+        for _ in range(SLO_GRID_ROUNDS):
+            grid = np.linspace(lo, hi, SLO_GRID_POINTS + 1)[1:]
+            over = np.flatnonzero(excess(grid) > 0)
+            first = int(over[0])
+            lo, hi = (float(grid[first - 1]) if first else lo), float(grid[first])
+    rate = max(lo, 1e-12 * max_rps)
+    lat = latency_at_load(r, rate, prompt_tokens, output_tokens, max_batch, max_rps, assumptions)
+    ttft, tpot = float(lat.ttft_s), float(lat.tpot_s)
+    return ClosedLoop(users=users, output_tokens=output_tokens,
+                      request_s=ttft + output_tokens * tpot,
+                      rate_per_s=users / (ttft + output_tokens * tpot), ttft_s=ttft, tpot_s=tpot)

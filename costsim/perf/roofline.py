@@ -3,24 +3,37 @@
 Decode step at batch B (average cached context c̄ = prompt + output/2), per GPU of a replica
 of ``tp`` GPUs:
 
-    t_mem  = (weights read + B·c̄·KV bytes per token) / (HBM bandwidth · η_hbm(engine))
+    t_mem  = (weights read(B) + B·c̄·KV bytes per token) / (bandwidth · η_bw(engine, memory))
     t_comp = B · (2·N_active + 4·L·h_q·c̄) / tp / (dense peak · η_compute(engine))
-    t_step = √(t_mem² + t_comp²) + t_tp + engine step overhead
+    t_gpu  = √(t_mem² + t_comp²)
+    t_step = max(t_gpu, L · t_launch) + t_tp + a + b·B
 
 The L2 norm is a smooth roofline: it reproduces Vidur's published per-operator profiles of
 Llama-2-7B linear layers on A100 and H100 within ~5 % from 1 to 4096 tokens, where max() is
-20 % low near the knee. ``t_tp`` = 2 all-reduces per layer of B·h activations (latency +
-bandwidth). MoE models read the experts that B tokens touch: 1 − (1 − k/E)^B of them.
+20 % low near the knee. ``t_tp`` = 2 all-reduces per layer of B·h activations (the engine's
+call latency + bandwidth). MoE models read the experts that B tokens touch: 1 − (1 − k/E)^B of
+them. Host time: an eager engine (no CUDA graphs) issues L layers of kernels at ``t_launch``
+each while the GPU runs behind it, so the step takes the longer of the two; ``a + b·B`` is the
+per-iteration scheduler, sampling and output work the engine does between steps (serialized:
+the next step needs the sampled tokens). ``weights read(B)``: quantized weights at their own
+bytes while the engine's weight-only kernel is fused (dequantizing in registers), plus a full
+fp16 copy written and read back above the kernel family's fused batch (dequantize-then-GEMM).
 
 Continuous batching (Orca, vLLM): the batch is capped by the engine's default and by the KV
-cache left beside the weights (memory engine, sequences of prompt + output tokens). Each request
-costs the replica its prefill compute plus ``output`` decode steps shared with B−1 others, so
-the maximum request rate is 1 / (t_prefill + output · t_step(B*) / B*).
+cache left beside the weights (memory engine). With paged KV (vLLM, SGLang, TGI, TensorRT-LLM
+in-flight batching) a request holds its prompt plus the tokens generated so far, on average
+prompt + output/2, so the cache admits more of them than whole-context reservations would
+(vLLM admits by current use and preempts when the cache fills; the mean is what the cap sees).
+Each request costs the replica its prefill plus ``output`` decode steps shared with B−1 others,
+so the maximum request rate is 1 / (t_prefill + output · t_step(B*) / B*); with chunked prefill
+(Sarathi-Serve) a prompt adds only its compute to running steps, without it (TGI 1.x) it runs
+as its own forward pass, stalling every decode for that time (DistServe's interference).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -29,7 +42,7 @@ from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.performance import EngineProfile, ServingAssumptions
 from costsim.domain.precision import Dtype
-from costsim.domain.workload import InferenceSetup
+from costsim.domain.workload import InferenceSetup, Quant
 from costsim.errors import InputError
 from costsim.memory.estimate import (
     estimate_inference,
@@ -66,14 +79,22 @@ class ReplicaTerms:
     compute_efficiency: FloatArray
     step_overhead_s: FloatArray
     engine_max_batch: FloatArray
-    allreduce_latency_s: float
+    allreduce_latency_s: float | FloatArray
+    step_overhead_per_seq_s: FloatArray = field(default_factory=lambda: np.asarray(0.0))
+    launch_s: FloatArray = field(default_factory=lambda: np.asarray(0.0))
+    chunked_prefill: FloatArray = field(default_factory=lambda: np.asarray(1.0))
+    paged_kv: FloatArray = field(default_factory=lambda: np.asarray(0.0))
+    fused_max_batch: FloatArray = field(default_factory=lambda: np.asarray(np.inf))
+    dequant_bytes_per_gpu: FloatArray = field(default_factory=lambda: np.asarray(0.0))
 
 
 REPLICA_ARRAY_FIELDS = ("tp", "weight_bytes_per_gpu", "expert_weight_bytes_per_gpu",
                         "kv_bytes_per_token_per_gpu", "kv_capacity_tokens", "peak_flops",
                         "hbm_bytes_per_s", "intra_node_bytes_per_s", "activation_bytes",
                         "hbm_efficiency", "compute_efficiency", "step_overhead_s",
-                        "engine_max_batch")
+                        "engine_max_batch", "allreduce_latency_s", "step_overhead_per_seq_s",
+                        "launch_s", "chunked_prefill", "paged_kv", "fused_max_batch",
+                        "dequant_bytes_per_gpu")
 
 
 def stack_replicas(replicas: list[ReplicaTerms]) -> ReplicaTerms:
@@ -85,24 +106,39 @@ def stack_replicas(replicas: list[ReplicaTerms]) -> ReplicaTerms:
         raise InputError("", "replicas", "stacked replicas must serve the same model")
     columns = {name: np.asarray([float(getattr(r, name)) for r in replicas])
                for name in REPLICA_ARRAY_FIELDS}
-    return ReplicaTerms(model=first.model, allreduce_latency_s=first.allreduce_latency_s,
-                        **columns)
+    return ReplicaTerms(model=first.model, **columns)
 
 
-def decode_step_s(r: ReplicaTerms, batch: ArrayLike, context_tokens: ArrayLike) -> FloatArray:
-    """Time of one decode iteration of ``batch`` sequences with ``context_tokens`` cached each."""
-    b = np.asarray(batch, dtype=np.float64)
-    c = np.asarray(context_tokens, dtype=np.float64)
+def _weights_read(r: ReplicaTerms, b: FloatArray) -> FloatArray:
+    """Bytes of weights one step of ``b`` tokens moves: the touched experts' share for MoE,
+    plus a dequantized fp16 copy written and read back where the quantized kernel is not
+    fused at that batch (dequantize-then-GEMM)."""
     m = r.model
     if m.num_experts:
         touched = 1.0 - (1.0 - m.experts_per_token / m.num_experts) ** b
         weights = r.weight_bytes_per_gpu - r.expert_weight_bytes_per_gpu * (1.0 - touched)
     else:
         weights = r.weight_bytes_per_gpu + 0.0 * b
-    mem_s = (weights + b * c * r.kv_bytes_per_token_per_gpu) / (
+    return weights + np.where(b > r.fused_max_batch, r.dequant_bytes_per_gpu, 0.0)
+
+
+def host_overhead_s(r: ReplicaTerms, batch: ArrayLike) -> FloatArray:
+    """Host work between two iterations of ``batch`` sequences: a + b·B (scheduling,
+    sampling, stop checks, detokenization), not hidden behind the GPU."""
+    b = np.asarray(batch, dtype=np.float64)
+    return r.step_overhead_s + r.step_overhead_per_seq_s * b
+
+
+def decode_step_s(r: ReplicaTerms, batch: ArrayLike, context_tokens: ArrayLike) -> FloatArray:
+    """Time of one decode iteration of ``batch`` sequences with ``context_tokens`` cached each."""
+    b = np.asarray(batch, dtype=np.float64)
+    c = np.asarray(context_tokens, dtype=np.float64)
+    mem_s = (_weights_read(r, b) + b * c * r.kv_bytes_per_token_per_gpu) / (
         r.hbm_bytes_per_s * r.hbm_efficiency)
-    comp_s = b * forward_flops_per_token(m, c) / r.tp / (r.peak_flops * r.compute_efficiency)
-    return np.sqrt(mem_s**2 + comp_s**2) + _tp_comm_s(r, b) + r.step_overhead_s
+    comp_s = b * forward_flops_per_token(r.model, c) / r.tp / (r.peak_flops
+                                                              * r.compute_efficiency)
+    gpu_s = np.maximum(np.sqrt(mem_s**2 + comp_s**2), r.launch_s)
+    return gpu_s + _tp_comm_s(r, b) + host_overhead_s(r, b)
 
 
 def _tp_comm_s(r: ReplicaTerms, tokens: FloatArray) -> FloatArray:
@@ -117,19 +153,32 @@ def prefill_flops(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
     return p * forward_flops_per_token(r.model, p / 2.0)
 
 
-def prefill_work_s(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
-    """GPU time a prompt adds to a running batch (compute only; weights are read anyway)."""
-    p = np.asarray(prompt_tokens, dtype=np.float64)
-    comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.compute_efficiency)
-    return comp_s + _tp_comm_s(r, p)
-
-
 def prefill_latency_s(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
-    """Time to first token of a prompt on an idle replica (roofline of one forward pass)."""
+    """Time to first token of a prompt on an idle replica (roofline of one forward pass, the
+    host's kernel issue and one iteration's host work)."""
     p = np.asarray(prompt_tokens, dtype=np.float64)
     comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.compute_efficiency)
-    mem_s = r.weight_bytes_per_gpu / (r.hbm_bytes_per_s * r.hbm_efficiency)
-    return np.sqrt(comp_s**2 + mem_s**2) + _tp_comm_s(r, p) + r.step_overhead_s
+    mem_s = _weights_read(r, p) / (r.hbm_bytes_per_s * r.hbm_efficiency)
+    gpu_s = np.maximum(np.sqrt(comp_s**2 + mem_s**2), r.launch_s)
+    return gpu_s + _tp_comm_s(r, p) + host_overhead_s(r, 1.0)
+
+
+def prefill_work_s(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
+    """GPU time a prompt takes from the running decodes: with chunked prefill its compute only
+    (it rides along with decode steps whose weights are read anyway, Sarathi-Serve); without,
+    its own forward pass, during which no sequence decodes."""
+    p = np.asarray(prompt_tokens, dtype=np.float64)
+    comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.compute_efficiency)
+    chunked = comp_s + _tp_comm_s(r, p)
+    return np.where(r.chunked_prefill > 0, chunked, prefill_latency_s(r, p))
+
+
+WEIGHT_ONLY_QUANTS = frozenset({Quant.INT8, Quant.INT4, Quant.NF4})
+# A dequantize-then-GEMM kernel writes each quantized linear weight back as fp16 (2 bytes) and
+# the GEMM reads that copy again (2 bytes): the same traffic the QLoRA training model charges
+# beyond the quantized read (costsim/data/perf_assumptions.csv dequant_bytes_per_weight 4.5 =
+# 0.5 read + 2 + 2).
+DEQUANT_COPY_BYTES_PER_WEIGHT = 4.0
 
 
 def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
@@ -147,13 +196,20 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     expert_share = shape.expert_params / shape.params_total if shape.params_total else 0.0
     intra = intra_node_bytes_per_s(gpu, nvlink_efficiency=assumptions.nvlink_efficiency,
                                    pcie_efficiency=assumptions.pcie_efficiency)
+    tp = setup.layout.tp
+    kernel = assumptions.quant_kernel(engine.engine, setup.quant)
+    weight_only = setup.quant in WEIGHT_ONLY_QUANTS
+    dequant_bytes = (shape.num_layers * shape.layer_linear_params / tp
+                     * DEQUANT_COPY_BYTES_PER_WEIGHT if weight_only else 0.0)
+    allreduce = (engine.allreduce_latency_s if engine.allreduce_latency_s is not None
+                 else assumptions.allreduce_latency_s)
 
     def arr(value: float) -> FloatArray:
         return np.asarray(float(value))
 
     return ReplicaTerms(
         model=shape,
-        tp=arr(setup.layout.tp),
+        tp=arr(tp),
         weight_bytes_per_gpu=arr(memory.weights_bytes),
         expert_weight_bytes_per_gpu=arr(memory.weights_bytes * expert_share),
         kv_bytes_per_token_per_gpu=arr(kv_per_token),
@@ -162,18 +218,44 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         hbm_bytes_per_s=arr(gpu.memory_bandwidth_gb_per_s * BYTES_PER_GB),
         intra_node_bytes_per_s=arr(intra),
         activation_bytes=arr(2.0 if setup.precision is not Dtype.FP32 else 4.0),
-        hbm_efficiency=arr(engine.hbm_efficiency),
+        hbm_efficiency=arr(engine.bandwidth_efficiency(is_gddr(gpu))),
         compute_efficiency=arr(engine.compute_efficiency),
         step_overhead_s=arr(engine.step_overhead_s),
         engine_max_batch=arr(engine.max_batch),
-        allreduce_latency_s=assumptions.allreduce_latency_s,
+        allreduce_latency_s=arr(allreduce),
+        step_overhead_per_seq_s=arr(engine.step_overhead_per_seq_s),
+        launch_s=arr(engine.launch_s_per_layer * shape.num_layers),
+        chunked_prefill=arr(1.0 if engine.chunked_prefill else 0.0),
+        paged_kv=arr(1.0 if engine.paged_kv else 0.0),
+        fused_max_batch=arr(kernel.fused_max_batch if weight_only else math.inf),
+        dequant_bytes_per_gpu=arr(dequant_bytes),
     )
 
 
-def max_batch_arrays(r: ReplicaTerms, context_tokens: ArrayLike) -> FloatArray:
-    """Continuous-batching cap: min(engine cap, whole sequences the KV cache holds)."""
-    c = np.asarray(context_tokens, dtype=np.float64)
-    return np.minimum(r.engine_max_batch, np.floor(r.kv_capacity_tokens / c))
+def is_gddr(gpu: GpuSpec) -> bool:
+    """Whether the card's memory is GDDR (graphics memory: L4, A10G, L40S, RTX cards)."""
+    return gpu.memory_type.upper().startswith("GDDR")
+
+
+def kv_residency_tokens(r: ReplicaTerms, prompt_tokens: ArrayLike,
+                        output_tokens: ArrayLike) -> FloatArray:
+    """KV tokens one running request holds on average: prompt + output/2 with paged KV (it
+    grows a page at a time as tokens are generated; requests in flight are spread over their
+    progress), the whole prompt + output where the engine reserves the context up front."""
+    p = np.asarray(prompt_tokens, dtype=np.float64)
+    o = np.asarray(output_tokens, dtype=np.float64)
+    return np.where(r.paged_kv > 0, p + o / 2.0, p + o)
+
+
+def max_batch_arrays(r: ReplicaTerms, prompt_tokens: ArrayLike,
+                     output_tokens: ArrayLike) -> FloatArray:
+    """Continuous-batching cap: min(engine cap, requests the KV cache holds at their mean
+    residency); never below the requests that fit whole (0 where not one fits whole)."""
+    p = np.asarray(prompt_tokens, dtype=np.float64)
+    o = np.asarray(output_tokens, dtype=np.float64)
+    whole = np.floor(r.kv_capacity_tokens / (p + o))
+    paged = np.floor(r.kv_capacity_tokens / kv_residency_tokens(r, p, o))
+    return np.where(whole >= 1, np.minimum(r.engine_max_batch, np.maximum(whole, paged)), 0.0)
 
 
 def max_throughput_arrays(r: ReplicaTerms, prompt_tokens: ArrayLike,
@@ -182,7 +264,7 @@ def max_throughput_arrays(r: ReplicaTerms, prompt_tokens: ArrayLike,
     1 / (t_prefill + output · t_step(B*) / B*), 0 where not one sequence fits."""
     p = np.asarray(prompt_tokens, dtype=np.float64)
     o = np.asarray(output_tokens, dtype=np.float64)
-    batch = max_batch_arrays(r, p + o)
+    batch = max_batch_arrays(r, p, o)
     safe = np.maximum(batch, 1.0)
     work_s = prefill_work_s(r, p) + o * decode_step_s(r, safe, p + o / 2.0) / safe
     return np.where(batch >= 1, 1.0 / work_s, 0.0)

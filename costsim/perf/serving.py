@@ -21,7 +21,13 @@ from costsim.errors import InfeasibleError, InputError
 from costsim.memory.estimate import check_layout, estimate_inference, max_kv_tokens
 from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolicy
 from costsim.perf.latency import latency_at_load, max_rate_at_slo
-from costsim.perf.roofline import decode_step_s, prefill_latency_s, prefill_work_s, replica_terms
+from costsim.perf.roofline import (
+    decode_step_s,
+    max_batch_arrays,
+    prefill_latency_s,
+    prefill_work_s,
+    replica_terms,
+)
 from costsim.perf.sizing import (
     MAX_REPLICAS,
     SizingBound,
@@ -226,7 +232,11 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     if batch > kv_seqs:
         raise InfeasibleError(f"--batch {batch} overflows the KV cache of {tp} x {gpu.name}: "
                               f"room for {kv_seqs} sequences of {context} tokens")
-    max_batch = min(profile.max_batch, kv_seqs)
+    # Paged engines admit by current use: a request holds prompt + output/2 on average
+    # (roofline.max_batch_arrays); `--context` reserves room only where the engine reserves.
+    max_batch = max(min(profile.max_batch, kv_seqs),
+                    int(max_batch_arrays(r, prompt_tokens, output_tokens))
+                    if context == sequence else 0)
     mean_context = prompt_tokens + output_tokens / 2.0
     step_at_batch = float(decode_step_s(r, batch, mean_context))
     step_at_max = float(decode_step_s(r, max_batch, mean_context))

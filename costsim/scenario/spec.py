@@ -162,7 +162,7 @@ class ServingFileSpec(Spec):
     gpu: Name | None = Field(None, description="GPU name (any accepted, incl. nvidia-smi's)")
     tp: Whole | None = Field(None, ge=1, le=64, description="GPUs per replica")
     engine: Name | None = Field(None, description="vllm, tensorrt-llm, sglang, llama.cpp, "
-                                                  "torch-compile or hf-transformers")
+                                                  "torch-compile, hf-transformers or tgi")
     precision: Name | None = Field(None, description="compute dtype (default: the GPU's)")
     quant: Name | None = Field(None, description="weight storage (default none)")
 

@@ -154,8 +154,10 @@ def test_limits_given_as_flags_replace_the_scenarios(cli: Cli, tmp_path: Path) -
                   or (row["slo_attainment"] is not None and row["slo_attainment"] < 0.99))
         assert row["within_limits"] is not breaks, row["name"]
         assert bool(row["why_not"]) is breaks
-    assert not next(r for r in document["ranked"] if r["name"] == "all-on-demand")[
-        "within_limits"]  # P(over budget) 38 % at this seed
+    # some plan breaks the budget limit (issue 18's serving model made all-on-demand's A10G
+    # serving cheaper, P(over budget) 75 % -> 0 %; the L40S and RTX 6000 Ada mixes still break it)
+    assert any(not r["within_limits"] and (r["p_over_budget"] or 0) > 0.25
+               for r in document["ranked"] if r["feasible"])
     best = document["best"]
     assert best["within_limits"]
 

@@ -102,7 +102,17 @@ def test_small_requests_favour_small_gpus_at_mélange_s_rates(rate: float) -> No
 
 @pytest.mark.parametrize("rate", [0.5, 2.0, 8.0, 32.0])
 def test_large_requests_favour_large_gpus(rate: float) -> None:
-    assert chosen(pinned_instance(serving((1.0, *LARGE))), rate) <= {"A100-80GB", "H100"}
+    # Large GPUs carry the load; a small card may round out the last few percent of the rate
+    # (at 8 req/s two L4s add 0.06 req/s to four H100s and an A100: granularity, not a
+    # preference; paged KV residency, issue 18, made the L4 that filler).
+    mix = pinned_instance(serving((1.0, *LARGE)))
+    solution = solve_mix(mix, rate)
+    large = sum(r * cap[0] for g, r, cap in zip(solution.gpus, solution.replicas,
+                                                 mix.capacity_requests_per_s, strict=True)
+                if g in {"A100-80GB", "H100"})
+    total = sum(r * cap[0] for r, cap in zip(solution.replicas, mix.capacity_requests_per_s,
+                                             strict=True))
+    assert large / total >= 0.95
 
 
 def test_small_gpus_lose_ground_as_requests_grow() -> None:

@@ -1,0 +1,59 @@
+"""Issue 18's goal for the serving model on tests/data/serving_published.csv: at least 80 % of
+the check half within each row's tolerance, and on every small-vs-large card-ratio row the card
+the measurement finds cheaper per token is the one the model picks. The rows outside their band
+are listed with the reason (docs/performance.md "Published serving figures"): a row that moves
+into or out of its band fails here until the list says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from costsim.domain.performance import PerfDefaults
+from scripts.published_table import (
+    SERVING_CSV,
+    ServingCheck,
+    cheaper_agrees,
+    check_serving,
+    read_rows,
+)
+
+CHECK_SHARE_GOAL = 0.80
+# Rows outside their tolerance with the shipped model, and why (docs/performance.md).
+KNOWN_MISSES = {
+    "SP13": "fit: TensorRT-LLM v0.5 FP8 prefill of 2,048 tokens on H100 runs at ~40 % of the "
+            "FP8 dense peak; one compute efficiency per engine is taken for every precision",
+    "SP35": "check: TGI 1.0.3 on 8 x A100-40GB at 20 users: the eager issue time fitted on one "
+            "user (SP36) leaves the 20-user step 32 % fast; per-request Python work in TGI's "
+            "generate loop is not separated in the fit half",
+    "SP37": "check: TGI 1.0.x ran GPTQ column-parallel layers through its slow Triton kernel "
+            "(text-generation-inference issue #1098), not modelled",
+    "SP40": "check: the A10G/A100 ratio of SP33 and SP35 inherits SP35's miss (the cheaper card, "
+            "A10G, agrees)",
+    "SP43": "fit: gpt-fast at TP 8 runs 18 % slower than the model's NCCL latency allows",
+    "SP45": "check: llama.cpp's Q8_0 kernel reaches ~70 % of the RTX 4090's bandwidth where F16 "
+            "reaches 87 %; no per-format kernel efficiency for llama.cpp",
+}
+
+
+@pytest.fixture(scope="module")
+def checks(defaults: PerfDefaults) -> list[ServingCheck]:
+    return check_serving(read_rows(SERVING_CSV), defaults)
+
+
+def test_check_half_meets_the_goal(checks: list[ServingCheck]) -> None:
+    rated = [c for c in checks if c.row["split"] == "check" and c.within is not None]
+    within = sum(bool(c.within) for c in rated)
+    assert len(rated) >= 25
+    assert within / len(rated) >= CHECK_SHARE_GOAL, (within, len(rated))
+
+
+def test_every_card_ratio_row_picks_the_cheaper_card(checks: list[ServingCheck]) -> None:
+    ratios = [c for c in checks if c.row["kind"] == "card-ratio"]
+    assert len(ratios) >= 9
+    assert [c.row["id"] for c in ratios if not cheaper_agrees(c)] == []
+
+
+def test_rows_outside_their_band_are_the_explained_ones(checks: list[ServingCheck]) -> None:
+    outside = {c.row["id"] for c in checks if c.within is False}
+    assert outside == set(KNOWN_MISSES)
+    assert all(c.predicted for c in checks), [c.row["id"] for c in checks if not c.predicted]

@@ -1,0 +1,201 @@
+"""The mechanisms of issue 18's serving model, one at a time (costsim/perf/roofline.py,
+latency.py): host time per step that grows with the batch, eager kernel issue, tensor-parallel
+all-reduce latency, paged KV residency, prefill/decode interference with and without chunked
+prefill, weight-only dequantization per kernel family, bandwidth efficiency per memory class and
+compute-bound decode at large batch on small cards."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.models import load_preset
+from costsim.domain.performance import EngineProfile, PerfDefaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import InferenceSetup, ParallelLayout, Quant, ServingEngine
+from costsim.memory.runtime import DEFAULT_POLICY
+from costsim.perf.flops import forward_flops_per_token
+from costsim.perf.latency import closed_loop
+from costsim.perf.roofline import (
+    ReplicaTerms,
+    decode_step_s,
+    host_overhead_s,
+    is_gddr,
+    max_batch_arrays,
+    prefill_latency_s,
+    prefill_work_s,
+    replica_terms,
+)
+from costsim.perf.serving import estimate_serving
+
+
+def _terms(defaults: PerfDefaults, *, gpu: str = "H100", engine: ServingEngine = ServingEngine.VLLM,
+           model: str = "llama-2-7b", tp: int = 1, precision: Dtype = Dtype.FP16,
+           quant: Quant = Quant.NONE, profile: EngineProfile | None = None,
+           context: int = 2048) -> ReplicaTerms:
+    setup = InferenceSetup(precision=precision, layout=ParallelLayout(tp=tp),
+                           context_tokens=context, quant=quant)
+    chosen = profile or defaults.serving.engine(engine)
+    policy = replace(DEFAULT_POLICY, infer_utilization=chosen.memory_utilization)
+    return replica_terms(load_preset(model).architecture, get_gpu(gpu), setup, chosen,
+                         defaults.serving, policy)
+
+
+def _without_host(defaults: PerfDefaults, engine: ServingEngine) -> EngineProfile:
+    return replace(defaults.serving.engine(engine), step_overhead_s=0.0,
+                   step_overhead_per_seq_s=0.0, launch_s_per_layer=0.0)
+
+
+def test_host_time_per_step_grows_with_the_batch(defaults: PerfDefaults) -> None:
+    profile = replace(defaults.serving.engine(ServingEngine.VLLM), step_overhead_s=1e-3,
+                      step_overhead_per_seq_s=50e-6)
+    with_host = _terms(defaults, profile=profile)
+    bare = _terms(defaults, profile=_without_host(defaults, ServingEngine.VLLM))
+    batches = np.array([1.0, 16.0, 64.0, 256.0])
+    extra = decode_step_s(with_host, batches, 500.0) - decode_step_s(bare, batches, 500.0)
+    assert extra == pytest.approx(1e-3 + 50e-6 * batches)
+    assert np.all(np.diff(extra) > 0)
+    assert float(host_overhead_s(with_host, 0.0)) == pytest.approx(1e-3)
+
+
+def test_shipped_host_time_per_engine(defaults: PerfDefaults) -> None:
+    """TensorRT-LLM's fitted host time per step is paid at every batch; vLLM (v0.6 multi-step
+    scheduling, asynchronous output) and SGLang (overlap scheduler) hide theirs."""
+    trt = _terms(defaults, engine=ServingEngine.TENSORRT_LLM)
+    assert float(host_overhead_s(trt, 64)) >= float(host_overhead_s(trt, 1)) > 0
+    for engine in (ServingEngine.VLLM, ServingEngine.SGLANG):
+        assert float(host_overhead_s(_terms(defaults, engine=engine), 256)) == 0.0
+
+
+def test_eager_engine_is_host_bound_where_the_gpu_is_fast(defaults: PerfDefaults) -> None:
+    """TGI 1.x issues each layer's kernels from Python: a 7B model split 8 ways on A100s
+    leaves the GPU waiting on the host, one A10G holding the whole model is GPU-bound."""
+    tgi = defaults.serving.engine(ServingEngine.TGI)
+    assert tgi.launch_s_per_layer > 0
+    layers = load_preset("llama-2-7b").architecture.num_layers
+    tp8 = _terms(defaults, gpu="A100", engine=ServingEngine.TGI, tp=8)
+    bare8 = _terms(defaults, gpu="A100", tp=8, profile=_without_host(defaults, ServingEngine.TGI))
+    step8 = float(decode_step_s(tp8, 1, 300.0))
+    assert step8 >= layers * tgi.launch_s_per_layer
+    assert step8 > 3 * float(decode_step_s(bare8, 1, 300.0))
+    a10g = _terms(defaults, gpu="A10G", engine=ServingEngine.TGI)
+    bare = _terms(defaults, gpu="A10G", profile=_without_host(defaults, ServingEngine.TGI))
+    assert float(decode_step_s(a10g, 1, 300.0)) == pytest.approx(
+        float(decode_step_s(bare, 1, 300.0)), rel=0.02)
+
+
+def test_tensor_parallel_allreduce_latency_is_paid_per_layer(defaults: PerfDefaults) -> None:
+    profile = replace(_without_host(defaults, ServingEngine.VLLM), allreduce_latency_s=100e-6)
+    slow = _terms(defaults, gpu="A100-80GB", tp=8, profile=profile)
+    fast = _terms(defaults, gpu="A100-80GB", tp=8,
+                  profile=replace(profile, allreduce_latency_s=0.0))
+    layers = load_preset("llama-2-7b").architecture.num_layers
+    gap = float(decode_step_s(slow, 1, 300.0) - decode_step_s(fast, 1, 300.0))
+    assert gap == pytest.approx(2 * layers * 100e-6)
+    single = _terms(defaults, gpu="A100-80GB", tp=1, profile=profile)
+    assert float(decode_step_s(single, 1, 300.0)) == pytest.approx(
+        float(decode_step_s(_terms(defaults, gpu="A100-80GB", profile=replace(
+            profile, allreduce_latency_s=0.0)), 1, 300.0)))
+
+
+def test_paged_kv_admits_by_mean_residency(defaults: PerfDefaults) -> None:
+    """On a 24 GB card a 7B model leaves ~6 GB of KV cache: reserving prompt + output up front
+    holds fewer requests than paging, where each holds prompt + output/2 on average."""
+    paged = _terms(defaults, gpu="A10G")
+    reserved = _terms(defaults, gpu="A10G",
+                      profile=replace(defaults.serving.engine(ServingEngine.VLLM),
+                                      paged_kv=False))
+    prompt, output = 500.0, 1500.0
+    whole = float(max_batch_arrays(reserved, prompt, output))
+    by_use = float(max_batch_arrays(paged, prompt, output))
+    assert 1 <= whole < by_use < 256
+    assert by_use == np.floor(float(paged.kv_capacity_tokens) / (prompt + output / 2))
+    est = estimate_serving(load_preset("llama-2-7b").architecture, get_gpu("A10G"),
+                           engine=ServingEngine.VLLM, precision=Dtype.FP16, quant=Quant.NONE,
+                           kv_dtype=None, prompt_tokens=500, output_tokens=1500, batch=1,
+                           tp=1, rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    assert est.max_batch == by_use
+
+
+def test_separate_prefill_stalls_decodes_longer_than_chunked(defaults: PerfDefaults) -> None:
+    chunked = _terms(defaults, gpu="A10G")
+    separate = _terms(defaults, gpu="A10G", profile=replace(
+        defaults.serving.engine(ServingEngine.VLLM), chunked_prefill=False))
+    assert float(prefill_work_s(separate, 32)) == pytest.approx(
+        float(prefill_latency_s(separate, 32)))
+    # a short prompt run on its own reads every weight: far longer than its compute alone
+    assert float(prefill_work_s(separate, 32)) > 2 * float(prefill_work_s(chunked, 32))
+
+
+def test_other_users_prompts_slow_each_decode_step(defaults: PerfDefaults) -> None:
+    """Closed loop: TPOT at 20 users exceeds the idle step at batch 20 by the prefill share."""
+    terms = _terms(defaults, gpu="A10G", engine=ServingEngine.TGI)
+    est = estimate_serving(load_preset("llama-2-7b").architecture, get_gpu("A10G"),
+                           engine=ServingEngine.TGI, precision=Dtype.FP16, quant=Quant.NONE,
+                           kv_dtype=None, prompt_tokens=200, output_tokens=50, batch=1, tp=1,
+                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    one = closed_loop(terms, 1, 200, 50, est.max_batch, est.max_requests_per_s,
+                      defaults.serving)
+    many = closed_loop(terms, 20, 200, 50, est.max_batch, est.max_requests_per_s,
+                       defaults.serving)
+    assert one.request_s == pytest.approx(float(prefill_latency_s(terms, 200))
+                                          + 50 * float(decode_step_s(terms, 1, 225.0)),
+                                          rel=0.05)
+    assert many.tpot_s > 1.15 * float(decode_step_s(terms, 20, 225.0))
+    assert many.output_tokens_per_s > 5 * one.output_tokens_per_s
+    assert many.rate_per_s * many.request_s == pytest.approx(20, rel=1e-6)
+
+
+def test_dequantize_then_gemm_int4_is_slower_than_fp16_at_large_batch(
+        defaults: PerfDefaults) -> None:
+    """bitsandbytes 4-bit (fused only at batch 1) beats fp16 at batch 1 and loses at batch 64
+    on a small card, where it moves an fp16 copy of every weight on top of the 4-bit read."""
+    bare = _without_host(defaults, ServingEngine.HF_TRANSFORMERS)
+    fp16 = _terms(defaults, gpu="L4", profile=bare, context=600)
+    nf4 = _terms(defaults, gpu="L4", profile=bare, quant=Quant.NF4, context=600)
+    assert float(decode_step_s(nf4, 1, 300.0)) < 0.5 * float(decode_step_s(fp16, 1, 300.0))
+    assert float(decode_step_s(nf4, 64, 300.0)) > float(decode_step_s(fp16, 64, 300.0))
+
+
+def test_marlin_int4_keeps_its_edge_until_compute_bound(defaults: PerfDefaults) -> None:
+    """vLLM's Marlin int4 reads a quarter of the bytes at small batch; at batch 256 on an L4
+    both formats are compute-bound on the same fp16 tensor cores and run at about one speed."""
+    fp16 = _terms(defaults, gpu="L4", context=600)
+    int4 = _terms(defaults, gpu="L4", quant=Quant.INT4, context=600)
+    speedup = decode_step_s(fp16, np.array([1.0, 256.0]), 300.0) / decode_step_s(
+        int4, np.array([1.0, 256.0]), 300.0)
+    assert speedup[0] > 2.5
+    assert speedup[1] < 1.5
+
+
+def test_compute_bound_decode_at_large_batch_on_small_cards(defaults: PerfDefaults) -> None:
+    """Batch 256 of a 7B on an A10G (125 dense fp16 TFLOPS for 600 GB/s) needs more time for
+    its FLOPs than for its bytes: the step is set by the tensor cores, not the memory."""
+    bare = _without_host(defaults, ServingEngine.VLLM)
+    terms = _terms(defaults, gpu="A10G", context=100, profile=bare)
+    flops_s = 256 * forward_flops_per_token(terms.model, 50.0) / (
+        terms.peak_flops * terms.compute_efficiency)
+    bytes_s = (terms.weight_bytes_per_gpu + 256 * 50 * terms.kv_bytes_per_token_per_gpu) / (
+        terms.hbm_bytes_per_s * terms.hbm_efficiency)
+    assert float(flops_s) > float(bytes_s)
+    assert float(decode_step_s(terms, 256, 50.0)) >= float(flops_s)
+    # at batch 16 the same card is bandwidth-bound: the step is the weight read
+    assert float(decode_step_s(terms, 16, 50.0)) < 1.1 * float(bytes_s)
+
+
+def test_bandwidth_efficiency_per_memory_class(defaults: PerfDefaults) -> None:
+    assert is_gddr(get_gpu("L4"))
+    assert is_gddr(get_gpu("RTX4090"))
+    assert not is_gddr(get_gpu("H100"))
+    assert not is_gddr(get_gpu("A100"))
+    profile = replace(defaults.serving.engine(ServingEngine.LLAMA_CPP),
+                      hbm_efficiency=0.5, gddr_hbm_efficiency=0.87)
+    assert float(_terms(defaults, gpu="RTX4090", profile=profile).hbm_efficiency) == 0.87
+    assert float(_terms(defaults, gpu="H100", profile=profile).hbm_efficiency) == 0.5
+    with pytest.raises(ValueError, match="gddr_hbm_efficiency"):
+        replace(profile, gddr_hbm_efficiency=1.5)
