@@ -82,6 +82,11 @@ def test_short_runs_lose_about_nothing_and_long_runs_the_full_median(
 
 
 def test_every_run_is_estimated_on_its_own_cluster(calibration: Calibration) -> None:
+    """Each run is prepared on its published GPU count, and no ratio is off by the order of
+    magnitude a wrong cluster (or a unit slip) gives; how far the model misses a run is
+    scripts/allin_check.py's table (docs/performance.md: A18 Alpaca, ×5.5, a steady-state
+    miss of a padded HF Trainer fine-tune)."""
     for run in calibration.runs:
+        assert run.gpus == int(run.row["gpus"]), run.row["id"]
         assert run.steady_wall_time_s > 0
-        assert 0.5 < run.ratio < 5.0, (run.row["id"], run.ratio)
+        assert 0.2 < run.ratio < 10.0, (run.row["id"], run.ratio)
