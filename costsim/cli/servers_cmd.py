@@ -53,9 +53,10 @@ def _servers(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"servers": rows})
         return EXIT_OK
-    table = [(r["name"], r["gpu"], r["gpu_count"], usd_amount(r["capex_usd"]) + ("~" if r["estimate"]
-              else ""), kilowatts(r["power_kw"]), f"{r['life_years']:g}",
-              f"{r['residual_pct']:g}", r["effective_date"], r["source"]) for r in rows]
+    table = [(r["name"], r["gpu"], r["gpu_count"],
+              usd_amount(r["capex_usd"]) + ("~" if r["estimate"] else ""),
+              kilowatts(r["power_kw"]), f"{r['life_years']:g}", f"{r['residual_pct']:g}",
+              r["effective_date"], r["source"]) for r in rows]
     header = ("server", "gpu", "gpus", "capex_usd", "power_kw", "life_y", "residual_%",
               "date", "source")
     print(format_table(table, header, right_align=(2, 3, 4, 5, 6), max_width=160,

@@ -23,6 +23,7 @@ from costsim.domain.measurements import (
     ServingPoint,
     TrainingPoint,
 )
+from costsim.domain.owned import DeclaredBomLine, ServerDeclaration
 from costsim.domain.phases import (
     ExperimentsPhase,
     GenericJob,
@@ -35,7 +36,6 @@ from costsim.domain.phases import (
     Slo,
     TrainingPhase,
 )
-from costsim.domain.owned import DeclaredBomLine, ServerDeclaration
 from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, PhaseUse, Plan, UseEntry
 from costsim.domain.pricing import (
     BLOCKING_FLAGS,

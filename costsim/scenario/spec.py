@@ -12,8 +12,8 @@ from costsim.domain.pricing import Payment
 from costsim.domain.scenario import MAX_BUDGET_USD
 from costsim.scenario.spec_common import Date, DistSpec, FixedSpec, Name, Number, Spec, Term, Whole
 from costsim.scenario.spec_phases import PhaseSpec
-from costsim.scenario.spec_servers import ServerSpec
 from costsim.scenario.spec_plans import PlanSpec
+from costsim.scenario.spec_servers import ServerSpec
 
 # The largest instance price the price-file reader accepts (costsim/catalog/price_file.py).
 MAX_INSTANCE_USD_PER_HOUR = 72_000

@@ -18,8 +18,9 @@ def test_json_lists_every_shipped_server_with_its_bom_total(cli: Cli) -> None:
     rows = json.loads(out)["servers"]
     assert [r["name"] for r in rows] == list(server_names())
     for row in rows:
-        assert KEYS <= set(row)
-        assert row["source"] and row["effective_date"]
+        assert set(row) >= KEYS
+        assert row["source"]
+        assert row["effective_date"]
         # capex is the sum of the BOM lines, each line quantity × unit price
         assert round(sum(line["amount_usd"] for line in row["bom"]), 2) == row["capex_usd"]
     rtx = next(r for r in rows if r["name"] == "rtx4090-4")
@@ -31,4 +32,5 @@ def test_json_lists_every_shipped_server_with_its_bom_total(cli: Cli) -> None:
 def test_text_table_names_each_server(cli: Cli) -> None:
     code, out, _ = cli("servers")
     assert code == 0
-    assert "rtx4090-4" in out and "$17,037.28~" in out
+    assert "rtx4090-4" in out
+    assert "$17,037.28~" in out
