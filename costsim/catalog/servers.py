@@ -12,7 +12,7 @@ from functools import cache
 
 from costsim.catalog.resources import csv_bool, read_data_csv
 from costsim.domain.host_parts import NodeParts
-from costsim.domain.owned import BomLine, OwnedServer
+from costsim.domain.owned import BomLine, OwnedServer, ServerDeclaration
 from costsim.domain.pricing import Offering, PriceFlag
 from costsim.errors import CatalogError, InputError
 
@@ -55,7 +55,10 @@ def default_parts(name: str, gpu_count: int | None = None) -> NodeParts:
 
 
 def parts_of(server: OwnedServer) -> NodeParts:
-    """The non-GPU parts a priced server holds, read back from its BOM lines."""
+    """The non-GPU parts a priced server holds: a declared server's own, else read back from
+    its BOM lines."""
+    if server.parts is not None:
+        return server.parts
     row = _servers()[server.name]
     components = _components()
     by_kind = {line.kind: line for line in server.bom}
@@ -221,3 +224,47 @@ def owned_offering(server: OwnedServer) -> Offering:
 def owned_offerings() -> tuple[Offering, ...]:
     """Every shipped server, at its default configuration, as an offering."""
     return tuple(owned_offering(server_bom(name)) for name in server_names())
+
+
+def declared_server(declared: ServerDeclaration) -> OwnedServer:
+    """A scenario's declared server as the same :class:`OwnedServer` shipped servers build.
+
+    Each BOM line is one lot (quantity 1) at its amount; operating assumptions the declaration
+    leaves out take the shipped defaults (``owned_defaults.csv``).
+    """
+    defaults = owned_defaults()
+
+    def pick(value: float | None, key: str) -> float:
+        return defaults[key] if value is None else value
+
+    bom = tuple(BomLine(component=line.item, kind=line.kind, quantity=1.0, unit="lot",
+                        unit_price_usd=line.amount_usd, source=line.source,
+                        effective_date=line.effective_date, estimate=line.estimate)
+                for line in declared.bom)
+    dates = sorted(line.effective_date for line in declared.bom if line.effective_date)
+    return OwnedServer(
+        name=declared.name, gpu=declared.gpu, gpu_count=declared.gpu_count,
+        ram_gib=declared.parts.ram_gib, bom=bom, power_kw=declared.power_kw,
+        pue=pick(declared.pue, "pue"), usd_per_kwh=pick(declared.usd_per_kwh, "usd_per_kwh"),
+        colocation_usd_per_kw_month=pick(declared.colocation_usd_per_kw_month,
+                                         "colocation_usd_per_kw_month"),
+        idle_power_fraction=defaults["idle_power_fraction"],
+        maintenance_pct_per_year=pick(declared.maintenance_pct_per_year,
+                                      "maintenance_pct_per_year"),
+        staff_pct_per_year=pick(declared.staff_pct_per_year, "staff_pct_per_year"),
+        lead_time_weeks=declared.lead_time_weeks, useful_life_years=declared.life_years,
+        residual_fraction=declared.residual_pct / 100,
+        source=declared.source or "scenario servers:",
+        effective_date=declared.effective_date or (dates[-1] if dates else ""),
+        note="declared in the scenario", parts=declared.parts,
+        interconnect=declared.interconnect,
+    )
+
+
+def scenario_server(name: str, declared: tuple[ServerDeclaration, ...] = (),
+                    source: str = "owned") -> OwnedServer:
+    """Server ``name``: the scenario's declaration of that name, else the shipped BOM."""
+    for item in declared:
+        if item.name == name:
+            return declared_server(item)
+    return server_bom(name, source=source)

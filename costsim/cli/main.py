@@ -23,6 +23,7 @@ from costsim.cli import (
     prices_cmd,
     run_cmd,
     scenario_cmds,
+    servers_cmd,
     sweep_cmd,
     telemetry_cmd,
 )
@@ -30,7 +31,8 @@ from costsim.cli.common import EXIT_BAD_INPUT, OneLineParser, examples
 from costsim.errors import CostsimError, printable
 
 COMMAND_MODULES = (catalog_cmds, memory_cmd, prices_cmd, estimate_cmd, scenario_cmds, run_cmd,
-                   compare_cmd, optimize_cmd, sweep_cmd, calibrate_cmd, telemetry_cmd)
+                   compare_cmd, optimize_cmd, sweep_cmd, calibrate_cmd, telemetry_cmd,
+                   servers_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costsim.domain.host_parts import NodeParts
 from costsim.units import HOURS_PER_YEAR
 
 
@@ -58,6 +59,10 @@ class OwnedServer:
     source: str
     effective_date: str
     note: str = ""
+    # a scenario's declared server carries its parts and interconnect; a shipped server's
+    # parts are read back from its catalog BOM (catalog.servers.parts_of)
+    parts: NodeParts | None = None
+    interconnect: str = ""
 
     @property
     def capex_usd(self) -> float:
@@ -143,3 +148,48 @@ class OwnedServer:
         u_star = fixed / denominator
         return u_star if u_star <= 1 else None
 
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeclaredBomLine:
+    """One line of a declared server's bill of materials: an amount paid for an item."""
+
+    kind: str
+    item: str
+    amount_usd: float
+    source: str
+    effective_date: str = ""
+    estimate: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerDeclaration:
+    """A server a scenario declares (``servers:``): its parts and costs as written.
+
+    Operating assumptions left None take the shipped defaults (``owned_defaults.csv``) when
+    the catalog turns the declaration into an :class:`OwnedServer`.
+    """
+
+    name: str
+    gpu: str
+    gpu_count: int
+    interconnect: str
+    parts: NodeParts
+    bom: tuple[DeclaredBomLine, ...]
+    power_kw: float
+    life_years: float
+    residual_pct: float
+    lead_time_weeks: float = 0.0
+    pue: float | None = None
+    usd_per_kwh: float | None = None
+    colocation_usd_per_kw_month: float | None = None
+    maintenance_pct_per_year: float | None = None
+    staff_pct_per_year: float | None = None
+    source: str = ""
+    effective_date: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.bom:
+            raise ValueError("a declared server needs capex_usd or bom lines")
+        if not sum(line.amount_usd for line in self.bom) > 0:
+            raise ValueError("the BOM lines must add up to more than $0")

@@ -16,6 +16,7 @@ from datetime import date
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar, check_in_calendar
 from costsim.domain.measurements import Measurements
+from costsim.domain.owned import ServerDeclaration
 from costsim.domain.phases import Phase, PhaseKind, ServingPhase, TrainingPhase
 from costsim.domain.plans import PhaseUse, Plan
 from costsim.domain.pricing import PriceOverrides
@@ -113,6 +114,7 @@ class Scenario:
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
     risk: RiskLimits = RiskLimits()
     measurements: Measurements = field(default_factory=Measurements)
+    servers: tuple[ServerDeclaration, ...] = ()  # the scenario's own servers (``servers:``)
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (math.isfinite(self.budget_usd)

@@ -321,7 +321,8 @@ def _training(scenario: Scenario, choice: PhaseChoice, start_s: float, limits: R
         steady_s=prep.steady_s, checkpoint_s=prep.checkpoint_s, interval_s=prep.interval_s,
         restart_s=prep.restart_s, evaluation_fraction=prep.evaluation_fraction,
         fault_rate_per_s=prep.faults_per_gpu_hour * prep.gpus / SECONDS_PER_HOUR), factors)
-    servers = [owned_pool(purchase, scenario.calendar) for purchase in choice.owned]
+    servers = [owned_pool(purchase, scenario.calendar, scenario.servers)
+               for purchase in choice.owned]
     wait_s = max([0.0, *(p.available_s - start_s for p in servers)])
     cost = sum(_owned_cost(scenario, p, prep.gpus * run.wall_s) for p in servers)
     p_miss, meets = None, True

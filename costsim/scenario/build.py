@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
+from costsim.domain.host_parts import NodeParts
 from costsim.domain.measurements import (
     Measurements,
     RunDetails,
@@ -22,6 +23,7 @@ from costsim.domain.measurements import (
     ServingPoint,
     TrainingPoint,
 )
+from costsim.domain.owned import DeclaredBomLine, ServerDeclaration
 from costsim.domain.phases import (
     ExperimentsPhase,
     GenericJob,
@@ -70,6 +72,7 @@ from costsim.scenario.spec_phases import (
     TrainingSpec,
 )
 from costsim.scenario.spec_plans import FleetSpec, PlanSpec, UseEntrySpec
+from costsim.scenario.spec_servers import ServerSpec
 from costsim.scenario.yaml_io import KeyPath
 
 T = TypeVar("T")
@@ -148,6 +151,7 @@ class Builder:
     def __init__(self, names: KnownNames, file_dir: Path, where: Callable[[KeyPath], str]):
         self.names, self.file_dir, self.where = names, file_dir, where
         self.custom_clouds: set[str] = set()
+        self.declared: tuple[ServerDeclaration, ...] = ()
         self.custom_regions: frozenset[tuple[str, str]] = frozenset()
         self.price_file: Path | None = None
         # every file the scenario reads besides itself (arch configs, the price file)
@@ -204,6 +208,8 @@ class Builder:
                        for name, m in spec.models.items())
         self.scenario_models = {m.name: m for m in models}  # measured runs may name them
         phases = tuple(self.phase(("phases", i), p) for i, p in enumerate(spec.phases))
+        self.declared = tuple(self.server(("servers", name), name, s)
+                              for name, s in spec.servers.items())
         plans = tuple(self.plan(("plans", i), p) for i, p in enumerate(spec.plans))
         uncertainty = make(("uncertainty",), Uncertainty, **{
             key: None if value is None else _dist(("uncertainty", key), value)
@@ -215,7 +221,32 @@ class Builder:
                     discount_rate_pct_per_year=spec.discount_rate_pct_per_year,
                     data=make(("data",), DataSizes, **dict(spec.data)), prices=prices,
                     uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)),
-                    measurements=self.measurements(("measurements",), spec))
+                    measurements=self.measurements(("measurements",), spec),
+                    servers=self.declared)
+
+    def server(self, path: KeyPath, name: str, s: ServerSpec) -> ServerDeclaration:
+        """A declared server; its name may not hide a shipped one."""
+        if name in self.names.servers:
+            raise BuildError(path, f"the server name '{name}' is a shipped server's (costsim "
+                             "servers lists them); give yours another name")
+        lines = ((DeclaredBomLine(kind="other", item="server (capex_usd)",
+                                  amount_usd=float(s.capex_usd), source=s.source or "capex_usd",
+                                  estimate=False),)
+                 if s.capex_usd is not None else
+                 tuple(DeclaredBomLine(kind=b.kind, item=b.item, amount_usd=b.amount_usd,
+                                       source=b.source, estimate=b.estimate,
+                                       effective_date=("" if b.effective_date is None
+                                                       else b.effective_date.isoformat()))
+                       for b in s.bom or ()))
+        parts = make(path, NodeParts, cpu_cores=s.cpu_cores, ram_gib=s.ram_gib,
+                     nvme_tb=s.nvme_tb, nic_gbps=s.nic_gbps)
+        return make(path, ServerDeclaration, name=name, gpu=self.gpu((*path, "gpu"), s.gpu),
+                    gpu_count=s.gpu_count, interconnect=s.interconnect, parts=parts, bom=lines,
+                    power_kw=s.power_kw, life_years=s.life_years, residual_pct=s.residual_pct,
+                    lead_time_weeks=s.lead_time_weeks, pue=s.pue, usd_per_kwh=s.usd_per_kwh,
+                    colocation_usd_per_kw_month=s.colocation_usd_per_kw_month,
+                    maintenance_pct_per_year=s.maintenance_pct_per_year,
+                    staff_pct_per_year=s.staff_pct_per_year, source=s.source or "")
 
     def measurements(self, path: KeyPath, scenario: ScenarioSpec) -> Measurements:
         """Read every measurement file the scenario names, through the catalog's readers (a
@@ -454,8 +485,14 @@ class Builder:
                     region=self.region((*path, "region"), p.cloud and p.cloud.lower(), p.region))
 
     def owned(self, path: KeyPath, o: Any) -> OwnedPurchase:
-        if o.server not in self.names.servers:
-            hint = suggest(o.server, sorted(self.names.servers))
+        declared = {d.name for d in self.declared}
+        if o.server in declared:
+            for key in ("ram_gib", "nvme_tb", "cpu_cores", "nic_gbps"):
+                if getattr(o, key) is not None:
+                    raise BuildError((*path, key), f"server '{o.server}' is declared in "
+                                     f"servers:; set {key} there, not on the owned entry")
+        elif o.server not in self.names.servers:
+            hint = suggest(o.server, sorted(self.names.servers | declared))
             extra = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
             raise BuildError((*path, "server"), f"unknown server '{o.server}'{extra}")
         return make(path, OwnedPurchase, **dict(o))

@@ -13,6 +13,7 @@ from costsim.domain.scenario import MAX_BUDGET_USD
 from costsim.scenario.spec_common import Date, DistSpec, FixedSpec, Name, Number, Spec, Term, Whole
 from costsim.scenario.spec_phases import PhaseSpec
 from costsim.scenario.spec_plans import PlanSpec
+from costsim.scenario.spec_servers import ServerSpec
 
 # The largest instance price the price-file reader accepts (costsim/catalog/price_file.py).
 MAX_INSTANCE_USD_PER_HOUR = 72_000
@@ -200,6 +201,9 @@ class ScenarioSpec(Spec):
     data: DataSpec = Field(DataSpec(), description="data sizes")
     measurements: MeasurementsSpec = Field(MeasurementsSpec(), description="measured serving "
                                            "profiles and training runs (they win over the model)")
+    servers: dict[Name, ServerSpec] = Field(default_factory=dict, max_length=100,
+                                            description="name → a server of your own (plans' "
+                                            "owned entries may name it)")
     phases: list[PhaseSpec] = Field(min_length=1, max_length=1000, description="the project")
     plans: list[PlanSpec] = Field(min_length=1, max_length=1000, description="the candidates")
 

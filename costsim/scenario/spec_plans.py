@@ -114,7 +114,8 @@ class CommitmentSpec(Spec):
 class OwnedSpec(Spec):
     """Servers the plan buys; parts left out keep the server's bill of materials."""
 
-    server: Name = Field(description="a server of costsim/data/servers.csv")
+    server: Name = Field(description="a shipped server (costsim servers) or one of the "
+                         "scenario's servers:")
     count: Whole = Field(ge=1, le=MAX_SERVERS, description="servers")
     purchase: Date = Field(description="purchase date (within the horizon)")
     life_years: Number | None = Field(None, ge=0.5, le=15, description="depreciation life "

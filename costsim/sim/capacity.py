@@ -80,7 +80,7 @@ def entry_source(scenario: Scenario, plan: Plan, phase: str, entry: UseEntry, jo
                                       price_factor=factor,
                                       implied_by_phase=phase)
         if option is PurchaseOption.OWNED and not any(
-                o.server and _owned_gpu(o.server) == gpu for o in plan.owned):
+                o.server and _owned_gpu(o.server, scenario) == gpu for o in plan.owned):
             reasons.append(f"{where}: option 'owned' but the plan buys no {gpu} servers")
             return None
         return EntrySource(entry=entry, gpu=gpu, rental=None if bounded else rent(option),
@@ -91,7 +91,10 @@ def entry_source(scenario: Scenario, plan: Plan, phase: str, entry: UseEntry, jo
         return None
 
 
-def _owned_gpu(server: str) -> str:
+def _owned_gpu(server: str, scenario: Scenario) -> str:
+    for declared in scenario.servers:
+        if declared.name == server:
+            return declared.gpu
     from costsim.catalog.servers import server_bom
 
     return server_bom(server, source="owned").gpu

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from costsim.catalog.prices import PriceBook
-from costsim.catalog.servers import server_bom, with_operating_costs
+from costsim.catalog.servers import declared_server, server_bom, with_operating_costs
 from costsim.domain.calendar import Calendar
 from costsim.domain.gpu import GPUS_PER_NODE
-from costsim.domain.owned import OwnedServer
+from costsim.domain.owned import OwnedServer, ServerDeclaration
 from costsim.domain.plans import Commitment, OwnedPurchase
 from costsim.domain.pricing import BillingRule, Offering, PriceFlag, PurchaseOption
 from costsim.domain.reservation import ReservationTerms
@@ -264,15 +264,23 @@ class OwnedPool:
         return self.count * self.server.gpu_count
 
 
-def owned_pool(purchase: OwnedPurchase, calendar: Calendar) -> OwnedPool:
+def owned_pool(purchase: OwnedPurchase, calendar: Calendar,
+               declared: tuple[ServerDeclaration, ...] = ()) -> OwnedPool:
     """The servers of an ``owned`` entry: BOM with the entry's parts, usable after lead time.
+
+    A server the scenario declares (``declared``, its ``servers:`` block) keeps its own parts
+    and BOM (the loader refuses part keys on its ``owned`` entries).
 
     Raises:
         CatalogError: unknown server. InputError: a GPU count or part the platform does not take.
     """
-    server = server_bom(purchase.server, ram_gib=purchase.ram_gib, source="owned",
-                        nvme_tb=purchase.nvme_tb, cpu_cores=purchase.cpu_cores,
-                        nic_gbps=purchase.nic_gbps)
+    mine = next((d for d in declared if d.name == purchase.server), None)
+    if mine is not None:
+        server = declared_server(mine)
+    else:
+        server = server_bom(purchase.server, ram_gib=purchase.ram_gib, source="owned",
+                            nvme_tb=purchase.nvme_tb, cpu_cores=purchase.cpu_cores,
+                            nic_gbps=purchase.nic_gbps)
     if purchase.life_years is not None:
         server = with_operating_costs(server, useful_life_years=purchase.life_years)
     purchase_s = calendar.seconds_at(purchase.purchase)

@@ -194,7 +194,7 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
     owned = []
     for i, purchase in enumerate(plan.owned):
         try:
-            owned.append(owned_pool(purchase, scenario.calendar))
+            owned.append(owned_pool(purchase, scenario.calendar, scenario.servers))
         except CostsimError as error:
             reasons.append(f"plan '{plan.name}', owned {i}: {error}")
     phases: dict[str, PhasePrep] = {}

@@ -113,7 +113,7 @@ def test_registration_imports_no_engine_or_domain_module() -> None:
                     "costsim.cli.sim_flags", "costsim.cli.optimize_cmd",
                     "costsim.cli.sweep_cmd", "costsim.cli.telemetry_cmd",
                     "costsim.cli.calibrate_cmd", "costsim.cli.calibrate_serve",
-                    "costsim.cli.calibrate_train"}
+                    "costsim.cli.calibrate_train", "costsim.cli.servers_cmd"}
     assert loaded - registration == set()
 
 
