@@ -19,6 +19,7 @@ from costsim.domain.measurements import Measurements
 from costsim.domain.phases import Phase, PhaseKind, ServingPhase, TrainingPhase
 from costsim.domain.plans import PhaseUse, Plan
 from costsim.domain.pricing import PriceOverrides
+from costsim.domain.quotas import Quota
 from costsim.domain.uncertainty import Uncertainty
 from costsim.errors import ScenarioError
 
@@ -113,6 +114,9 @@ class Scenario:
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
     risk: RiskLimits = RiskLimits()
     measurements: Measurements = field(default_factory=Measurements)
+    # GPU quotas (DESIGN §13): fixed counts over one make a plan infeasible, elastic fleets
+    # are capped at them (costsim.sim.quotas)
+    quotas: tuple[Quota, ...] = ()
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (math.isfinite(self.budget_usd)

@@ -43,6 +43,7 @@ from costsim.domain.pricing import (
     PurchaseOption,
     QuotedReservation,
 )
+from costsim.domain.quotas import Quota
 from costsim.domain.scenario import DataSizes, RiskLimits, Scenario, ScenarioModel, ScenarioPrices
 from costsim.domain.uncertainty import (
     Distribution,
@@ -59,6 +60,7 @@ from costsim.scenario import spec_common as sc
 from costsim.scenario.spec import (
     MeasurementsSpec,
     PricesSpec,
+    QuotaSpec,
     ScenarioSpec,
     ServingFileSpec,
     TrainingRunSpec,
@@ -215,7 +217,17 @@ class Builder:
                     discount_rate_pct_per_year=spec.discount_rate_pct_per_year,
                     data=make(("data",), DataSizes, **dict(spec.data)), prices=prices,
                     uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)),
-                    measurements=self.measurements(("measurements",), spec))
+                    measurements=self.measurements(("measurements",), spec),
+                    quotas=tuple(self.quota(("quotas", i), i, q)
+                                 for i, q in enumerate(spec.quotas)))
+
+    def quota(self, path: KeyPath, index: int, spec: QuotaSpec) -> Quota:
+        """A quota with its GPU's canonical name and a known cloud and region."""
+        cloud = self.cloud((*path, "cloud"), spec.cloud)
+        assert cloud is not None
+        return make(path, Quota, cloud=cloud, gpu=self.gpu((*path, "gpu"), spec.gpu),
+                    region=self.region((*path, "region"), cloud, spec.region),
+                    option=spec.option, max_gpus=spec.max_gpus, index=index)
 
     def measurements(self, path: KeyPath, scenario: ScenarioSpec) -> Measurements:
         """Read every measurement file the scenario names, through the catalog's readers (a
