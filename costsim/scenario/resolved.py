@@ -53,5 +53,7 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
     out: dict[str, Any] = jsonable(scenario)
     if not scenario.measurements.serving_files and not scenario.measurements.training_files:
         del out["measurements"]  # a scenario without measured inputs reads as it always did
+    if not scenario.quotas:
+        del out["quotas"]  # likewise a scenario without quotas
     out["calendar"]["end"] = scenario.calendar.end.isoformat()
     return out

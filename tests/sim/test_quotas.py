@@ -130,7 +130,8 @@ def test_a_quota_caps_a_serving_fleet_and_slo_attainment_is_capacity_over_demand
     serve = prep.phases["serve"]
     assert isinstance(serve, ServingPrep)
     pool = serve.entries[0].source.rental
-    assert pool is not None and pool.gpus_per_instance == 1  # one L4 per g6 instance
+    assert pool is not None
+    assert pool.gpus_per_instance == 1  # one L4 per g6 instance
     # 4 replicas needed at 4 requests/s; the quota allows 3 GPUs = 3 replicas: 3/4 served
     capped, cap = _attainment(_serving((Quota(cloud="aws", gpu="L4", max_gpus=3),)))
     assert cap == 3
@@ -153,3 +154,34 @@ def test_capped_elastic_jobs_queue_first_come_first_served() -> None:
     # a job arriving after a slot frees starts on arrival
     starts = queued_starts(np.array([0.0, 5.0, 20.0]), np.array([10.0, 10.0, 1.0]), 1)
     assert starts.tolist() == [0.0, 10.0, 20.0]
+
+
+def test_elastic_jobs_under_a_quota_wait_and_without_one_never_do() -> None:
+    from costsim.domain.phases import ExperimentsPhase, GenericJob
+    from costsim.sim.engine import simulate_replication
+    from costsim.sim.prepare import ExperimentsPrep
+    from costsim.sim.streams import replication_seeds
+
+    busy = ExperimentsPhase(name="proto", duration_months=0.5, arrivals_per_day=40,
+                            job=GenericJob(gpu_memory_gib=12, gpu_hours=Fixed(value=8)))
+    plan = Plan(name="p", cloud="aws", region="us-east-1",
+                uses=(PhaseUse(phase="proto", entries=(UseEntry(gpu="L4"),)),))
+
+    def waits(quotas: tuple[Quota, ...]) -> tuple[int | None, list[float]]:
+        scenario = Scenario(name="q", calendar=Calendar(start=date(2027, 1, 1),
+                                                        horizon_months=2),
+                            models=(), phases=(busy,), plans=(plan,), quotas=quotas)
+        prep = prepare_plan(scenario, plan)
+        proto = prep.phases["proto"]
+        assert isinstance(proto, ExperimentsPrep)
+        rep = simulate_replication(prep, replication_seeds(0, 1)[0], 0)
+        return proto.max_concurrent_jobs, list(rep.queue_waits_s)
+
+    slots, free = waits(())
+    assert slots is None
+    assert max(free) == 0.0
+    # 40 jobs of 8 h a day keep ~13 busy on average; 4 at once cannot keep up: they queue
+    slots, capped = waits((Quota(cloud="aws", gpu="L4", option="on-demand", max_gpus=4),))
+    assert slots == 4
+    assert len(capped) == len(free)
+    assert max(capped) > 0
