@@ -20,6 +20,7 @@ from costsim.domain.owned import ServerDeclaration
 from costsim.domain.phases import Phase, PhaseKind, ServingPhase, TrainingPhase
 from costsim.domain.plans import PhaseUse, Plan
 from costsim.domain.pricing import PriceOverrides
+from costsim.domain.quotas import Quota
 from costsim.domain.uncertainty import Uncertainty
 from costsim.errors import ScenarioError
 
@@ -115,6 +116,9 @@ class Scenario:
     risk: RiskLimits = RiskLimits()
     measurements: Measurements = field(default_factory=Measurements)
     servers: tuple[ServerDeclaration, ...] = ()  # the scenario's own servers (``servers:``)
+    # GPU quotas (DESIGN §13): fixed counts over one make a plan infeasible, elastic fleets
+    # are capped at them (costsim.sim.quotas)
+    quotas: tuple[Quota, ...] = ()
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (math.isfinite(self.budget_usd)

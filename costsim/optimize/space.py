@@ -181,6 +181,8 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
         entry = prep.entries[0]
         low = max(1, int(replicas_for_rate(trough, entry.sizing_capacity_s)))
         high = max(low, int(replicas_for_rate(peak, entry.sizing_capacity_s)))
+        if entry.quota_replicas is not None:  # the quota caps the fleet (DESIGN §13)
+            low, high = min(low, entry.quota_replicas), min(high, entry.quota_replicas)
         sized = PhaseUse(phase=phase.name, entries=(UseEntry(
             gpu=gpu, autoscale=Autoscale(min_replicas=low, max_replicas=high)),))
         # the bounds change nothing the preparation computed but the entry's own bounds
@@ -217,6 +219,8 @@ def _mix_bounded(use: PhaseUse, prep: ServingPrep, peak: float) -> tuple[PhaseUs
         high = max(1, int(replicas_for_rate(peak * entry.request_share,
                                             entry.sizing_capacity_s)))
         high = max(high, entry.max_replicas or 0, entry.min_replicas)
+        if entry.quota_replicas is not None:
+            high = min(high, entry.quota_replicas)
         use_entry = dataclasses.replace(entry.source.entry, autoscale=dataclasses.replace(
             entry.source.entry.autoscale or Autoscale(), max_replicas=high))
         entries.append(use_entry)

@@ -45,6 +45,7 @@ from costsim.domain.pricing import (
     PurchaseOption,
     QuotedReservation,
 )
+from costsim.domain.quotas import Quota
 from costsim.domain.scenario import DataSizes, RiskLimits, Scenario, ScenarioModel, ScenarioPrices
 from costsim.domain.uncertainty import (
     Distribution,
@@ -61,6 +62,7 @@ from costsim.scenario import spec_common as sc
 from costsim.scenario.spec import (
     MeasurementsSpec,
     PricesSpec,
+    QuotaSpec,
     ScenarioSpec,
     ServingFileSpec,
     TrainingRunSpec,
@@ -222,7 +224,9 @@ class Builder:
                     data=make(("data",), DataSizes, **dict(spec.data)), prices=prices,
                     uncertainty=uncertainty, risk=make(("risk",), RiskLimits, **dict(spec.risk)),
                     measurements=self.measurements(("measurements",), spec),
-                    servers=self.declared)
+                    servers=self.declared,
+                    quotas=tuple(self.quota(("quotas", i), i, q)
+                                 for i, q in enumerate(spec.quotas)))
 
     def server(self, path: KeyPath, name: str, s: ServerSpec) -> ServerDeclaration:
         """A declared server; its name may not hide a shipped one."""
@@ -247,6 +251,14 @@ class Builder:
                     colocation_usd_per_kw_month=s.colocation_usd_per_kw_month,
                     maintenance_pct_per_year=s.maintenance_pct_per_year,
                     staff_pct_per_year=s.staff_pct_per_year, source=s.source or "")
+
+    def quota(self, path: KeyPath, index: int, spec: QuotaSpec) -> Quota:
+        """A quota with its GPU's canonical name and a known cloud and region."""
+        cloud = self.cloud((*path, "cloud"), spec.cloud)
+        assert cloud is not None
+        return make(path, Quota, cloud=cloud, gpu=self.gpu((*path, "gpu"), spec.gpu),
+                    region=self.region((*path, "region"), cloud, spec.region),
+                    option=spec.option, max_gpus=spec.max_gpus, index=index)
 
     def measurements(self, path: KeyPath, scenario: ScenarioSpec) -> Measurements:
         """Read every measurement file the scenario names, through the catalog's readers (a

@@ -245,9 +245,11 @@ def load_document(doc: YamlDocument, path: Path, names: KnownNames, *, sha256: s
     return LoadedScenario(scenario=scenario, path=path, sha256=sha256,
                           resolved=resolved_scenario(scenario), price_file=builder.price_file,
                           referenced_sha256=referenced, variant=variant,
-                          as_written=spec.model_dump(mode="json", by_alias=True,
-                                                     exclude=None if spec.servers
-                                                     else {"servers"}))
+                          as_written=spec.model_dump(
+                              mode="json", by_alias=True,
+                              # a file without servers or quotas reads as it always did
+                              exclude={key for key in ("servers", "quotas")
+                                       if not getattr(spec, key)} or None))
 
 
 def _file_sha256(file: Path, name: str) -> str:

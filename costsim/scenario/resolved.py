@@ -55,5 +55,7 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
         del out["measurements"]  # a scenario without measured inputs reads as it always did
     if not scenario.servers:
         del out["servers"]  # likewise a scenario without servers of its own
+    if not scenario.quotas:
+        del out["quotas"]  # likewise a scenario without quotas
     out["calendar"]["end"] = scenario.calendar.end.isoformat()
     return out

@@ -3,11 +3,12 @@ risk, phases and plans."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from costsim.domain.calendar import MAX_HORIZON_MONTHS
+from costsim.domain.plans import MAX_GPUS
 from costsim.domain.pricing import Payment
 from costsim.domain.scenario import MAX_BUDGET_USD
 from costsim.scenario.spec_common import Date, DistSpec, FixedSpec, Name, Number, Spec, Term, Whole
@@ -183,6 +184,23 @@ class MeasurementsSpec(Spec):
                     "seq_len, precision, framework} for what a log does not say")
 
 
+QuotaOption = Literal["on-demand", "spot", "reserved", "reserved-1y-no-upfront",
+                      "reserved-1y-partial-upfront", "reserved-1y-all-upfront",
+                      "reserved-3y-no-upfront", "reserved-3y-partial-upfront",
+                      "reserved-3y-all-upfront"]
+
+
+class QuotaSpec(Spec):
+    """The most GPUs of a type the cloud lets you hold (a service quota), in GPUs."""
+
+    cloud: Name = Field(description="cloud")
+    region: Name | None = Field(None, description="region (none: each of the cloud's regions)")
+    gpu: Name = Field(description="GPU name")
+    option: QuotaOption | None = Field(None, description="on-demand, spot, reserved (every "
+                                       "term) or an exact reserved option (none: all options)")
+    max_gpus: Whole = Field(ge=0, le=MAX_GPUS, description="GPUs held at once, at most")
+
+
 class ScenarioSpec(Spec):
     """A scenario file."""
 
@@ -206,4 +224,7 @@ class ScenarioSpec(Spec):
                                             "owned entries may name it)")
     phases: list[PhaseSpec] = Field(min_length=1, max_length=1000, description="the project")
     plans: list[PlanSpec] = Field(min_length=1, max_length=1000, description="the candidates")
+    quotas: list[QuotaSpec] = Field(default_factory=list, max_length=10_000,
+                                    description="GPU quotas: fixed counts over one are "
+                                    "infeasible, elastic fleets are capped at them")
 

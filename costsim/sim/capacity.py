@@ -19,6 +19,7 @@ from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.domain.scenario import Scenario
 from costsim.errors import CostsimError
 from costsim.sim.pools import CommitmentPool, RentalPool, commitment_pool, rental_pool
+from costsim.sim.quotas import over_quota
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +80,10 @@ def entry_source(scenario: Scenario, plan: Plan, phase: str, entry: UseEntry, jo
             implied = commitment_pool(book, template, scenario.calendar, job_gpus=job_gpus,
                                       price_factor=factor,
                                       implied_by_phase=phase)
+            over = over_quota(scenario, implied, implied.gpus, where)
+            if over is not None:
+                reasons.append(over)
+                return None
         if option is PurchaseOption.OWNED and not any(
                 o.server and _owned_gpu(o.server, scenario) == gpu for o in plan.owned):
             reasons.append(f"{where}: option 'owned' but the plan buys no {gpu} servers")

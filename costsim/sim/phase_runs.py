@@ -26,6 +26,7 @@ from costsim.sim.occupancy import interval_gpus
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
+from costsim.sim.quotas import queued_starts
 from costsim.sim.results import FleetProfile, ServingRecord, TrainingRunRecord
 from costsim.sim.serving_prep import ServingEntryPrep
 from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
@@ -149,11 +150,15 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     ctx.used_gpu_hours += float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR
     if prep.nodes is None:
         pool = prep.source.rental or prep.source.spill
-        finish_s = np.array(arrivals) + run_s
+        arrived = np.array(arrivals)
+        held_s = run_s + (ctx.prep.sim_defaults.instance_startup_s if pool is not None else 0.0)
+        # under a quota at most max_concurrent_jobs run at once; the rest wait their turn
+        starts = (arrived if prep.max_concurrent_jobs is None
+                  else queued_starts(arrived, held_s, prep.max_concurrent_jobs))
+        finish_s = starts + run_s
         if pool is not None:  # each job boots its own instance first (billed)
-            finish_s = _book_elastic_jobs(ctx, prep, pool, np.array(arrivals),
-                                          run_s + ctx.prep.sim_defaults.instance_startup_s)
-        ctx.queue_waits_s.extend([0.0] * len(arrivals))
+            finish_s = _book_elastic_jobs(ctx, prep, pool, starts, held_s)
+        ctx.queue_waits_s.extend((starts - arrived).tolist())
         end = max(start + duration, float(finish_s.max(initial=start)))
         yield env.timeout(end - start)
         return env.now

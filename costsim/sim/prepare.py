@@ -50,6 +50,7 @@ from costsim.sim.owned_parts import owned_training
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
 from costsim.sim.phase_setup import phase_setup
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool, owned_pool
+from costsim.sim.quotas import over_quota, pool_quota, quota_units
 from costsim.sim.results import MeasuredUsed, PriceUsed
 from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
 from costsim.sim.transfer import DataMove, data_moves, entry_clouds
@@ -96,6 +97,8 @@ class ExperimentsPrep:
     gpu_hours: Distribution
     node: NodeShape
     nodes: int | None
+    # elastic jobs running at once under the pool's quota (None: no quota applies)
+    max_concurrent_jobs: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,6 +189,11 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
     sim_defaults = sim_defaults or sim_assumptions()
     reasons: list[str] = []
     commitments = plan_commitments(scenario, plan, book, reasons)
+    for pool in commitments:
+        over = over_quota(scenario, pool, pool.gpus, f"plan '{plan.name}', commitment of "
+                          f"{pool.gpu} from {scenario.calendar.date_at(pool.start_s)}")
+        if over is not None:
+            reasons.append(over)
     used_gpus = {_canonical(e.gpu) for u in plan.uses for e in u.entries}
     for pool in commitments:
         if pool.gpu not in used_gpus:
@@ -262,6 +270,11 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
     source = entry_source(scenario, plan, phase.name, entry, gpus, book, reasons)
     if source is None:
         return None
+    if source.rental is not None:
+        over = over_quota(scenario, source.rental, source.rental.gpus_paid_for(gpus), where)
+        if over is not None:
+            reasons.append(over)
+            return None
     slowdown = 1.0
     pool = next((p for p in owned if p.gpu == gpu.name), None)
     if entry.option is PurchaseOption.OWNED and pool is not None:
@@ -363,8 +376,22 @@ def _experiments(scenario: Scenario, plan: Plan, phase: ExperimentsPhase, book: 
                        f" GiB RAM ({usable / BYTES_PER_GIB:.1f} GiB usable per GPU) cannot run it")
         return None
     nodes = None if entry.count is None else math.ceil(entry.count / node.gpus)
+    slots = None
+    if source.rental is not None and nodes is not None:
+        over = over_quota(scenario, source.rental, nodes * node.gpus, where)
+        if over is not None:
+            reasons.append(over)
+            return None
+    elif nodes is None:
+        slots = quota_units(scenario, source.rental or source.spill, need.gpus)
+        if slots == 0:
+            quota = pool_quota(scenario, source.rental or source.spill)  # type: ignore[arg-type]
+            assert quota is not None
+            reasons.append(f"{where}: {quota.describe()} is smaller than one job of "
+                           f"{need.gpus} {source.gpu} (whole instances)")
+            return None
     return ExperimentsPrep(phase=phase, source=source, need=need, gpu_hours=hours, node=node,
-                           nodes=nodes)
+                           nodes=nodes, max_concurrent_jobs=slots)
 
 
 def _model_job(scenario: Scenario, job: ModelJob, gpu: GpuSpec, defaults: PerfDefaults,

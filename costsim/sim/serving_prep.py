@@ -38,6 +38,7 @@ from costsim.perf.sizing import ReplicaCapacity, capacity_under_rule, sizing_rul
 from costsim.sim.capacity import EntrySource, entry_source
 from costsim.sim.fleet import mix_capacity
 from costsim.sim.pools import CommitmentPool, RentalPool
+from costsim.sim.quotas import pool_quota, quota_units
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +60,9 @@ class ServingEntryPrep:
     predicted_share: float = 1.0
     # (request size, basis, source) of each routed bucket whose capacity was measured
     measured: tuple[tuple[str, str, str], ...] = ()
+    # replicas the pool's GPU quota lets run at once (None: no quota applies); max_replicas
+    # is already capped at it, the optimizer's bounds must stay under it too
+    quota_replicas: int | None = None
 
     def service_capacity_at(self, throughput_error: float) -> float:
         """The service capacity under a drawn throughput error factor t: predicted capacities
@@ -191,6 +195,18 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
         weights = np.array([buckets[j].share * routing[i, j] for j in mine])
         total = float(weights.sum())
         auto = source.entry.autoscale
+        min_replicas = auto.min_replicas if auto else 1
+        max_replicas = auto.max_replicas if auto else None
+        cap = None if source.bounded else quota_units(scenario, source.rental, tp[i])
+        if cap is not None:
+            if cap == 0:
+                quota = pool_quota(scenario, source.rental)  # type: ignore[arg-type]
+                assert quota is not None
+                reasons.append(f"{where}: {quota.describe()} is smaller than one replica of "
+                               f"{tp[i]} {source.gpu} (whole instances)")
+                return None
+            max_replicas = cap if max_replicas is None else min(max_replicas, cap)
+            min_replicas = min(min_replicas, cap)
         preps.append(ServingEntryPrep(
             source=source, gpus_per_replica=tp[i],
             sizing_capacity_s=mix_capacity(capacity[i, mine], weights / total),
@@ -200,8 +216,7 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
                                     for w, j in zip(weights, mine, strict=True)) / total),
             output_tokens=float(sum(w * buckets[j].output_tokens
                                     for w, j in zip(weights, mine, strict=True)) / total),
-            min_replicas=auto.min_replicas if auto else 1,
-            max_replicas=auto.max_replicas if auto else None,
+            min_replicas=min_replicas, max_replicas=max_replicas, quota_replicas=cap,
             scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
                               else sim_defaults.instance_startup_s),
             **_measured_fields(replicas[i], service[i], mine, weights, buckets)._asdict()))

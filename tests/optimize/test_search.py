@@ -277,3 +277,30 @@ def test_uncertainty_free_screen_is_close_to_the_simulator() -> None:
             simulated = result.ledger.by_phase()[name]
             assert estimate.cost_usd == pytest.approx(simulated, rel=band), (
                 name, estimate.choice.slug)
+
+
+def test_the_optimizer_searches_within_quotas() -> None:
+    from costsim.domain.quotas import Quota
+    from costsim.sim.prepare import TrainingPrep, prepare_plan
+
+    scenario = _training_only(deadline_days=30)
+    free = optimize_scenario(scenario, seed=5, replications=4, top_k=2)
+    assert free.best is not None
+    first = free.best.candidate.plan
+    prep = prepare_plan(scenario, first)
+    train = prep.phases["train"]
+    assert isinstance(train, TrainingPrep)
+    pool = train.source.rental or train.source.implied_commitment
+    assert pool is not None
+    # a quota on that GPU in that cloud below what the first plan holds forbids it
+    quota = Quota(cloud=pool.offering.cloud, gpu=train.source.gpu, max_gpus=train.gpus - 1)
+    within = replace(scenario, quotas=(quota,))
+    limited = optimize_scenario(within, seed=5, replications=4, top_k=2)
+    assert limited.best is not None
+    assert not _same_plan(limited.best.candidate.plan, first)
+    for ranked in limited.ranked:
+        if _same_plan(ranked.candidate.plan, first):  # offered only as the hand-written plan
+            assert not ranked.result.feasible
+            assert any("exceeds the quota" in why for why in ranked.why_not)
+        elif ranked.result.feasible:  # every plan the search built holds the quota
+            assert prepare_plan(within, ranked.candidate.plan).feasible

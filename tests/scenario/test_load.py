@@ -191,3 +191,16 @@ def test_names_with_commas_quotes_and_formula_marks_are_printable_text(tmp_path:
     with pytest.raises(ScenarioError, match=r"plans\[0\]\.name: must be printable text on one "
                        r"line, without line breaks or tabs; 'two\\nlines' has a line break"):
         load_scenario(path, known_names())
+
+
+def test_quotas_reach_the_domain_with_canonical_names(tmp_path: Path) -> None:
+    text = (GOOD / "lifecycle.yaml").read_text() + (
+        "quotas:\n"
+        "  - {cloud: AWS, region: US-EAST-1, gpu: h100-sxm5, option: on-demand, max_gpus: 32}\n"
+        "  - {cloud: gcp, gpu: L4, max_gpus: 0}\n")
+    path = tmp_path / "quotas.yaml"
+    path.write_text(text)
+    first, second = load_scenario_file(path).scenario.quotas
+    assert (first.cloud, first.region, first.gpu, first.option, first.max_gpus, first.index) == (
+        "aws", "us-east-1", "H100", "on-demand", 32, 0)
+    assert (second.region, second.option, second.index) == (None, None, 1)
