@@ -170,20 +170,27 @@ def routing_cost_usd(instance: MixInstance, solution: MixSolution, rates: np.nda
     """What the solution's shares cost over ``rates`` (requests/s, one per hour) as the
     simulator sizes them: each hour ⌈Σ_k λ·p_k·x_kj / c_kj⌉ replicas of each type used,
     × its $/replica-hour."""
-    shares = traffic_shares(solution)
-    caps = instance.capacities()
-    p = np.array(instance.bucket_shares, dtype=np.float64)
     total = 0.0
-    for j in range(len(instance.gpus)):
-        weights = p * shares[:, j]
-        mine = weights > 0
-        if not mine.any():
-            continue
-        load = float(weights.sum())
-        capacity = mix_capacity(caps[j, mine], weights[mine] / load)
+    for j, load, capacity in type_loads(instance, traffic_shares(solution)):
         replicas = replicas_for_rate(rates * load, capacity)
         total += float(replicas.sum()) * instance.usd_per_replica_hour[j]
     return total
+
+
+def type_loads(instance: MixInstance, shares: np.ndarray) -> list[tuple[int, float, float]]:
+    """(type j, its share of all requests Σ_k p_k·x_kj, its capacity for that mix of sizes)
+    for each type the shares ``[bucket, type]`` send requests to: what the simulator sizes
+    each hour (:func:`costsim.sim.fleet.mix_capacity`)."""
+    caps = instance.capacities()
+    p = np.array(instance.bucket_shares, dtype=np.float64)
+    found = []
+    for j in range(len(instance.gpus)):
+        weights = p * shares[:, j]
+        mine = weights > 0
+        if mine.any():
+            load = float(weights.sum())
+            found.append((j, load, mix_capacity(caps[j, mine], weights[mine] / load)))
+    return found
 
 
 def routed_buckets(instance: MixInstance, gpus: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -218,16 +225,9 @@ def mix_use(mix: ServingMix, *, gpus: Sequence[str] | None = None,
         return _routed_use(mix, gpus, cloud, region)
     instance = mix.instance
     shares = traffic_shares(mix.routing)  # [k, j]
-    p = np.array(instance.bucket_shares, dtype=np.float64)
-    caps = instance.capacities()
     entries = []
-    for j, gpu in enumerate(instance.gpus):
-        weights = p * shares[:, j]
-        mine = weights > 0
-        if not mine.any():
-            continue
-        load = float(weights.sum())
-        capacity = mix_capacity(caps[j, mine], weights[mine] / load)
+    for j, load, capacity in type_loads(instance, shares):
+        gpu = instance.gpus[j]
         peak = max(1, int(replicas_for_rate(mix.levels.peak_requests_per_s * load, capacity)))
         floor = min(peak, max(1, int(replicas_for_rate(mix.levels.trough_requests_per_s * load,
                                                        capacity))))
