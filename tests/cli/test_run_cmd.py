@@ -94,7 +94,11 @@ def test_ctrl_c_while_simulating_leaves_nothing(cli: Cli, tmp_path: Path,
     code, text, err = _run(cli, tmp_path / "report")
     assert code == 130
     assert text == ""
-    assert err.strip().splitlines() == ["costsim run: interrupted; nothing was written"]
+    # 100,000 replications: the up-front work estimate comes first (issue 19 item 8), then
+    # the interruption's one line, and nothing else (no worker tracebacks)
+    notice, *rest = err.strip().splitlines()
+    assert notice.startswith("costsim run: a large simulation: 6 plans × 100,000 replications")
+    assert rest == ["costsim run: interrupted; nothing was written"]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -221,5 +225,9 @@ def test_a_real_ctrl_c_with_worker_processes_is_one_line_and_leaves_nothing(
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert out == ""
-    assert err.strip().splitlines() == ["costsim run: interrupted; nothing was written"]
+    # 100,000 replications: the up-front work estimate comes first (issue 19 item 8), then
+    # the interruption's one line, and nothing else (no worker tracebacks)
+    notice, *rest = err.strip().splitlines()
+    assert notice.startswith("costsim run: a large simulation: 6 plans × 100,000 replications")
+    assert rest == ["costsim run: interrupted; nothing was written"]
     assert list(tmp_path.iterdir()) == []
