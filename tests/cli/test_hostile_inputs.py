@@ -322,7 +322,9 @@ def test_a_sweep_to_an_unwritable_out_is_refused_before_any_variant_runs(
     def never(*_: Any, **__: Any) -> None:
         raise AssertionError("loaded variants before refusing --out")
 
-    monkeypatch.setattr("costsim.cli.scenario_names.iter_variant_files", never)
+    import costsim.cli.sweep_variants  # where the sweep loads its variants
+
+    monkeypatch.setattr(costsim.cli.sweep_variants, "iter_variant_files", never)
     path = _scenario(tmp_path)
     _refused(cli("sweep", str(path), "--set", "horizon_months=3,4", "--out", "/proc/x"),
              "--out: /proc/x: cannot write a folder in /proc")
