@@ -255,11 +255,14 @@ _SCALARS = st.one_of(
 def test_any_value_set_is_accepted_or_refused_exactly_as_in_the_file(key: str,
                                                                       value: Value) -> None:
     text = format_value(value)
+    # a string goes into the file quoted, as its author would write it: `--set` text such as
+    # `-` or `- a` is a plain string on the command line but a YAML sequence in a file
+    in_yaml = json.dumps(value) if isinstance(value, str) else text
     original = {"horizon_months": "horizon_months: 18", "budget_usd": "budget_usd: 1.5e6"}[key]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "edited.yaml"
         path.write_text(LIFECYCLE.read_text(encoding="utf-8").replace(
-            original, f"{key}: {text}"), encoding="utf-8")
+            original, f"{key}: {in_yaml}"), encoding="utf-8")
         try:
             in_file: LoadedScenario | ScenarioError = load_scenario(path, known_names())
         except ScenarioError as exc:
