@@ -91,7 +91,7 @@ def iter_variant_files(path: Path, variants: Iterable[Variant]) -> Iterator[Load
 def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScenario:
     from costsim.catalog.price_file import load_price_file_entries
 
-    names = known_names()
+    names = _reading_each_file_once(known_names())
     loaded = load(names)
     if loaded.price_file is None:
         return loaded
@@ -109,3 +109,23 @@ def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScen
     merged_scenario = replace(scenario, prices=replace(scenario.prices, overrides=merged))
     return replace(loaded, scenario=merged_scenario,
                    resolved=resolved_scenario(merged_scenario))
+
+
+def _reading_each_file_once(names: KnownNames) -> KnownNames:
+    """``names`` whose measurement readers keep what they read: a scenario with a price file is
+    built twice (the second time with the file's clouds), and its measurement files need
+    reading only once."""
+    serving: dict[tuple[Path, ServingFileContext], tuple[ServingPoint, ...]] = {}
+    training: dict[tuple[Path, RunDetails], tuple[TrainingPoint, ...]] = {}
+
+    def read_serving(path: Path, context: ServingFileContext) -> tuple[ServingPoint, ...]:
+        if (path, context) not in serving:
+            serving[path, context] = _read_serving(path, context)
+        return serving[path, context]
+
+    def read_training(path: Path, details: RunDetails) -> tuple[TrainingPoint, ...]:
+        if (path, details) not in training:
+            training[path, details] = _read_training(path, details)
+        return training[path, details]
+
+    return replace(names, read_serving=read_serving, read_training=read_training)
