@@ -10,7 +10,7 @@ from typing import Any
 
 from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, examples, print_json
 from costsim.cli.estimate_cmd import ENGINES, _engine
-from costsim.cli.flags import add_compute_args, range_argtype
+from costsim.cli.flags import add_compute_args, gpu_argtype, range_argtype
 from costsim.cli.ranges import describe
 
 
@@ -34,7 +34,7 @@ def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("--model", default=None, metavar="PRESET",
                         help="model of points that do not name one, a preset or a config.json "
                              "(default: the file's model column / model_id)")
-    parser.add_argument("--gpu", default=None, metavar="NAME",
+    parser.add_argument("--gpu", type=gpu_argtype(), default=None, metavar="NAME",
                         help="GPU of points that do not name one (a benchmark JSON never "
                              "does), any name incl. nvidia-smi's (default: none)")
     parser.add_argument("--tp", type=range_argtype("--tp"), default=None, metavar="N",

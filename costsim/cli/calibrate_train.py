@@ -8,7 +8,8 @@ import argparse
 from typing import Any
 
 from costsim.cli.common import EXIT_OK, OneLineParser, add_json_flag, examples, print_json
-from costsim.cli.flags import range_argtype
+from costsim.cli.estimate_cmd import _framework
+from costsim.cli.flags import gpu_argtype, range_argtype, value_argtype
 from costsim.cli.ranges import describe
 
 
@@ -35,7 +36,7 @@ def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("--model", default=None, metavar="PRESET|CONFIG.json",
                         help="the model of the logs (default: none; a log needs it, a CSV "
                              "names its own)")
-    parser.add_argument("--gpu", default=None, metavar="NAME",
+    parser.add_argument("--gpu", type=gpu_argtype(), default=None, metavar="NAME",
                         help="the GPU of the logs, any accepted name incl. nvidia-smi's "
                              "(default: none; a log needs it)")
     parser.add_argument("--gpus", type=range_argtype("--gpus"), default=None, metavar="N",
@@ -47,10 +48,11 @@ def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
                              "Megatron/NeMo log needs "
                              "it to turn sequences per step into tokens; else the model's "
                              "maximum, capped at 4096, for the prediction)")
-    parser.add_argument("--precision", default=None, metavar="DTYPE",
+    parser.add_argument("--precision", type=value_argtype("precision"), default=None,
+                        metavar="DTYPE",
                         help="compute precision: fp32 | tf32 | bf16 | fp16 | fp8 (default: "
                              "the GPU's, bf16 where it has it)")
-    parser.add_argument("--framework", default=None, metavar="NAME",
+    parser.add_argument("--framework", type=_framework, default=None, metavar="NAME",
                         help="megatron-lm | pytorch-fsdp | deepspeed | hf-trainer (default: "
                              "the log format's: Megatron/NeMo megatron-lm, torchtitan "
                              "pytorch-fsdp, trainer_state.json hf-trainer; a CSV row's own, "

@@ -133,6 +133,25 @@ def _argtype(name: str) -> Callable[[str], Any]:
     return _argparse_type(CONVERTERS[name], f"--{name}")
 
 
+def value_argtype(name: str) -> Callable[[str], Any]:
+    """An argparse ``type`` for the flag ``--name`` with :data:`CONVERTERS`' rule (a choice
+    such as ``precision``), with a one-line error naming the flag and the value."""
+    return _argtype(name)
+
+
+def _canonical_gpu(text: str) -> str:
+    from costsim.catalog.gpus import canonical_gpu_name
+
+    return canonical_gpu_name(text, source="--gpu")
+
+
+def gpu_argtype() -> Callable[[str], str]:
+    """An argparse ``type`` for ``--gpu`` that refuses an unknown name when it is parsed (for
+    commands where the flag only fills what a file leaves out, so a bad name would otherwise
+    go unnoticed); the canonical name."""
+    return _argparse_type(_canonical_gpu, "--gpu")
+
+
 def range_argtype(flag: str) -> Callable[[str], float]:
     """An argparse ``type`` for a number in ``flag``'s range (:data:`FLAG_RANGES`), with a
     one-line error naming the flag, the range and the value."""

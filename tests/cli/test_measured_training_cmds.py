@@ -178,3 +178,23 @@ def test_a_bad_training_file_in_a_scenario_exits_2_at_its_key(cli: Cli, tmp_path
     code, _, err = cli("validate", str(path))
     assert code == 2
     assert "give measurements.training.0.gpus" in err
+
+
+@pytest.mark.parametrize(("command", "flag", "value", "message"), [
+    ("train", "--gpu", "H999", "argument --gpu: unknown GPU 'H999'"),
+    ("train", "--precision", "fp12", "argument --precision: unknown precision 'fp12'"),
+    ("train", "--framework", "jax", "argument --framework: unknown framework 'jax'"),
+    ("serve", "--gpu", "H999", "argument --gpu: unknown GPU 'H999'"),
+])
+def test_calibrate_refuses_a_bad_flag_even_when_the_file_does_not_need_it(
+        cli: Cli, command: str, flag: str, value: str, message: str) -> None:
+    """A flag that only fills what a file leaves out is still checked: a CSV that names its
+    GPU, precision and framework would otherwise silently ignore a misspelt value."""
+    sample = {"train": "docs/examples/training/runs.csv",
+              "serve": "docs/examples/serving_profile.csv"}[command]
+    path = Path(__file__).parents[2] / sample
+    code, out, err = cli("calibrate", command, str(path), flag, value)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert message in err
