@@ -84,6 +84,23 @@ def stack_hint(row: dict[str, str]) -> tuple[str, int]:
     return framework, int(row["source_date"][:4])
 
 
+# The held-out runs (issue 18 item 4): reserved sources, kept outside costsim/data and tests/data;
+# checked once, at the end, with the same thresholds (``--heldout``).
+HELDOUT_DIR = Path(__file__).resolve().parents[1] / "validation" / "heldout"
+HELDOUT_CSV = HELDOUT_DIR / "training_runs.csv"
+HELDOUT = "heldout"
+
+
+def heldout_runs() -> list[dict[str, str]]:
+    """The held-out runs (H01-), with their scale class, in file order."""
+    rows = []
+    for row in read_rows(HELDOUT_CSV):
+        days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
+        row["scale_class"] = scale_class(int(row["gpus"]), days)
+        rows.append(row)
+    return rows
+
+
 def published_runs() -> list[dict[str, str]]:
     """The 30 runs (A01-A30) with their scale class, in id order."""
     rows = []
@@ -99,12 +116,17 @@ def _int(text: str) -> int | None:
     return int(text) if text.strip() else None
 
 
+def _arch_path(row: dict[str, str], spec: str) -> Path:
+    folder = HELDOUT_DIR / "architectures" if row["split"] == HELDOUT else ARCH_DIR
+    return (folder / spec).resolve()
+
+
 def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, object]:
     """The one-phase scenario of a published run (a YAML mapping)."""
     spec = row["architecture"]
     model: dict[str, str] = ({"preset": spec.removeprefix("preset:")}
                              if spec.startswith("preset:")
-                             else {"arch": str((ARCH_DIR / spec).resolve())})
+                             else {"arch": str(_arch_path(row, spec))})
     gpus = int(row["gpus"])
     phase: dict[str, object] = {
         "name": "train", "kind": "training", "model": "model", "task": "train",
@@ -262,8 +284,10 @@ def cells(results: Sequence[SimulatedRun]) -> list[tuple[str, ...]]:
 def summary(results: Sequence[SimulatedRun]) -> str:
     """Coverage per half and per scale class, median P90/P10 and the misses."""
     lines = []
-    for half in (CHECK, FIT):
+    for half in (CHECK, FIT, HELDOUT):
         rated = [r for r in results if r.row["split"] == half]
+        if not rated:
+            continue
         lines.append(f"{half} half: {sum(bool(r.inside) for r in rated)}/{len(rated)} inside "
                      f"P10-P90")
     for scale in ("small", "large"):
@@ -294,8 +318,12 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser.add_argument("--only", action="append", default=[],
                         help="simulate only this run id (repeatable)")
     parser.add_argument("--csv", action="store_true", help="write CSV rows instead of a table")
+    parser.add_argument("--heldout", action="store_true",
+                        help="the held-out runs of validation/heldout/training_runs.csv instead "
+                             "(run once, after every model change is committed)")
     args = parser.parse_args(argv)
-    rows = [r for r in published_runs() if not args.only or r["id"] in args.only]
+    every = heldout_runs() if args.heldout else published_runs()
+    rows = [r for r in every if not args.only or r["id"] in args.only]
     runner: Runner = run_in_process if args.in_process else run_cli
     results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)
     if args.csv:
@@ -306,6 +334,13 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out(_table(HEADER, cells(results)))
     out("")
     out(summary(results))
+    if args.heldout:
+        spreads = [r.spread for r in results if r.spread is not None]
+        inside = sum(bool(r.inside) for r in results)
+        out(f"held-out goals (issue 18): >= 80 % inside P10-P90: {inside}/{len(results)} "
+            f"({'met' if inside >= 0.8 * len(results) else 'missed'}); median P90/P10 <= 2: "
+            f"{statistics.median(spreads):.2f} "
+            f"({'met' if statistics.median(spreads) <= 2 else 'missed'})")
     return 0
 
 
