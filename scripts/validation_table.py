@@ -157,9 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heldout", action="store_true",
                         help="the held-out check of validation/heldout/ instead (issue 18 item "
                              "4: reserved sources; run once, after every model change)")
+    parser.add_argument("--allin", action="store_true",
+                        help="the all-in fit/check table of the 30 published runs instead "
+                             "(scripts/allin_check.py through the simulator)")
     args = parser.parse_args(argv)
     if args.heldout:
         return print_heldout()
+    if args.allin:
+        from scripts.allin_check import main as allin_main
+
+        # the 30 published runs' fit/check table through the simulator (in-process)
+        return allin_main(["--in-process"])
     rows = list(_rows(perf_defaults()))
     header = ("table", "id", "basis", "published", "predicted", "error", "tolerance", "ok")
     # Strict xfails, explained in docs/performance.md §4.
