@@ -101,11 +101,73 @@ def _figure(value: float) -> str:
     return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
+HELDOUT_SERVING_CSV = (Path(__file__).resolve().parents[1] / "validation" / "heldout"
+                       / "serving.csv")
+# Issue 18's goals, the same for the held-out set as for the check halves.
+SERVING_GOAL = 0.80  # share of rows within their tolerance
+TRAINING_GOAL = 0.80  # share of runs inside the simulated P10-P90
+SPREAD_GOAL = 2.0  # median P90/P10
+
+
+def heldout_serving(path: Path, defaults: PerfDefaults) -> tuple[list[tuple[str, ...]], str]:
+    """The held-out serving rows of ``path`` (serving_published.csv's columns) against the
+    model, by scripts/published_table.py's predictors: table lines and a summary."""
+    from scripts.published_table import (
+        cheaper_agrees,
+        check_serving,
+        read_rows,
+        serving_cells,
+    )
+
+    checks = check_serving(read_rows(path), defaults)
+    rated = [c for c in checks if c.within is not None]
+    within = sum(bool(c.within) for c in rated)
+    ratios = [c for c in checks if cheaper_agrees(c) is not None]
+    lines = [f"held-out serving: {within}/{len(rated)} within tolerance "
+             f"({'met' if rated and within >= SERVING_GOAL * len(rated) else 'missed'}: goal "
+             f">= {SERVING_GOAL:.0%})"]
+    if ratios:
+        lines.append(f"held-out card-ratio rows picking the cheaper card: "
+                     f"{sum(bool(cheaper_agrees(c)) for c in ratios)}/{len(ratios)}")
+    unrated = [c.row["id"] for c in checks if c.within is None]
+    if unrated:
+        lines.append("not rated: " + ", ".join(unrated))
+    return serving_cells(checks), "\n".join(lines)
+
+
+def print_heldout(serving_csv: Path = HELDOUT_SERVING_CSV) -> int:
+    """The held-out check (issue 18 item 4): serving rows, then the training runs through the
+    simulator (scripts/allin_check.py --heldout). Run once, after every model change."""
+    from scripts.allin_check import main as allin_main
+    from scripts.published_table import SERVING_HEADER, _table
+
+    cells, summary = heldout_serving(serving_csv, perf_defaults())
+    print(_table(SERVING_HEADER, cells))
+    print()
+    print(summary)
+    print()
+    allin_main(["--heldout", "--in-process"])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the table; exit 1 if a row is outside its tolerance and not a known miss."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", action="store_true", help="write CSV instead of a table")
+    parser.add_argument("--heldout", action="store_true",
+                        help="the held-out check of validation/heldout/ instead (issue 18 item "
+                             "4: reserved sources; run once, after every model change)")
+    parser.add_argument("--allin", action="store_true",
+                        help="the all-in fit/check table of the 30 published runs instead "
+                             "(scripts/allin_check.py through the simulator)")
     args = parser.parse_args(argv)
+    if args.heldout:
+        return print_heldout()
+    if args.allin:
+        from scripts.allin_check import main as allin_main
+
+        # the 30 published runs' fit/check table through the simulator (in-process)
+        return allin_main(["--in-process"])
     rows = list(_rows(perf_defaults()))
     header = ("table", "id", "basis", "published", "predicted", "error", "tolerance", "ok")
     # Strict xfails, explained in docs/performance.md §4.

@@ -23,7 +23,8 @@ from costsim.errors import CostsimError, InputError, suggest
 FRAMEWORK_ALIASES = {"nemo": "megatron-lm", "megatron": "megatron-lm",
                      "megatron-core": "megatron-lm", "torchtitan": "pytorch-fsdp",
                      "fsdp": "pytorch-fsdp", "accelerate": "hf-trainer",
-                     "transformers": "hf-trainer"}
+                     "transformers": "hf-trainer", "nanogpt": "torch-compile",
+                     "modded-nanogpt": "torch-compile", "nanochat": "torch-compile"}
 # Dtypes a training step computes in (the rest are storage formats).
 COMPUTE_DTYPES = (Dtype.FP32, Dtype.TF32, Dtype.BF16, Dtype.FP16, Dtype.FP8)
 # Bounds of a run's numbers: more GPUs than the largest published run by ~60x, or a sequence

@@ -53,7 +53,8 @@ def register(subs: argparse._SubParsersAction[OneLineParser]) -> None:
                         help="compute precision: fp32 | tf32 | bf16 | fp16 | fp8 (default: "
                              "the GPU's, bf16 where it has it)")
     parser.add_argument("--framework", type=_framework, default=None, metavar="NAME",
-                        help="megatron-lm | pytorch-fsdp | deepspeed | hf-trainer (default: "
+                        help="megatron-lm | pytorch-fsdp | deepspeed | hf-trainer | torch-compile "
+                             "(default: "
                              "the log format's: Megatron/NeMo megatron-lm, torchtitan "
                              "pytorch-fsdp, trainer_state.json hf-trainer; a CSV row's own, "
                              "else megatron-lm)")

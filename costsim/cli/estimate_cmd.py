@@ -60,10 +60,11 @@ _engine = _named_choice("engine", ENGINES)
 FRAMEWORK_ALIASES = {"nemo": "megatron-lm", "megatron": "megatron-lm",
                      "megatron-core": "megatron-lm", "torchtitan": "pytorch-fsdp",
                      "fsdp": "pytorch-fsdp", "accelerate": "hf-trainer",
-                     "transformers": "hf-trainer"}
+                     "transformers": "hf-trainer", "nanogpt": "torch-compile",
+                     "modded-nanogpt": "torch-compile", "nanochat": "torch-compile"}
 # The values of costsim.domain.workload.TrainingFramework (spelled out: registering the CLI
 # imports no domain module; a test keeps the two equal).
-FRAMEWORKS = ("megatron-lm", "pytorch-fsdp", "deepspeed", "hf-trainer")
+FRAMEWORKS = ("megatron-lm", "pytorch-fsdp", "deepspeed", "hf-trainer", "torch-compile")
 
 
 _framework = _named_choice("framework", FRAMEWORKS, FRAMEWORK_ALIASES)
@@ -134,7 +135,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     train.add_argument("--framework", type=_framework, default=None,
                        help="training code: megatron-lm (also NeMo; the calibration) | "
                             "pytorch-fsdp (also torchtitan) | deepspeed | hf-trainer (also "
-                            "accelerate) (default megatron-lm, or the framework of the "
+                            "accelerate) | torch-compile (also nanogpt, modded-nanogpt, "
+                            "nanochat) (default megatron-lm, or the framework of the "
                             "--profile runs; efficiencies in docs/performance.md)")
     train.add_argument("--framework-year", type=range_argtype("--framework-year"), default=None,
                        metavar="YEAR",

@@ -108,7 +108,8 @@ class TrainingPhase:
     """Pre-training or fine-tuning one model on ``tokens`` tokens, optionally by a deadline.
 
     ``layout`` fixes the parallel layout (else the performance model's fastest fitting one);
-    ``framework`` names the training code whose published efficiency applies;
+    ``framework`` names the training code whose published efficiency applies and
+    ``framework_year`` (optional) its release year, which sets the stack's era;
     ``allin_extra_loss`` replaces the calibrated distribution of the extra wall time x a real
     run loses beyond hardware faults (software faults, rollbacks, idle allocation; all-in time
     = hardware all-in time × (1 + x); docs/performance.md "What real runs lose").
@@ -126,6 +127,8 @@ class TrainingPhase:
     quant: Quant = Quant.NONE
     precision: Dtype | None = None
     framework: TrainingFramework = TrainingFramework.MEGATRON_LM
+    # The training code's release year (None: its era is inferred; docs/performance.md "Stack").
+    framework_year: int | None = None
     layout: ParallelLayout | None = None
     allin_extra_loss: Distribution | None = None
 
@@ -140,6 +143,8 @@ class TrainingPhase:
                                 "got 'infer'")
         if self.deadline_days is not None:
             _in_range(f"{where}.deadline_days", self.deadline_days, 0.01, 36_500)
+        if self.framework_year is not None:
+            _in_range(f"{where}.framework_year", self.framework_year, 2015, 2100)
         if isinstance(self.allin_extra_loss, Fixed):
             _in_range(f"{where}.allin_extra_loss", self.allin_extra_loss.value, 0, 10)
         if self.lora_rank is not None and self.task is not Task.FINETUNE:

@@ -77,6 +77,9 @@ class TrainingFramework(StrEnum):
     PYTORCH_FSDP = "pytorch-fsdp"  # PyTorch FSDP / torchtitan / fms-fsdp (native training loops)
     DEEPSPEED = "deepspeed"  # DeepSpeed with its Megatron-DeepSpeed model code
     HF_TRAINER = "hf-trainer"  # Hugging Face Trainer / accelerate (FSDP or DeepSpeed backend)
+    # torch.compile'd single-node PyTorch loops tuned for speed (nanoGPT, modded-nanogpt,
+    # nanochat): fused elementwise kernels, no pipeline or tensor parallelism
+    TORCH_COMPILE = "torch-compile"
 
 
 ALL_LINEAR = "all-linear"

@@ -37,8 +37,8 @@ def default_flash_attention(precision: Dtype) -> bool:
 
 def training_setup(arch: Architecture, gpu: GpuSpec, *, task: Task, precision: Dtype | None,
                    seq_len: int | None, lora_rank: int | None, quant: Quant, source: str,
-                   framework: TrainingFramework = TrainingFramework.MEGATRON_LM
-                   ) -> TrainingSetup:
+                   framework: TrainingFramework = TrainingFramework.MEGATRON_LM,
+                   framework_year: int | None = None) -> TrainingSetup:
     """A one-GPU training setup with the defaults of ``estimate train`` (the layout search
     replaces its layout and batch).
 
@@ -51,4 +51,4 @@ def training_setup(arch: Architecture, gpu: GpuSpec, *, task: Task, precision: D
     return TrainingSetup(task=task, precision=dtype, layout=ParallelLayout(),
                          seq_len=seq_len or default_seq_len(arch),
                          flash_attention=default_flash_attention(dtype), quant=quant, lora=lora,
-                         framework=framework)
+                         framework=framework, framework_year=framework_year)

@@ -454,7 +454,7 @@ class Builder:
                         tokens=p.tokens, deadline_days=p.deadline_days, seq_len=p.seq_len,
                         global_batch_tokens=p.global_batch_tokens, lora_rank=p.lora_rank,
                         quant=p.quant, precision=p.precision, framework=p.framework,
-                        layout=layout, allin_extra_loss=loss)
+                        framework_year=p.framework_year, layout=layout, allin_extra_loss=loss)
         assert isinstance(p, ServingSpec)
         sizes = p.requests if isinstance(p.requests, list) else [p.requests]
         buckets = tuple(make((*path, "requests", i), RequestBucket,

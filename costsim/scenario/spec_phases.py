@@ -116,6 +116,10 @@ class TrainingSpec(Spec):
     precision: Dtype | None = Field(None, description="compute precision (none: bf16)")
     framework: TrainingFramework = Field(TrainingFramework.MEGATRON_LM,
                                          description="training code whose efficiency applies")
+    framework_year: Whole | None = Field(
+        None, ge=2015, le=2100,
+        description="year of the training code's release: its era (<= 2022 legacy, "
+        "2023 on current; none: inferred from GPU generation and precision)")
     layout: LayoutSpec | None = Field(None, description="fixed layout (none: the fastest "
                                       "that fits)")
     allin_extra_loss: DistSpec | None = Field(None, description="extra wall time beyond "

@@ -12,15 +12,17 @@ from costsim.perf.setups import training_setup
 
 def phase_setup(arch: Architecture, phase: TrainingPhase,
                 gpu: GpuSpec) -> tuple[TrainingSetup, LayoutConstraints]:
-    """The phase's training setup on ``gpu`` (precision, sequence length, framework, LoRA) and
-    its fixed layout degrees and global batch; the layout search fills in the rest.
+    """The phase's training setup on ``gpu`` (precision, sequence length, framework and its
+    year, LoRA) and its fixed layout degrees and global batch; the layout search fills in the
+    rest.
 
     Raises:
         InputError: a precision the GPU lacks.
     """
     base = training_setup(arch, gpu, task=phase.task, precision=phase.precision,
                           seq_len=phase.seq_len, lora_rank=phase.lora_rank, quant=phase.quant,
-                          source=f"phases.{phase.name}.precision", framework=phase.framework)
+                          source=f"phases.{phase.name}.precision", framework=phase.framework,
+                          framework_year=phase.framework_year)
     lay = phase.layout
     fixed = LayoutConstraints(
         tp=lay.tp if lay else None, pp=lay.pp if lay else None,

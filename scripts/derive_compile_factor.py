@@ -1,0 +1,70 @@
+"""Derive the torch-compile framework factor from the fit half of the published runs.
+
+No Megatron-class table exists for 124M-2B models on one H100 node, so the factor of the
+``torch-compile`` framework (torch.compile'd single-node PyTorch loops: nanoGPT, modded-nanogpt,
+nanochat) is measured against the calibration itself: for every run of the fit half whose stack
+hint (scripts/allin_check.py STACK_HINT_RULE) is torch-compile, the steady MFU its published
+GPU-hours imply (published / (hardware all-in × (1 + the median extra loss for its duration)),
+with the loss as shipped) over the MFU the Megatron-class model predicts for the same scenario.
+Check-half runs are never read. The rows printed are those of
+costsim/data/perf_framework_benchmarks.csv for torch-compile; the factor is their geometric
+mean (costsim.domain.performance.framework_efficiencies).
+
+    python scripts/derive_compile_factor.py
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from costsim.catalog.gpus import get_gpu
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.domain.workload import TrainingFramework
+from costsim.perf.allin_loss import extra_loss_median
+from costsim.units import SECONDS_PER_HOUR
+from scripts.allin_check import published_runs, stack_hint, write_scenario
+from scripts.published_table import FIT
+
+
+def main() -> int:
+    from costsim.cli.scenario_names import load_scenario_file
+    from costsim.sim.prepare import training_estimate
+
+    defaults = perf_defaults()
+    # The Megatron-class calibration: the factor being derived must not enter its own estimate.
+    efficiency = {k: v for k, v in defaults.training.framework_efficiency.items()
+                  if k is not TrainingFramework.TORCH_COMPILE}
+    defaults = replace(defaults, training=replace(defaults.training,
+                                                  framework_efficiency=efficiency))
+    loss = allin_loss_defaults()
+    rows = [r for r in published_runs()
+            if r["split"] == FIT and stack_hint(r)[0] == TrainingFramework.TORCH_COMPILE.value]
+    ratios = []
+    with tempfile.TemporaryDirectory() as folder:
+        for row in rows:
+            scenario = load_scenario_file(write_scenario(row, Path(folder))).scenario
+            gpus = int(row["gpus"])
+            est = training_estimate(scenario, scenario.phases[0], get_gpu(row["gpu"]), gpus,
+                                    defaults)
+            allin = est.goodput.wall_time_s * gpus / SECONDS_PER_HOUR
+            median_x = extra_loss_median(loss, est.goodput.steady_wall_time_s)
+            error = float(row["published_gpu_hours"]) / (allin * (1 + median_x))
+            predicted = est.step.mfu
+            ratios.append(1 / error)
+            print(f"{row['id']} {row['model']}: predicted MFU {predicted:.4f}, implied "
+                  f"{predicted / error:.4f} (published / (hardware all-in x (1 + {median_x:.3f}))"
+                  f" = {error:.3f}), ratio {1 / error:.3f}")
+    factor = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    print(f"torch-compile factor (geometric mean of {len(ratios)}): {factor:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
