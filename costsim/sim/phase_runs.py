@@ -202,19 +202,20 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
 
 
 def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, start_s: float,
-                     end_s: float) -> FloatArray:
+                     end_s: float, *, block: int | None = None) -> FloatArray:
     """Arrival times in [start, end) of a Poisson process: t_k = t_(k-1) + Exp(1/rate).
 
     Drawn in blocks: a block of gaps holds the numbers as many scalar draws would, and its
     running sum (numpy's cumsum adds left to right) the times the scalar loop ``t += gap``
-    gave, to the bit (tests/sim/test_phase_runs_queue.py). A block covers the expected count
-    plus four standard deviations, so one block nearly always suffices; the stream is the
-    arrivals' own, so the draws past the end are never used."""
+    gave, to the bit (tests/sim/test_experiments_queue.py). A block covers the expected count
+    plus four standard deviations (unless ``block`` says otherwise), so one block nearly always
+    suffices; the stream is the arrivals' own, so the draws past the end are never used."""
     if rate_per_s <= 0 or end_s <= start_s:
         return np.zeros(0)
     scale = 1.0 / rate_per_s
     expected = (end_s - start_s) * rate_per_s
-    block = int(expected + 4 * math.sqrt(expected)) + 16
+    if block is None:
+        block = int(expected + 4 * math.sqrt(expected)) + 16
     parts: list[FloatArray] = []
     t = start_s
     while True:
