@@ -4,6 +4,7 @@ hand-computed cases and against the same queue simulated job by job in SimPy."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import date
 
 import numpy as np
@@ -188,6 +189,23 @@ RAM_BOUND = ExperimentsPhase(name="tune", duration_months=1, arrivals_per_day=30
                                             gpu_hours=LogNormal(median=3, sigma=0.5)))
 
 
+def _after_a_first_queue() -> Scenario:
+    """Two fixed-fleet queues on the same cards, the second starting when the first drains
+    (mid-hour, at an odd time) and running past the horizon."""
+    first = ExperimentsPhase(name="proto", duration_months=0.3, arrivals_per_day=40,
+                             job=GenericJob(gpu_memory_gib=30,
+                                            gpu_hours=LogNormal(median=8, sigma=0.6)))
+    second = ExperimentsPhase(name="more", after=("proto",), duration_months=3,
+                              arrivals_per_day=30,
+                              job=GenericJob(gpu_memory_gib=30,
+                                             gpu_hours=LogNormal(median=6, sigma=0.8)))
+    entry = UseEntry(gpu="A100-80GB", count=8, cloud="aws")
+    plan = Plan(name="p", uses=(PhaseUse(phase="proto", entries=(entry,)),
+                                PhaseUse(phase="more", entries=(entry,))))
+    return Scenario(name="q", calendar=Calendar(start=date(2027, 1, 1), horizon_months=2),
+                    models=(), phases=(first, second), plans=(plan,))
+
+
 @pytest.mark.parametrize(("scenario", "index"), [
     (_fixed_fleet(BUSY, UseEntry(gpu="A100-80GB", count=8, cloud="aws")), 0),
     (_fixed_fleet(BUSY, UseEntry(gpu="A100-80GB", count=8, cloud="aws")), 3),
@@ -199,7 +217,11 @@ RAM_BOUND = ExperimentsPhase(name="tune", duration_months=1, arrivals_per_day=30
     (_fixed_fleet(RAM_BOUND, UseEntry(gpu="RTX4090", option=PurchaseOption.OWNED, count=4),
                   owned=(OwnedPurchase(server="rtx4090-4", count=1,
                                        purchase=date(2027, 1, 1)),)), 2),
-], ids=["busy", "busy-rep3", "cut-by-horizon", "whole-node", "host-ram"])
+    (_after_a_first_queue(), 4),
+    (_fixed_fleet(replace(BUSY, arrivals_per_day=4),
+                  UseEntry(gpu="A100-80GB", count=8, cloud="aws")), 0),
+], ids=["busy", "busy-rep3", "cut-by-horizon", "whole-node", "host-ram", "second-phase",
+        "never-full"])
 def test_the_closed_form_queue_is_the_job_by_job_simulation(
         scenario: Scenario, index: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same waits, events, phase end, ledger and utilization, to the bit."""
@@ -219,6 +241,10 @@ def test_the_busy_fleet_queues_and_the_flood_never_drains(
     busy, _ = _both_ways(_fixed_fleet(BUSY, UseEntry(gpu="A100-80GB", count=8, cloud="aws")),
                          monkeypatch)
     assert busy.queue_waits.waited > 0
+    light, _ = _both_ways(_fixed_fleet(replace(BUSY, arrivals_per_day=4), UseEntry(
+        gpu="A100-80GB", count=8, cloud="aws")), monkeypatch)
+    assert light.queue_waits.jobs > 0
+    assert light.queue_waits.waited == 0  # every job found a free slot: no heap needed
     flood, _ = _both_ways(_fixed_fleet(FLOOD, UseEntry(
         gpu="A100-80GB", count=8, cloud="aws", option=PurchaseOption.RESERVED_1Y_NO_UPFRONT)),
         monkeypatch, 1)
