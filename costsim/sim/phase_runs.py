@@ -233,7 +233,7 @@ def _queue_job_by_job(ctx: RunContext, prep: ExperimentsPrep, arrivals: FloatArr
     """FIFO on the fixed nodes simulated job by job in SimPy, for jobs whose placement can
     fragment the nodes (:func:`costsim.sim.fifo.uniform_slots` is None); returns the event
     that fires when the last job has finished. The waits of the jobs started by the horizon
-    are kept as they start (:attr:`RunContext.queue_waits`)."""
+    are kept as they start (:meth:`RunContext.open_waits`)."""
     env = ctx.env
     cluster = Cluster(prep.node, prep.nodes or 0)
     queue: deque[tuple[float, float]] = deque()
