@@ -11,6 +11,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import simpy
@@ -29,19 +30,50 @@ from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool
 from costsim.sim.prepare import PreparedPlan
 from costsim.sim.results import PhaseTimeline, ServingRecord, TrainingRunRecord
 from costsim.sim.streams import named_rng
+from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_HOUR
 
 
 class CountingEnvironment(simpy.Environment):
-    """A simpy environment that counts the events it processes (for the benchmark)."""
+    """A simpy environment that counts the events it processes (the run's ``events``).
+
+    ``run(until)`` steps through the events before ``until`` itself, counting them, so no
+    per-event hook is needed; a queue computed in closed form adds the events its job-by-job
+    simulation processed (:meth:`add_events`, :mod:`costsim.sim.fifo`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.events_processed = 0
 
-    def step(self) -> None:
-        self.events_processed += 1
-        super().step()
+    def add_events(self, count: int) -> None:
+        """Count ``count`` events a closed-form computation stands for."""
+        self.events_processed += count
+
+    def run(self, until: simpy.core.SimTime | simpy.Event | None = None) -> Any:
+        """SimPy's ``run(until=time)``, counting each event it processes, the stop included.
+
+        The stop is a timeout at ``until`` scheduled before anything the run schedules at that
+        time, so it comes first among them, as SimPy's own stop does: nothing at ``until`` is
+        processed but the stop."""
+        if until is None or isinstance(until, simpy.Event):
+            raise TypeError("CountingEnvironment.run needs the time to stop at")
+        stop = self.timeout_at(float(until))
+        while not stop.processed:
+            self.step()
+            self.events_processed += 1
+        return None
+
+    def timeout_at(self, at_s: float) -> simpy.Timeout:
+        """A timeout that fires at ``at_s`` to the bit: SimPy schedules now + delay, and
+        now + (at − now) can miss ``at`` by a unit in the last place; the delay is nudged
+        until it does not (for at ≥ now some delay lands on it)."""
+        now = self.now
+        delay = at_s - now
+        while now + delay < at_s:
+            delay = math.nextafter(delay, math.inf)
+        while now + delay > at_s:
+            delay = math.nextafter(delay, -math.inf)
+        return self.timeout(delay)
 
 
 @dataclass
@@ -60,7 +92,10 @@ class RunContext:
     timelines: dict[str, PhaseTimeline] = field(default_factory=dict)
     training: list[TrainingRunRecord] = field(default_factory=list)
     serving: list[ServingRecord] = field(default_factory=list)
-    queue_waits_s: list[float] = field(default_factory=list)
+    # queue waits: each phase's histogram, and the waits of job-by-job queues as their jobs
+    # start (a queue cut by the horizon keeps the waits of the jobs it started)
+    queue_waits: list[WaitHistogram] = field(default_factory=list)
+    open_queue_waits: list[list[float]] = field(default_factory=list)
     rental_gpu_hours: float = 0.0
     # per rented pool (name, gpu, option): GPU-hours paid, and used where a phase held a fixed
     # fleet that idled (absent: used = paid)
@@ -94,6 +129,18 @@ class RunContext:
                 key=f"owned:{len(self.owned) - 1}", gpu=owned.gpu, owned=True,
                 capacity=hourly_capacity(self.hours, owned.available_s, self.horizon_s,
                                          owned.gpus)))
+
+    # -- queue waits ------------------------------------------------------------------------
+    def open_waits(self) -> list[float]:
+        """A list a job-by-job queue appends its waits to as its jobs start."""
+        waits: list[float] = []
+        self.open_queue_waits.append(waits)
+        return waits
+
+    def waits_histogram(self) -> WaitHistogram:
+        """Every queue wait of the replication."""
+        return WaitHistogram.pooled([*self.queue_waits,
+                                     *(WaitHistogram.of(w) for w in self.open_queue_waits)])
 
     # -- randomness -----------------------------------------------------------------------
     def rng(self, *names: str) -> np.random.Generator:

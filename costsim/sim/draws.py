@@ -1,8 +1,9 @@
-"""Draw one value of an uncertainty distribution from a named stream."""
+"""Draw values of an uncertainty distribution from a named stream: one, or a block."""
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from costsim.domain.uncertainty import (
     Distribution,
@@ -31,4 +32,28 @@ def draw(dist: Distribution, rng: np.random.Generator) -> float:
         if dist.low == dist.high:
             return dist.low
         return float(rng.triangular(dist.low, dist.mode, dist.high))
+    raise TypeError(f"unknown distribution {dist!r}")
+
+
+def draw_many(dist: Distribution, rng: np.random.Generator, n: int) -> NDArray[np.float64]:
+    """``n`` samples of ``dist`` in one call: the same numbers, in the same order, as ``n``
+    calls of :func:`draw` on the same generator (numpy's Generator draws an array element by
+    element with the scalar algorithm; tests/sim/test_draws.py checks every distribution)."""
+    if isinstance(dist, Fixed):
+        return np.full(n, float(dist.value))
+    if isinstance(dist, Normal):
+        low = -np.inf if dist.low is None else dist.low
+        high = np.inf if dist.high is None else dist.high
+        values: NDArray[np.float64] = np.minimum(
+            np.maximum(rng.normal(dist.mean, dist.sd, size=n), low), high)
+        return values
+    if isinstance(dist, LogNormal):
+        return np.asarray(dist.median * np.exp(dist.sigma * rng.standard_normal(size=n)),
+                          dtype=np.float64)
+    if isinstance(dist, Uniform):
+        return rng.uniform(dist.low, dist.high, size=n)
+    if isinstance(dist, Triangular):
+        if dist.low == dist.high:
+            return np.full(n, float(dist.low))
+        return rng.triangular(dist.low, dist.mode, dist.high, size=n)
     raise TypeError(f"unknown distribution {dist!r}")

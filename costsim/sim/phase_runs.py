@@ -9,16 +9,19 @@ in :mod:`costsim.sim.training_run`, :mod:`costsim.sim.fleet`, :mod:`costsim.sim.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Generator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import simpy
 
 from costsim.domain.measurements import Basis
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
-from costsim.sim.draws import draw
+from costsim.sim.draws import draw_many
+from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
 from costsim.sim.fleet import IntArray, fleet_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
@@ -32,6 +35,7 @@ from costsim.sim.serving_prep import ServingEntryPrep
 from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
 from costsim.sim.spot_replicas import requests_lost, spot_reclaims
 from costsim.sim.training_run import RunSpec, simulate_run
+from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 Process = Generator[Any, Any, float]
@@ -135,30 +139,23 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     start = env.now
     duration = ctx.prep.scenario.calendar.months_s(phase.duration_months)
     rate_per_s = phase.arrivals_per_day * ctx.draws["job_arrivals_scale"] / SECONDS_PER_DAY
-    rng = ctx.rng("phase", phase.name, "arrivals")
-    arrivals: list[float] = []
-    t = start
-    while True:
-        t += float(rng.exponential(1.0 / rate_per_s))
-        if t >= start + duration:
-            break
-        arrivals.append(t)
-    sizes = ctx.rng("phase", phase.name, "sizes")
+    arrivals = poisson_arrivals(ctx.rng("phase", phase.name, "arrivals"), rate_per_s, start,
+                                start + duration)
     tput = ctx.draws["throughput_error"]
-    run_s = np.array([max(1.0, _job_gpu_hours(prep, sizes) / prep.need.gpus * SECONDS_PER_HOUR
-                          / tput) for _ in arrivals])
+    run_s = np.maximum(1.0, _job_gpu_hours(prep, ctx.rng("phase", phase.name, "sizes"),
+                                           arrivals.size)
+                       / prep.need.gpus * SECONDS_PER_HOUR / tput)
     ctx.used_gpu_hours += float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR
     if prep.nodes is None:
         pool = prep.source.rental or prep.source.spill
-        arrived = np.array(arrivals)
         held_s = run_s + (ctx.prep.sim_defaults.instance_startup_s if pool is not None else 0.0)
         # under a quota at most max_concurrent_jobs run at once; the rest wait their turn
-        starts = (arrived if prep.max_concurrent_jobs is None
-                  else queued_starts(arrived, held_s, prep.max_concurrent_jobs))
+        starts = (arrivals if prep.max_concurrent_jobs is None
+                  else queued_starts(arrivals, held_s, prep.max_concurrent_jobs))
         finish_s = starts + run_s
         if pool is not None:  # each job boots its own instance first (billed)
             finish_s = _book_elastic_jobs(ctx, prep, pool, starts, held_s)
-        ctx.queue_waits_s.extend((starts - arrived).tolist())
+        ctx.queue_waits.append(WaitHistogram.of(starts - arrivals))
         end = max(start + duration, float(finish_s.max(initial=start)))
         yield env.timeout(end - start)
         return env.now
@@ -183,10 +180,66 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     ctx.open_holds.append(open_hold)
     if src.rental is not None and not src.bounded:
         ctx.record_rental_use(src.rental, float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR)
-    cluster = Cluster(prep.node, prep.nodes)
-    queue: list[tuple[float, float]] = []
+    slots = uniform_slots(prep.need, prep.node, prep.nodes)
+    finished: simpy.Event
+    if slots is None:
+        finished = _queue_job_by_job(ctx, prep, arrivals, run_s)
+    else:  # interchangeable slots: the queue in closed form (costsim.sim.fifo)
+        queue = fifo_queue(arrival_clock(start, arrivals), run_s, slots, start_s=start,
+                           horizon_s=ctx.horizon_s)
+        ctx.queue_waits.append(WaitHistogram.of(queue.start_s - arrivals[:queue.start_s.size]))
+        env.add_events(queue.events)
+        finished = (env.event() if queue.drained_s is None
+                    else env.timeout_at(queue.drained_s))
+    yield env.timeout(duration)
+    drain_start = env.now
+    yield finished
+    end = env.now
+    ctx.open_holds.remove(open_hold)
+    if end > drain_start:  # the queue drained after the phase's months: held until then
+        hold(drain_start, end)
+    return end
+
+
+def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, start_s: float,
+                     end_s: float, *, block: int | None = None) -> FloatArray:
+    """Arrival times in [start, end) of a Poisson process: t_k = t_(k-1) + Exp(1/rate).
+
+    Drawn in blocks: a block of gaps holds the numbers as many scalar draws would, and its
+    running sum (numpy's cumsum adds left to right) the times the scalar loop ``t += gap``
+    gave, to the bit (tests/sim/test_experiments_queue.py). A block covers the expected count
+    plus four standard deviations (unless ``block`` says otherwise), so one block nearly always
+    suffices; the stream is the arrivals' own, so the draws past the end are never used."""
+    if rate_per_s <= 0 or end_s <= start_s:
+        return np.zeros(0)
+    scale = 1.0 / rate_per_s
+    expected = (end_s - start_s) * rate_per_s
+    if block is None:
+        block = int(expected + 4 * math.sqrt(expected)) + 16
+    parts: list[FloatArray] = []
+    t = start_s
+    while True:
+        times = np.cumsum(np.concatenate(([t], rng.exponential(scale, size=block))))[1:]
+        first_out = int(np.searchsorted(times, end_s, side="left"))
+        if first_out < block:
+            parts.append(times[:first_out])
+            return np.concatenate(parts)
+        parts.append(times)
+        t = float(times[-1])
+
+
+def _queue_job_by_job(ctx: RunContext, prep: ExperimentsPrep, arrivals: FloatArray,
+                      run_s: FloatArray) -> simpy.Event:
+    """FIFO on the fixed nodes simulated job by job in SimPy, for jobs whose placement can
+    fragment the nodes (:func:`costsim.sim.fifo.uniform_slots` is None); returns the event
+    that fires when the last job has finished. The waits of the jobs started by the horizon
+    are kept as they start (:meth:`RunContext.open_waits`)."""
+    env = ctx.env
+    cluster = Cluster(prep.node, prep.nodes or 0)
+    queue: deque[tuple[float, float]] = deque()
+    waits = ctx.open_waits()
     finished = env.event()
-    pending = [len(arrivals)]
+    pending = [arrivals.size]
 
     def job(run: float, placement: Placement) -> Generator[Any, Any, None]:
         yield env.timeout(run)
@@ -199,29 +252,22 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
             placement = cluster.place(prep.need)
             if placement is None:
                 return
-            arrived, run = queue.pop(0)
-            ctx.queue_waits_s.append(env.now - arrived)
+            arrived, run = queue.popleft()
+            waits.append(env.now - arrived)
             env.process(job(run, placement))
         if pending[0] == 0 and not finished.triggered:
             finished.succeed()
 
     def arrive() -> Generator[Any, Any, None]:
-        for arrival, run in zip(arrivals, run_s.tolist(), strict=True):
+        for arrival, run in zip(arrivals.tolist(), run_s.tolist(), strict=True):
             yield env.timeout(arrival - env.now)
             queue.append((arrival, run))
             dispatch()
 
     env.process(arrive())
-    if not arrivals:
+    if not arrivals.size:
         finished.succeed()
-    yield env.timeout(duration)
-    drain_start = env.now
-    yield finished
-    end = env.now
-    ctx.open_holds.remove(open_hold)
-    if end > drain_start:  # the queue drained after the phase's months: held until then
-        hold(drain_start, end)
-    return end
+    return finished
 
 
 def _book_elastic_jobs(ctx: RunContext, prep: ExperimentsPrep, pool: RentalPool,
@@ -249,9 +295,10 @@ def _book_elastic_jobs(ctx: RunContext, prep: ExperimentsPrep, pool: RentalPool,
     return starts + held_s
 
 
-def _job_gpu_hours(prep: ExperimentsPrep, rng: np.random.Generator) -> float:
-    """One job's GPU-hours (a size distribution can draw near zero: never negative)."""
-    return max(0.0, draw(prep.gpu_hours, rng))
+def _job_gpu_hours(prep: ExperimentsPrep, rng: np.random.Generator, jobs: int) -> FloatArray:
+    """Each job's GPU-hours, drawn in one block (a size distribution can draw near zero:
+    never negative)."""
+    return np.maximum(0.0, draw_many(prep.gpu_hours, rng, jobs))
 
 
 def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:

@@ -15,6 +15,7 @@ from costsim.domain.phases import PhaseKind
 from costsim.domain.pricing import PriceFlag, PurchaseOption, estimate_flag
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.ledger import Ledger
+from costsim.sim.waits import WaitHistogram
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,7 +181,7 @@ class Replication:
     timelines: tuple[PhaseTimeline, ...]
     training: tuple[TrainingRunRecord, ...]
     serving: tuple[ServingRecord, ...]
-    queue_waits_s: tuple[float, ...]
+    queue_waits: WaitHistogram  # every experiment job's wait (costsim.sim.waits)
     gpu_hours_used: float
     gpu_hours_paid: float
     reserved_gpu_hours_committed: float  # within the horizon

@@ -148,8 +148,8 @@ def test_queued_prototype_jobs_wait_when_the_fixed_fleet_is_full() -> None:
     rep = simulate_replication(prepare_plan(scenario, plan), ROOT, 0)
     # 8 GPUs x 2 jobs (N+1: 3 x 30 GiB > 76 GiB usable, so 2 a GPU) = 16 slots; 40 jobs of
     # 8 h a day need 13.3 slots on average: bursts queue
-    assert max(rep.queue_waits_s) > 0
-    assert len(rep.queue_waits_s) > 0
+    assert rep.queue_waits.waited > 0
+    assert rep.queue_waits.max_s > 0
 
 
 def test_a_queue_still_draining_at_the_horizon_books_its_reservation_use() -> None:

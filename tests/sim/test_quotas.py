@@ -29,6 +29,7 @@ from costsim.sim.montecarlo import simulate_block
 from costsim.sim.prepare import ServingPrep, prepare_plan
 from costsim.sim.quotas import queued_starts
 from costsim.sim.serving_prep import ReplicaCapacities
+from costsim.sim.waits import WaitHistogram
 from tests.domain.scenario_builders import llama_8b
 
 EXACT = Uncertainty(throughput_error=Fixed(value=1.0))
@@ -167,7 +168,7 @@ def test_elastic_jobs_under_a_quota_wait_and_without_one_never_do() -> None:
     plan = Plan(name="p", cloud="aws", region="us-east-1",
                 uses=(PhaseUse(phase="proto", entries=(UseEntry(gpu="L4"),)),))
 
-    def waits(quotas: tuple[Quota, ...]) -> tuple[int | None, list[float]]:
+    def waits(quotas: tuple[Quota, ...]) -> tuple[int | None, WaitHistogram]:
         scenario = Scenario(name="q", calendar=Calendar(start=date(2027, 1, 1),
                                                         horizon_months=2),
                             models=(), phases=(busy,), plans=(plan,), quotas=quotas)
@@ -175,13 +176,14 @@ def test_elastic_jobs_under_a_quota_wait_and_without_one_never_do() -> None:
         proto = prep.phases["proto"]
         assert isinstance(proto, ExperimentsPrep)
         rep = simulate_replication(prep, replication_seeds(0, 1)[0], 0)
-        return proto.max_concurrent_jobs, list(rep.queue_waits_s)
+        return proto.max_concurrent_jobs, rep.queue_waits
 
     slots, free = waits(())
     assert slots is None
-    assert max(free) == 0.0
+    assert free.jobs > 0
+    assert free.waited == 0
     # 40 jobs of 8 h a day keep ~13 busy on average; 4 at once cannot keep up: they queue
     slots, capped = waits((Quota(cloud="aws", gpu="L4", option="on-demand", max_gpus=4),))
     assert slots == 4
-    assert len(capped) == len(free)
-    assert max(capped) > 0
+    assert capped.jobs == free.jobs
+    assert capped.waited > 0

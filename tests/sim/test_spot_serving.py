@@ -178,7 +178,7 @@ def test_spot_serving_draws_from_its_own_stream_only() -> None:
     od, spot = runs[plan.name], runs[spot_plan.name]
     assert od.draws == spot.draws
     assert od.training == spot.training
-    assert od.queue_waits_s == spot.queue_waits_s
+    assert od.queue_waits == spot.queue_waits
     # the serving fleet's lines (a copy of the data to its cloud is a data-transfer line)
     assert {line.key.option for line in spot.ledger.lines if line.key.phase == "serve"
             and line.key.category is not Category.DATA_TRANSFER} == {PurchaseOption.SPOT.value}
