@@ -1,4 +1,4 @@
-"""Spend-based savings plans and fixed-window capacity blocks (DESIGN §13, docs/pricing.md).
+"""Spend-based savings plans and fixed-window capacity blocks (docs/pricing.md).
 
 Two more ways to commit beside a 1y/3y reservation (:class:`costsim.domain.plans.Commitment`):
 
