@@ -20,7 +20,7 @@ from costsim.catalog.price_tables import ANY, discount_rule, payment_rule
 from costsim.catalog.prices import PriceBook
 from costsim.catalog.resources import csv_bool, csv_optional_float, read_data_csv
 from costsim.domain.commitments import SavingsPlanScope
-from costsim.domain.pricing import Offering, Payment
+from costsim.domain.pricing import Offering, Payment, PurchaseOption
 from costsim.errors import InfeasibleError
 
 
@@ -133,10 +133,12 @@ def capacity_block_rate(book: PriceBook, gpu: str, cloud: str) -> CapacityBlockR
         if row["cloud"] != cloud or row["gpu"] != name:
             continue
         rate = csv_optional_float(row["usd_per_instance_hour"])
-        if rate is None:  # the instance's on-demand price (cheapest region), an upper bound
+        if rate is None:  # the instance's on-demand price (cheapest unflagged region), an
+            # upper bound; a row a blocking flag keeps out of selection is not a price
             prices = [o.on_demand_usd_per_hour for o in book.offerings(name, cloud)
                       if o.instance_type == row["instance_type"]
-                      and o.on_demand_usd_per_hour is not None]
+                      and o.on_demand_usd_per_hour is not None
+                      and not any(f.blocks(PurchaseOption.ON_DEMAND) for f in o.flags)]
             if not prices:
                 continue
             rate = min(prices)
