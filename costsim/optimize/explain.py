@@ -109,6 +109,13 @@ def buys(plan: Plan) -> str:
         years = "a year" if term == 1 else f"{term} years"
         dates = _join([f"{n} from {day}" for day, n in sorted(starts.items())])
         parts.append(f"{gpu} reserved for {years} ({payment}): {dates}")
+    for sp in plan.savings_plans:
+        covers = sp.family or f"any GPU on {sp.cloud}"
+        parts.append(f"a ${sp.usd_per_hour:,.2f}/h savings plan on {covers} for "
+                     f"{sp.term_years}y ({sp.payment.value}) from {sp.start.isoformat()}")
+    for b in plan.capacity_blocks:
+        parts.append(f"a capacity block of {b.count} {b.gpu} on {b.cloud} for {b.days} days "
+                     f"from {b.start.isoformat()}")
     for o in plan.owned:
         parts.append(f"{o.count} {o.server} server(s) bought on {o.purchase.isoformat()}")
     return "runs " + "; ".join(parts)
