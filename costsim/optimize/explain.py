@@ -83,10 +83,17 @@ def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan]) -> list[str]:
     demand."""
     if best.candidate.origin is not Origin.RESERVATION or best.objective_usd is None:
         return []
-    parent_name = best.result.name.split("+rsv-")[0]
+    parent_name = best.result.name.split("+rsv-")[0].split("+sp-")[0]
     parent = next((r for r in ranked if r.result.name == parent_name), None)
     if parent is None or parent.objective_usd is None:
         return []
+    bought = best.candidate.plan.savings_plans[len(parent.candidate.plan.savings_plans):]
+    if bought:
+        sp = bought[0]
+        return [f"a ${sp.usd_per_hour:,.2f}/h {sp.family} savings plan for {sp.term_years}y "
+                f"from {sp.start.isoformat()}, sized on the simulated demand, which saves "
+                f"${parent.objective_usd - best.objective_usd:,.0f}{_mark(best)} against "
+                "renting it"]
     added = best.candidate.plan.commitments[len(parent.candidate.plan.commitments):]
     if not added:
         return []
