@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.errors import ScenarioError
+
+if TYPE_CHECKING:  # annotations only: domain/commitments imports this module's MAX_GPUS
+    from costsim.domain.commitments import CapacityBlock, SavingsPlan
 
 MAX_GPUS = 100_000  # above the largest published training cluster (Llama 3: 16,384 H100s) × 6
 MAX_SERVERS = 10_000
@@ -210,6 +214,9 @@ class Plan:
     owned: tuple[OwnedPurchase, ...] = ()
     cloud: str | None = None
     region: str | None = None
+    # spend-based savings plans and fixed-window capacity blocks (domain/commitments.py)
+    savings_plans: tuple[SavingsPlan, ...] = ()
+    capacity_blocks: tuple[CapacityBlock, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.strip():

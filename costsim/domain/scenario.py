@@ -267,6 +267,14 @@ class Scenario:
                               12 * commitment.term_years)
         for i, owned in enumerate(plan.owned):
             self._in_horizon(f"{where}.owned.{i}.purchase", owned.purchase)
+        for sp in plan.savings_plans:
+            self._in_horizon(f"{where}.commitments.{sp.index}.start", sp.start)
+            check_in_calendar(f"{where}.commitments.{sp.index}.term", sp.start,
+                              12 * sp.term_years)
+        for block in plan.capacity_blocks:
+            self._in_horizon(f"{where}.commitments.{block.index}.start", block.start)
+            check_in_calendar(f"{where}.commitments.{block.index}.days", block.start,
+                              days=block.days)
 
     @staticmethod
     def _check_traffic(where: str, use: PhaseUse, phase: Phase) -> None:

@@ -83,10 +83,17 @@ def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan]) -> list[str]:
     demand."""
     if best.candidate.origin is not Origin.RESERVATION or best.objective_usd is None:
         return []
-    parent_name = best.result.name.split("+rsv-")[0]
+    parent_name = best.result.name.split("+rsv-")[0].split("+sp-")[0]
     parent = next((r for r in ranked if r.result.name == parent_name), None)
     if parent is None or parent.objective_usd is None:
         return []
+    bought = best.candidate.plan.savings_plans[len(parent.candidate.plan.savings_plans):]
+    if bought:
+        sp = bought[0]
+        return [f"a ${sp.usd_per_hour:,.2f}/h {sp.family} savings plan for {sp.term_years}y "
+                f"from {sp.start.isoformat()}, sized on the simulated demand, which saves "
+                f"${parent.objective_usd - best.objective_usd:,.0f}{_mark(best)} against "
+                "renting it"]
     added = best.candidate.plan.commitments[len(parent.candidate.plan.commitments):]
     if not added:
         return []
@@ -109,6 +116,13 @@ def buys(plan: Plan) -> str:
         years = "a year" if term == 1 else f"{term} years"
         dates = _join([f"{n} from {day}" for day, n in sorted(starts.items())])
         parts.append(f"{gpu} reserved for {years} ({payment}): {dates}")
+    for sp in plan.savings_plans:
+        covers = sp.family or f"any GPU on {sp.cloud}"
+        parts.append(f"a ${sp.usd_per_hour:,.2f}/h savings plan on {covers} for "
+                     f"{sp.term_years}y ({sp.payment.value}) from {sp.start.isoformat()}")
+    for b in plan.capacity_blocks:
+        parts.append(f"a capacity block of {b.count} {b.gpu} on {b.cloud} for {b.days} days "
+                     f"from {b.start.isoformat()}")
     for o in plan.owned:
         parts.append(f"{o.count} {o.server} server(s) bought on {o.purchase.isoformat()}")
     return "runs " + "; ".join(parts)

@@ -30,17 +30,20 @@ from datetime import date
 
 import numpy as np
 
+from costsim.catalog.commit_prices import savings_plan_offered, savings_plan_terms
 from costsim.catalog.prices import PriceBook
+from costsim.domain.commitments import SavingsPlan, SavingsPlanScope
 from costsim.domain.phases import PhaseKind
 from costsim.domain.plans import Commitment, PhaseUse, Plan
-from costsim.domain.pricing import Payment, PurchaseOption
+from costsim.domain.pricing import Offering, Payment, PurchaseOption
+from costsim.domain.reservation import ReservationTerms
 from costsim.domain.scenario import Scenario
 from costsim.optimize.reservation import CommitmentLevel, ReservationSizing, size_reservation
 from costsim.optimize.screen import price_drift
 from costsim.sim.capacity import plan_commitments
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.montecarlo import PlanResult
-from costsim.units import SECONDS_PER_HOUR
+from costsim.units import HOURS_PER_YEAR, SECONDS_PER_HOUR
 
 TERMS_YEARS = (1, 3)
 
@@ -56,6 +59,8 @@ class ReservationVariant:
     point: str  # "optimum" or "balanced"
     start_day: str  # ISO date the commitment starts (the first replication's, at_phase set)
     at_phase: str = ""  # bought when this phase starts, in every replication
+    # a savings-plan variant: the plan bought (the first term) instead of a reservation
+    savings_plan: SavingsPlan | None = None
 
 
 def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: PriceBook
@@ -97,6 +102,12 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
             continue
         best, commitment = max(found, key=lambda f: (f[0].aggressive.savings_usd,
                                                      -f[0].term_hours))
+        # a savings plan on the best option's term and payment, whether or not the
+        # reservation saves (whole instances can make it not; a plan commits by the GPU)
+        spend = _savings_plan_variant(scenario, plan, result, gpu, phases, best, window,
+                                      start_day, (start_s, end_s), hourly[gpu], book)
+        if spend is not None:
+            variants.append(spend)
         if best.aggressive.savings_usd <= 0 or best.aggressive.gpus == 0:
             continue
         points = [("optimum", best.aggressive)]
@@ -113,6 +124,73 @@ def reservation_round(scenario: Scenario, plan: Plan, result: PlanResult, book: 
                 plan=variant_plan, gpu=gpu, sizing=best, level=level, point=point,
                 start_day=start_day.isoformat(), at_phase=at_phase))
     return tuple(sizings), tuple(variants)
+
+
+def _savings_plan_variant(scenario: Scenario, plan: Plan, result: PlanResult, gpu: str,
+                          phases: Sequence[str], best: ReservationSizing,
+                          window: DemandHistogram, start_day: date,
+                          span_s: tuple[float, float], first: Sequence[float],
+                          book: PriceBook) -> ReservationVariant | None:
+    """An instance-family savings plan for ``gpu`` in place of the best reservation, where the
+    cloud the long phases rent it on sells one (docs/optimizer.md "Savings plans").
+
+    A savings plan at discount d covering c GPUs costs c · r_od · (1 − d) an hour of its term
+    and covers up to c GPUs of each hour's demand: the reservation's cost curve with
+    r_c = r_od · (1 − d) and one-GPU steps (no whole instances), so the same newsvendor sizing
+    applies; the commitment is c · r_od · (1 − d) $/hour at the window's mean price drift, on
+    the best reservation's term and payment, renewed back to back as it is.
+    """
+    offering = _rented_offering(result, gpu, phases, book)
+    term, payment = best.option.term_years, best.option.payment
+    if offering is None or term is None or payment is None or savings_plan_offered(
+            offering.cloud, SavingsPlanScope.FAMILY, term, payment) is not None:
+        return None
+    sp = savings_plan_terms(offering, SavingsPlanScope.FAMILY, term, payment)
+    start_s, end_s = span_s
+    h0 = int(start_s // SECONDS_PER_HOUR)
+    h1 = max(h0 + 1, min(len(first), math.ceil(end_s / SECONDS_PER_HOUR)))
+    factors = price_drift(scenario, (np.arange(h0, h1) + 0.5) * SECONDS_PER_HOUR,
+                          offering.effective_date)
+    rate = next(p.rate_usd_per_gpu_hour for p in result.prices
+                if p.pool == offering.key and p.option == PurchaseOption.ON_DEMAND.value)
+    r_od = rate * (float(factors.mean()) if factors.size else 1.0)
+    term_hours = term * HOURS_PER_YEAR
+    total = r_od * (1 - sp.discount_fraction) * term_hours
+    upfront = round(total * sp.upfront_fraction, 2)
+    terms = ReservationTerms(option=best.option, term_hours=term_hours,
+                             discount_fraction=sp.discount_fraction, on_demand_usd_per_hour=r_od,
+                             upfront_usd=upfront,
+                             recurring_usd_per_hour=max(0.0, (total - upfront) / term_hours),
+                             source=sp.source, effective_date=sp.effective_date,
+                             estimate=sp.estimate)
+    sizing = size_reservation(window, terms, 1)
+    level = sizing.aggressive
+    if level.gpus == 0 or level.savings_usd <= 0:
+        return None
+    usd_per_hour = round(level.gpus * r_od * (1 - sp.discount_fraction), 2)
+    bought = SavingsPlan(cloud=offering.cloud, usd_per_hour=usd_per_hour, term_years=term,
+                         payment=payment, start=start_day, family=gpu)
+    renewals = tuple(replace(bought, start=scenario.calendar.date_at(t))
+                     for k in range(sizing.terms_owed)
+                     if (t := start_s + k * term_hours * SECONDS_PER_HOUR)
+                     < scenario.calendar.horizon_s)
+    tag = f"+sp-{gpu.lower()}-{usd_per_hour:g}usd-{term}y-{payment.value}"
+    variant = replace(plan, name=plan.name + tag,
+                      savings_plans=(*plan.savings_plans, *renewals))
+    return ReservationVariant(plan=variant, gpu=gpu, sizing=sizing, level=level,
+                              point="optimum", start_day=start_day.isoformat(),
+                              savings_plan=bought)
+
+
+def _rented_offering(result: PlanResult, gpu: str, phases: Sequence[str],
+                     book: PriceBook) -> Offering | None:
+    """The offering the long phases rent ``gpu`` on demand on (the first such price)."""
+    for price in result.prices:
+        if (price.phase in phases and price.gpu == gpu
+                and price.option == PurchaseOption.ON_DEMAND.value):
+            cloud = price.pool.split(" ", 1)[0]
+            return next((o for o in book.offerings(gpu, cloud) if o.key == price.pool), None)
+    return None
 
 
 def _sizings(scenario: Scenario, plan: Plan, gpu: str, start_day: date,
@@ -271,6 +349,13 @@ def _canonical(gpu: str) -> str:
 def variant_notes(variant: ReservationVariant) -> tuple[str, ...]:
     """A reader's summary of a variant's commitment."""
     s = variant.sizing
+    sp = variant.savings_plan
+    if sp is not None:
+        return (f"a ${sp.usd_per_hour:,.2f}/h {variant.gpu} savings plan ({sp.term_years}y "
+                f"{sp.payment.value}, {s.discount:.0%} off{' ~' if s.estimate else ''}) from "
+                f"{variant.start_day}, covering {variant.level.gpus} GPUs of each hour's "
+                f"demand, the optimum of the cost curve on simulated demand: saves "
+                f"${variant.level.savings_usd:,.0f} a run against renting",)
     when = (f"when '{variant.at_phase}' starts ({variant.start_day} in the first replication)"
             if variant.at_phase else f"from {variant.start_day}")
     return (f"{variant.level.gpus} {variant.gpu} reserved ({s.option.value}) {when}, the "

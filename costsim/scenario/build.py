@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
+from costsim.domain.commitments import CapacityBlock, SavingsPlan
 from costsim.domain.host_parts import NodeParts
 from costsim.domain.measurements import (
     Measurements,
@@ -73,7 +74,14 @@ from costsim.scenario.spec_phases import (
     ServingSpec,
     TrainingSpec,
 )
-from costsim.scenario.spec_plans import FleetSpec, PlanSpec, UseEntrySpec
+from costsim.scenario.spec_plans import (
+    CapacityBlockSpec,
+    CommitmentSpec,
+    FleetSpec,
+    PlanSpec,
+    SavingsPlanSpec,
+    UseEntrySpec,
+)
 from costsim.scenario.spec_servers import ServerSpec
 from costsim.scenario.yaml_io import KeyPath
 
@@ -490,11 +498,26 @@ class Builder:
                  cloud=self.cloud((*path, "commitments", i, "cloud"), c.cloud),
                  region=self.region((*path, "commitments", i, "region"),
                                     c.cloud and c.cloud.lower(), c.region))
-            for i, c in enumerate(p.commitments))
+            for i, c in enumerate(p.commitments) if isinstance(c, CommitmentSpec))
+        savings_plans = tuple(self.savings_plan((*path, "commitments", i), i, c)
+                              for i, c in enumerate(p.commitments)
+                              if isinstance(c, SavingsPlanSpec))
+        blocks = tuple(make((*path, "commitments", i), CapacityBlock, gpu=self.gpu(
+            (*path, "commitments", i, "gpu"), c.gpu), count=c.count,
+            cloud=self.cloud((*path, "commitments", i, "cloud"), c.cloud), start=c.start,
+            days=c.days, index=i)
+            for i, c in enumerate(p.commitments) if isinstance(c, CapacityBlockSpec))
         owned = tuple(self.owned((*path, "owned", i), o) for i, o in enumerate(p.owned))
         return make(path, Plan, name=p.name, uses=tuple(uses), commitments=commitments,
                     owned=owned, cloud=self.cloud((*path, "cloud"), p.cloud),
-                    region=self.region((*path, "region"), p.cloud and p.cloud.lower(), p.region))
+                    region=self.region((*path, "region"), p.cloud and p.cloud.lower(), p.region),
+                    savings_plans=savings_plans, capacity_blocks=blocks)
+
+    def savings_plan(self, path: KeyPath, index: int, c: SavingsPlanSpec) -> SavingsPlan:
+        family = None if c.family is None else self.gpu((*path, "family"), c.family)
+        return make(path, SavingsPlan, cloud=self.cloud((*path, "cloud"), c.cloud),
+                    usd_per_hour=c.usd_per_hour, term_years=int(c.term[0]), payment=c.payment,
+                    start=c.start, family=family, index=index)
 
     def owned(self, path: KeyPath, o: Any) -> OwnedPurchase:
         declared = {d.name for d in self.declared}

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from costsim.domain.commitments import CapacityBlock, SavingsPlan
 from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
 
@@ -36,8 +37,11 @@ def plan_mapping(plan: Plan) -> dict[str, Any]:
         use.phase: (_entry(use.entries[0]) if len(use.entries) == 1
                     else {"fleet": [_entry(entry) for entry in use.entries]})
         for use in plan.uses}
-    if plan.commitments:
-        mapping["commitments"] = [_commitment(c) for c in plan.commitments]
+    commitments = [_commitment(c) for c in plan.commitments]
+    commitments += [_savings_plan(sp) for sp in plan.savings_plans]
+    commitments += [_capacity_block(b) for b in plan.capacity_blocks]
+    if commitments:
+        mapping["commitments"] = commitments
     if plan.owned:
         mapping["owned"] = [_owned(o) for o in plan.owned]
     return mapping
@@ -125,6 +129,22 @@ def _commitment(c: Commitment) -> dict[str, Any]:
     _put(out, "cloud", c.cloud)
     _put(out, "region", c.region)
     return out
+
+
+def _savings_plan(sp: SavingsPlan) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "savings-plan", "cloud": sp.cloud}
+    _put(out, "usd_per_hour", sp.usd_per_hour)
+    out.update(term=f"{sp.term_years}y", payment=sp.payment.value, start=sp.start)
+    if sp.family is None:
+        out["compute"] = True
+    else:
+        out["family"] = sp.family
+    return out
+
+
+def _capacity_block(b: CapacityBlock) -> dict[str, Any]:
+    return {"kind": "capacity-block", "gpu": b.gpu, "count": b.count, "cloud": b.cloud,
+            "start": b.start, "days": b.days}
 
 
 def _owned(o: OwnedPurchase) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from costsim.scenario.yaml_io import (
 
 # Loc entries pydantic adds that are not keys of the file (union tags, model names).
 _NOT_KEYS = re.compile(r"^(model|generic|one|buckets|entry|fleet|experiments|training|serving|"
+                       r"reservation|savings-plan|capacity-block|"
                        r"fixed|normal|lognormal|uniform|triangular|function-.*|[A-Z]\w*|"
                        r"\[key\])$")  # [key]: the error is about a mapping's key itself
 
@@ -245,11 +246,21 @@ def load_document(doc: YamlDocument, path: Path, names: KnownNames, *, sha256: s
     return LoadedScenario(scenario=scenario, path=path, sha256=sha256,
                           resolved=resolved_scenario(scenario), price_file=builder.price_file,
                           referenced_sha256=referenced, variant=variant,
-                          as_written=spec.model_dump(
+                          as_written=_without_default_kind(spec.model_dump(
                               mode="json", by_alias=True,
                               # a file without servers or quotas reads as it always did
                               exclude={key for key in ("servers", "quotas")
-                                       if not getattr(spec, key)} or None))
+                                       if not getattr(spec, key)} or None)))
+
+
+def _without_default_kind(written: dict[str, Any]) -> dict[str, Any]:
+    """``written`` without ``kind: reservation`` on commitments (the default kind): a file
+    of reservations reads as it always did."""
+    for plan in written.get("plans", ()):
+        for commitment in plan.get("commitments", ()):
+            if commitment.get("kind") == "reservation":
+                del commitment["kind"]
+    return written
 
 
 def _file_sha256(file: Path, name: str) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 from costsim.scenario.load import json_schema
 
 # Units read off the key's name (DESIGN §5: units live in names).
-_UNITS = (("_usd_per_hour", "$ per instance-hour"), ("_usd", "$"), ("_pct_per_year", "% per year"),
+_UNITS = (("_usd_per_hour", "$ per instance-hour"), ("usd_per_hour", "$ per hour"),
+          ("_usd", "$"), ("_pct_per_year", "% per year"),
           ("_pct_per_month", "% per month"), ("_pct", "%"), ("_gib", "GiB (2^30 bytes)"),
           ("_gb_per_month", "GB (10^9 bytes) per month"), ("_gb", "GB (10^9 bytes)"),
           ("_tb", "TB (10^12 bytes)"), ("_gbps", "Gbit/s"), ("_per_s", "per second"),
@@ -23,6 +24,8 @@ _UNITS = (("_usd_per_hour", "$ per instance-hour"), ("_usd", "$"), ("_pct_per_ye
 _WHERE = {
     "ScenarioSpec": "top level", "AutoscaleSpec": "plans[].use.PHASE.autoscale",
     "CommitmentSpec": "plans[].commitments[]", "DataSpec": "data",
+    "SavingsPlanSpec": "plans[].commitments[] with kind: savings-plan",
+    "CapacityBlockSpec": "plans[].commitments[] with kind: capacity-block",
     "DiscountSpec": "prices.overrides[]", "ExperimentsSpec": "phases[] with kind: experiments",
     "FixedSpec": "a distribution: dist: fixed", "FleetSpec": "plans[].use.PHASE as a fleet",
     "GenericJobSpec": "phases[].job, generic", "LayoutSpec": "phases[].layout",

@@ -57,5 +57,11 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
         del out["servers"]  # likewise a scenario without servers of its own
     if not scenario.quotas:
         del out["quotas"]  # likewise a scenario without quotas
+    for plan in out["plans"]:  # likewise plans without savings plans or capacity blocks
+        for key in ("savings_plans", "capacity_blocks"):
+            if not plan[key]:
+                del plan[key]
+            for item in plan.get(key, ()):
+                del item["index"]  # the file position, for error messages only
     out["calendar"]["end"] = scenario.calendar.end.isoformat()
     return out

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from costsim.domain.commitments import MAX_BLOCK_DAYS, MAX_USD_PER_HOUR, MIN_BLOCK_DAYS
 from costsim.domain.plans import MAX_GPUS, MAX_SERVERS
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.scenario.spec_common import Date, Name, Number, Spec, Term, Whole
@@ -101,6 +102,8 @@ UseSpec = Annotated[
 class CommitmentSpec(Spec):
     """A reservation the plan buys: the whole obligation is owed."""
 
+    kind: Literal["reservation"] = Field("reservation", description="reservation (1y/3y "
+                                         "instances), savings-plan or capacity-block")
     gpu: Name = Field(description="GPU name")
     count: Whole = Field(ge=1, le=MAX_GPUS, description="GPUs, rounded up to whole instances")
     term: Term = Field(description="1y or 3y")
@@ -109,6 +112,63 @@ class CommitmentSpec(Spec):
     start: Date = Field(description="first day of the term (within the horizon)")
     cloud: Name | None = Field(None, description="cloud (none: the cheapest)")
     region: Name | None = Field(None, description="region (none: any)")
+
+
+class SavingsPlanSpec(Spec):
+    """A spend-based savings plan: `usd_per_hour` of discounted spend committed every hour of
+    the term; eligible on-demand usage is billed against it, the rest on demand, unused
+    commitment is paid and idle (docs/pricing.md)."""
+
+    kind: Literal["savings-plan"] = Field(description="savings-plan")
+    cloud: Name = Field(description="the cloud selling the plan (aws, azure, gcp)")
+    usd_per_hour: Number = Field(gt=0, le=MAX_USD_PER_HOUR, description="the hourly commitment, "
+                                 "in $ at the plan's discounted rates")
+    term: Term = Field(description="1y or 3y")
+    payment: Payment = Field(Payment.NO_UPFRONT, description="no-upfront, partial-upfront or "
+                             "all-upfront (as the cloud sells them)")
+    start: Date = Field(description="first day of the term (within the horizon)")
+    family: Name | None = Field(None, description="the GPU type an instance-family plan covers "
+                                "(AWS EC2 Instance Savings Plan); give this or compute")
+    compute: bool | None = Field(None, description="true: a compute plan covering every GPU "
+                                 "type on the cloud (AWS Compute Savings Plan, Azure savings "
+                                 "plan, GCP flexible CUD); give this or family")
+
+    @model_validator(mode="after")
+    def _scope(self) -> SavingsPlanSpec:
+        if (self.family is None) == (not self.compute):
+            raise ValueError("a savings plan covers one family (family: GPU) or the whole "
+                             "cloud (compute: true): give exactly one")
+        return self
+
+
+class CapacityBlockSpec(Spec):
+    """GPUs for a fixed window, paid whole up front; training phases on that GPU type inside
+    the window run on it (docs/simulator.md)."""
+
+    kind: Literal["capacity-block"] = Field(description="capacity-block")
+    gpu: Name = Field(description="GPU name")
+    count: Whole = Field(ge=1, le=MAX_GPUS, description="GPUs, rounded up to whole instances")
+    cloud: Name = Field(description="the cloud selling the block (aws; gcp calendar mode)")
+    start: Date = Field(description="first day of the window (within the horizon)")
+    days: Whole = Field(ge=MIN_BLOCK_DAYS, le=MAX_BLOCK_DAYS, description="length of the "
+                        "window; the price book narrows it per cloud (AWS 1-182, GCP 1-90)")
+
+
+def _commitment_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = value.get("kind", "reservation")
+        return kind if isinstance(kind, str) else "reservation"  # an unknown word: tag error
+    if isinstance(value, SavingsPlanSpec):
+        return "savings-plan"
+    return "capacity-block" if isinstance(value, CapacityBlockSpec) else "reservation"
+
+
+AnyCommitmentSpec = Annotated[
+    Annotated[CommitmentSpec, Tag("reservation")]
+    | Annotated[SavingsPlanSpec, Tag("savings-plan")]
+    | Annotated[CapacityBlockSpec, Tag("capacity-block")],
+    Discriminator(_commitment_kind),
+]
 
 
 class OwnedSpec(Spec):
@@ -138,7 +198,8 @@ class PlanSpec(Spec):
     region: Name | None = Field(None, description="region for every phase")
     use: dict[Name, UseSpec] = Field(min_length=1, description="phase name → how it runs "
                                      "(every phase needs one)")
-    commitments: list[CommitmentSpec] = Field(default_factory=list, max_length=1000,
-                                              description="reservations bought")
+    commitments: list[AnyCommitmentSpec] = Field(
+        default_factory=list, max_length=1000,
+        description="reservations, savings plans and capacity blocks bought (by `kind`)")
     owned: list[OwnedSpec] = Field(default_factory=list, max_length=1000,
                                    description="servers bought")

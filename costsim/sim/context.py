@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 import simpy
 
+from costsim.domain.pricing import PurchaseOption
 from costsim.domain.uncertainty import Distribution
+from costsim.sim.commit_pools import CapacityBlockPool
 from costsim.sim.draws import draw
 from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
 from costsim.sim.occupancy import (
@@ -110,6 +112,12 @@ class RunContext:
     # the time from which the rest is still to be booked)
     open_holds: list[tuple[Callable[[float, float], None], float]] = field(
         default_factory=list)
+    # capacity blocks (not among ``bounded``: only training phases of their GPU take them)
+    blocks: list[tuple[CapacityBlockPool, BoundedPool]] = field(default_factory=list)
+    # on-demand charges and GPU-hours per ledger line and horizon hour, kept only when the plan
+    # has savings plans (they discount them at the end: costsim.sim.commit_pools)
+    on_demand_hourly: dict[LineKey, tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict)
 
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
@@ -123,6 +131,10 @@ class RunContext:
             self.month_of_hour[a:b] = m
         for pool in self.prep.commitments:
             self.add_commitment(pool)
+        for i, block in enumerate(self.prep.capacity_blocks):
+            self.blocks.append((block, BoundedPool(
+                key=f"block:{i}", gpu=block.gpu, owned=False,
+                capacity=hourly_capacity(self.hours, block.start_s, block.end_s, block.gpus))))
         for owned in self.prep.owned:
             self.owned.append(owned)
             self.bounded.append(BoundedPool(
@@ -158,6 +170,33 @@ class RunContext:
         self.bounded.append(BoundedPool(
             key=f"commitment:{len(self.commitments) - 1}", gpu=pool.gpu, owned=False,
             capacity=hourly_capacity(self.hours, pool.start_s, pool.end_s, pool.gpus)))
+
+    def capacity_block(self, gpu: str, cloud: str | None, start_s: float
+                       ) -> tuple[CapacityBlockPool, BoundedPool] | None:
+        """The block a training run of ``gpu`` starting at ``start_s`` uses: the first (by
+        window) of that GPU, on ``cloud`` when the run names one, whose window has not ended
+        and that has GPUs free; None when there is none."""
+        for block, tracked in sorted(self.blocks, key=lambda b: (b[0].start_s, b[0].name)):
+            if (block.gpu != gpu or (cloud is not None and block.rate.cloud != cloud)
+                    or block.end_s <= start_s):
+                continue
+            if self.block_free_gpus(tracked, max(start_s, block.start_s), block.end_s) > 0:
+                return block, tracked
+        return None
+
+    def block_free_gpus(self, tracked: BoundedPool, t0_s: float, t1_s: float) -> int:
+        """Whole GPUs of a block free in every hour of [t0, t1)."""
+        h0 = int(t0_s // SECONDS_PER_HOUR)
+        h1 = min(self.hours, max(h0 + 1, math.ceil(t1_s / SECONDS_PER_HOUR)))
+        if h1 <= h0:
+            return 0
+        return math.floor(float(tracked.free()[h0:h1].min()) + 1e-9)
+
+    def take_block(self, tracked: BoundedPool, phase: str, t0_s: float, t1_s: float,
+                   gpus: float) -> None:
+        """Hold ``gpus`` GPUs of a block over [t0, t1) (demand recorded as for any pool)."""
+        h0, profile = interval_gpus(self.hours, t0_s, t1_s, gpus)
+        self.record_demand(tracked.gpu, h0, tracked.take(phase, h0, profile))
 
     def pools_for(self, gpu: str, owned: bool) -> list[BoundedPool]:
         """Bounded pools of ``gpu``: reservations, or owned servers."""
@@ -230,6 +269,7 @@ class RunContext:
             self.book.spend(key, int(m), hours * pool.rate_usd_per_gpu_hour
                             * self.price_factor(pool, int(m)), gpu_hours=hours)
         self._paid(pool, float(held.sum()))
+        self._on_demand_hourly(key, pool, h0, held)
 
     def book_rental_jobs(self, phase: str, pool: RentalPool, starts_s: FloatArray,
                          run_s: FloatArray, gpus: int,
@@ -255,6 +295,27 @@ class RunContext:
             self.book.spend(key, int(m), gpu_hours * pool.rate_usd_per_gpu_hour
                             * self.price_factor(pool, int(m)), gpu_hours=gpu_hours)
         self._paid(pool, float(hours.sum()))
+        if self.prep.savings_plans and pool.option is PurchaseOption.ON_DEMAND:
+            # the jobs' billed GPU-hours hour by hour, for the savings plans
+            billed = np.where(starts_s < self.horizon_s, billed_s, 0.0)
+            self._on_demand_hourly(key, pool, 0, intervals_gpus(
+                self.hours, starts_s, starts_s + billed, float(paid_gpus)))
+
+    def _on_demand_hourly(self, key: LineKey, pool: RentalPool, h0: int,
+                          gpu_hours: FloatArray) -> None:
+        """Keep on-demand GPU-hours and charges hour by hour (only when the plan has savings
+        plans: they are applied hour by hour when the replication ends)."""
+        if not self.prep.savings_plans or pool.option is not PurchaseOption.ON_DEMAND:
+            return
+        end = min(self.hours, h0 + len(gpu_hours))
+        if end <= h0:
+            return
+        usd, hours = self.on_demand_hourly.setdefault(
+            key, (np.zeros(self.hours), np.zeros(self.hours)))
+        held = gpu_hours[: end - h0]
+        factors = np.array([self.price_factor(pool, m) for m in range(len(self.month_hours))])
+        hours[h0:end] += held
+        usd[h0:end] += held * pool.rate_usd_per_gpu_hour * factors[self.month_of_hour[h0:end]]
 
     def _paid(self, pool: RentalPool, gpu_hours: float) -> None:
         self.rental_gpu_hours += gpu_hours

@@ -19,6 +19,7 @@ import numpy as np
 from costsim.catalog.storage import storage_price
 from costsim.domain.phases import TrainingPhase
 from costsim.domain.uncertainty import Distribution
+from costsim.sim.commit_pools import book_capacity_block, book_savings_plan
 from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw
@@ -64,7 +65,8 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         env.process(_phase_process(ctx, phase.name, done))
     env.run(until=ctx.horizon_s)
     _book_plan_costs(ctx)
-    reserved = [p for p in ctx.bounded if not p.owned]
+    # commitments and capacity blocks: GPUs paid whether used or not
+    reserved = [p for p in ctx.bounded if not p.owned] + [b for _, b in ctx.blocks]
     committed_h = sum(float(p.capacity.sum()) for p in reserved)
     used_h = sum(float(p.occupancy.sum()) for p in reserved)
     owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
@@ -159,6 +161,10 @@ def _pool_uses(ctx: RunContext) -> tuple[PoolUse, ...]:
         uses.append(PoolUse(pool=name, gpu=pool.gpu, option=option,
                             paid_gpu_hours=float(pool.capacity.sum()),
                             used_gpu_hours=float(pool.occupancy.sum())))
+    for block, tracked in ctx.blocks:
+        uses.append(PoolUse(pool=block.name, gpu=block.gpu, option=block.block.option,
+                            paid_gpu_hours=float(tracked.capacity.sum()),
+                            used_gpu_hours=float(tracked.occupancy.sum())))
     for (name, gpu, option), paid in sorted(ctx.rental_paid.items()):
         uses.append(PoolUse(pool=name, gpu=gpu, option=option, paid_gpu_hours=paid,
                             used_gpu_hours=min(paid, ctx.rental_used.get((name, gpu, option),
@@ -202,6 +208,11 @@ def _book_plan_costs(ctx: RunContext) -> None:
         used = {phase: tracked.used_gpu_s_by_month(ctx.month_hours, phase)
                 for phase in tracked.by_phase}
         book_commitment(pool, used, calendar, ctx.book)
+    for block, tracked in ctx.blocks:
+        book_capacity_block(block, {phase: tracked.used_gpu_s_by_month(ctx.month_hours, phase)
+                                    for phase in tracked.by_phase}, calendar, ctx.book)
+    for plan in ctx.prep.savings_plans:  # family plans first (prepare.py orders them)
+        book_savings_plan(plan, ctx.on_demand_hourly, ctx.month_of_hour, calendar, ctx.book)
     for i, owned in enumerate(ctx.owned):
         tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
         book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book)

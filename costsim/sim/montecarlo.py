@@ -251,7 +251,7 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
             DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
                 h for r in reps for h in r.gpu_demand_in_phases).items())),
         events=sum(r.events for r in reps), training_rates=training_rates(prep),
-        warnings=horizon_cuts(scenario, reps))
+        warnings=horizon_cuts(scenario, reps) + block_warnings(prep, reps))
 
 
 def horizon_cuts(scenario: Scenario, reps: Sequence[Replication]) -> tuple[str, ...]:
@@ -276,6 +276,30 @@ def horizon_cuts(scenario: Scenario, reps: Sequence[Replication]) -> tuple[str, 
             out.append(f"phase '{phase.name}' never started within the horizon in {never} of "
                        f"{len(reps)} replications (a phase it comes after had not ended): it "
                        f"costs nothing there")
+    return tuple(out)
+
+
+def block_warnings(prep: PreparedPlan, reps: Sequence[Replication]) -> tuple[str, ...]:
+    """What a reader of a plan with capacity blocks must know: a training run that outlasted
+    its block (the rest ran on the phase's own pool), a block no run used."""
+    if not prep.capacity_blocks:
+        return ()
+    out = []
+    for phase in prep.phases:
+        overruns = [t.block_overrun_s for r in reps for t in r.training if t.phase == phase]
+        late = [s for s in overruns if s > 0]
+        phase_prep = prep.phases[phase]
+        if late and isinstance(phase_prep, TrainingPrep):
+            rental = phase_prep.source.rental
+            option = rental.option.value if rental is not None else "its pool"
+            out.append(f"phase '{phase}' outlasted its capacity block in {len(late)} of "
+                       f"{len(reps)} replications (by {np.mean(late) / 3600:.1f} h on average): "
+                       f"the rest ran on {option} after a restart from the last checkpoint")
+    for block in prep.capacity_blocks:
+        used = [u.used_gpu_hours for r in reps for u in r.pools if u.pool == block.name]
+        if not any(h > 0 for h in used):
+            out.append(f"the {block.name} ({block.block.days} days) was used by no training "
+                       f"run in any replication: all of it is idle or stranded")
     return tuple(out)
 
 

@@ -55,6 +55,15 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
     work = prep.steady_s * ctx.draws["training_tokens_scale"] / error
     bounded_gpus = 0
     owned = src.entry.option is PurchaseOption.OWNED
+    # a capacity block of the phase's GPU: the run waits for its window and runs on it
+    block = (None if src.bounded else
+             ctx.capacity_block(src.gpu, src.entry.cloud or ctx.prep.plan.cloud, start))
+    block_gpus = 0
+    if block is not None:
+        if start < block[0].start_s:
+            yield env.timeout(block[0].start_s - start)
+            start = env.now
+        block_gpus = min(prep.gpus, ctx.block_free_gpus(block[1], start, block[0].end_s))
     if src.bounded:
         if src.implied_commitment is not None:
             ctx.add_commitment(replace(src.implied_commitment, start_s=start))
@@ -67,7 +76,7 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
             yield env.timeout(wait_until - start)
             start = env.now
             bounded_gpus = prep.gpus
-    rented = prep.gpus - bounded_gpus
+    rented = prep.gpus - bounded_gpus - block_gpus
     pool = src.rental if not src.bounded else src.spill
     on_spot = pool is not None and pool.option is PurchaseOption.SPOT and rented > 0
     spot_hazard = 0.0
@@ -91,8 +100,23 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
     end = start + startup + out.wall_s
     if bounded_gpus:
         ctx.take_interval(phase.name, src.gpu, owned, start, end, bounded_gpus)
+    relaunch_s = overrun_s = 0.0
+    if block is not None and block_gpus:
+        block_pool, tracked = block
+        ctx.take_block(tracked, phase.name, start, min(end, block_pool.end_s), block_gpus)
+        if end > block_pool.end_s and pool is not None:
+            # the block's instances are reclaimed at the window's end: the run goes on from its
+            # last checkpoint on the phase's own pool (on average half a checkpoint interval
+            # lost, plus a restart and instance start-up), billed there (docs/simulator.md)
+            overrun_s = end - block_pool.end_s
+            relaunch_s = (prep.interval_s / 2 + prep.restart_s
+                          + ctx.prep.sim_defaults.instance_startup_s)
+            ctx.book_rental_interval(phase.name, pool, block_pool.end_s, end + relaunch_s,
+                                     block_gpus)
     if rented and pool is not None:
         held_end = start + startup + out.billed_s
+        if relaunch_s:  # the rented part of the job waits through the relaunch, held
+            ctx.book_rental_interval(phase.name, pool, held_end, held_end + relaunch_s, rented)
         if on_spot and out.preemption_loss_s > 0:
             lost_start = held_end - out.preemption_loss_s
             ctx.book_rental_interval(phase.name, pool, start, lost_start, rented)
@@ -103,14 +127,15 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
         if out.fallback_s > 0 and src.fallback is not None:
             ctx.book_rental_interval(phase.name, src.fallback, held_end, held_end + out.fallback_s,
                                      rented)
-    ctx.used_gpu_hours += prep.gpus * (out.billed_s + out.fallback_s) / SECONDS_PER_HOUR
-    ctx.checkpoint_bytes.append((end, prep.checkpoint_bytes))
+    ctx.used_gpu_hours += prep.gpus * (out.billed_s + out.fallback_s + relaunch_s
+                                       ) / SECONDS_PER_HOUR
+    ctx.checkpoint_bytes.append((end + relaunch_s, prep.checkpoint_bytes))
     ctx.training.append(TrainingRunRecord(
-        phase=phase.name, gpus=prep.gpus, wall_s=startup + out.wall_s,
-        gpu_hours=prep.gpus * (out.billed_s + out.fallback_s) / SECONDS_PER_HOUR,
+        phase=phase.name, gpus=prep.gpus, wall_s=startup + out.wall_s + relaunch_s,
+        gpu_hours=prep.gpus * (out.billed_s + out.fallback_s + relaunch_s) / SECONDS_PER_HOUR,
         faults=out.faults, preemptions=out.preemptions, lost_work_s=out.lost_work_s,
-        cost_usd=0.0))
-    yield env.timeout(startup + out.wall_s)
+        cost_usd=0.0, block_overrun_s=overrun_s))
+    yield env.timeout(startup + out.wall_s + relaunch_s)
     return env.now
 
 

@@ -46,6 +46,12 @@ from costsim.perf.train_estimate import (
     estimate_training_run,
 )
 from costsim.sim.capacity import EntrySource, entry_source, plan_commitments
+from costsim.sim.commit_pools import (
+    CapacityBlockPool,
+    SavingsPlanPool,
+    capacity_block_pool,
+    savings_plan_pool,
+)
 from costsim.sim.owned_parts import owned_training
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
 from costsim.sim.phase_setup import phase_setup
@@ -124,6 +130,8 @@ class PreparedPlan:
     infeasible_reasons: tuple[str, ...]
     sim_defaults: SimAssumptions
     throughput_error: Distribution  # the performance model's validated error (default draw)
+    savings_plans: tuple[SavingsPlanPool, ...] = ()
+    capacity_blocks: tuple[CapacityBlockPool, ...] = ()
 
     @property
     def feasible(self) -> bool:
@@ -163,6 +171,8 @@ class PreparedPlan:
                 if source.implied_commitment is not None:
                     used.append(_commitment_price(name, source.implied_commitment))
         used.extend(_commitment_price("", pool) for pool in self.commitments)
+        used.extend(_savings_plan_prices(self))
+        used.extend(_block_price(block) for block in self.capacity_blocks)
         for owned in self.owned:
             server = owned.server
             estimated = any(line.estimate for line in server.bom)
@@ -221,11 +231,91 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
             prep = None if entries is None else ServingPrep(phase=phase, entries=entries)
         if prep is not None:
             phases[phase.name] = prep
+    savings_plans = _savings_plans(scenario, plan, phases, reasons)
+    blocks = _capacity_blocks(scenario, plan, book, reasons)
     return PreparedPlan(scenario=scenario, plan=plan, phases=phases,
                         commitments=tuple(commitments), owned=tuple(owned),
                         infeasible_reasons=tuple(reasons), sim_defaults=sim_defaults,
                         throughput_error=LogNormal(
-                            sigma=allin_loss_defaults().throughput_error_sigma))
+                            sigma=allin_loss_defaults().throughput_error_sigma),
+                        savings_plans=savings_plans, capacity_blocks=blocks)
+
+
+def _rentals(phases: dict[str, PhasePrep]) -> list[tuple[str, RentalPool]]:
+    """Every rental pool the phases use, with the phase, in phase order."""
+    out: list[tuple[str, RentalPool]] = []
+    for name, phase in phases.items():
+        sources = ([e.source for e in phase.entries] if isinstance(phase, ServingPrep)
+                   else [phase.source])
+        for source in sources:
+            out.extend((name, pool) for pool in (source.rental, source.spill, source.fallback)
+                       if pool is not None)
+    return out
+
+
+def _savings_plans(scenario: Scenario, plan: Plan, phases: dict[str, PhasePrep],
+                   reasons: list[str]) -> tuple[SavingsPlanPool, ...]:
+    """The plan's savings plans priced against its rental pools; family plans are applied
+    before compute plans (AWS applies EC2 Instance Savings Plans first: the narrower plan)."""
+    rentals = [pool for _, pool in _rentals(phases)]
+    pools = []
+    for sp in plan.savings_plans:
+        try:
+            pools.append(savings_plan_pool(sp, rentals, scenario.calendar))
+        except CostsimError as error:
+            reasons.append(f"plan '{plan.name}', commitment {sp.index}: {error}")
+    return tuple(sorted(pools, key=lambda p: (p.plan.family is None, p.plan.index)))
+
+
+def _capacity_blocks(scenario: Scenario, plan: Plan, book: PriceBook,
+                     reasons: list[str]) -> tuple[CapacityBlockPool, ...]:
+    """The plan's capacity blocks priced; a block of a GPU no training phase of the plan runs
+    on rentals could never be used (a plan buying it is refused, as a reservation of an unused
+    GPU is)."""
+    pools = []
+    trained = {_canonical(plan.use_of(p.name).entries[0].gpu) for p in scenario.phases
+               if isinstance(p, TrainingPhase)
+               and not plan.use_of(p.name).entries[0].option.is_reserved
+               and plan.use_of(p.name).entries[0].option is not PurchaseOption.OWNED}
+    for block in plan.capacity_blocks:
+        where = f"plan '{plan.name}', commitment {block.index}"
+        try:
+            pool = capacity_block_pool(book, block, scenario.calendar)
+        except CostsimError as error:
+            reasons.append(f"{where}: {error}")
+            continue
+        if pool.gpu not in trained:
+            reasons.append(f"{where}: the capacity block of {pool.gpus} {pool.gpu} is for a GPU "
+                           "no training phase of the plan rents (a block serves training phases "
+                           "whose use entry is on-demand or spot)")
+            continue
+        pools.append(pool)
+    return tuple(pools)
+
+
+def _savings_plan_prices(prep: PreparedPlan) -> list[PriceUsed]:
+    """Each savings plan's rate on each rental pool it covers: on-demand × (1 − discount)."""
+    out = []
+    rentals = {pool.name: pool for _, pool in _rentals(prep.phases)}
+    for sp in prep.savings_plans:
+        for name, discount in sp.discounts:
+            pool = rentals[name]
+            out.append(PriceUsed(
+                phase="", pool=f"{sp.name} on {name}", gpu=pool.gpu, option=sp.plan.option,
+                rate_usd_per_gpu_hour=pool.rate_usd_per_gpu_hour * (1 - discount),
+                upfront_usd=round(sp.plan.obligation_usd * sp.upfront_fraction, 2),
+                source=sp.source, effective_date=sp.effective_date, estimate=sp.estimate,
+                flags=(PriceFlag.RESERVED_DISCOUNT_ESTIMATE.value,) if sp.estimate else ()))
+    return out
+
+
+def _block_price(block: CapacityBlockPool) -> PriceUsed:
+    return PriceUsed(phase="", pool=block.name, gpu=block.gpu, option=block.block.option,
+                     rate_usd_per_gpu_hour=block.rate.usd_per_gpu_hour,
+                     upfront_usd=block.obligation_usd, source=block.rate.source,
+                     effective_date=block.rate.effective_date, estimate=block.rate.estimate,
+                     flags=(PriceFlag.RESERVED_DISCOUNT_ESTIMATE.value,)
+                     if block.rate.estimate else ())
 
 
 def _rental_price(phase: str, pool: RentalPool) -> PriceUsed:

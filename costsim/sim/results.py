@@ -49,6 +49,8 @@ class TrainingRunRecord:
     preemptions: int
     lost_work_s: float
     cost_usd: float  # the phase's ledger lines (its share of commitments included)
+    # how long the run went on after its capacity block's window ended (0: none or within it)
+    block_overrun_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,11 +4,15 @@ reservation variant is sized on."""
 from __future__ import annotations
 
 import itertools
+from datetime import date
 
 import numpy as np
 
-from costsim.domain.plans import PhaseUse, UseEntry
+from costsim.domain.commitments import CapacityBlock, SavingsPlan
+from costsim.domain.plans import PhaseUse, Plan, UseEntry
+from costsim.domain.pricing import Payment
 from costsim.optimize.choice import PhaseChoice
+from costsim.optimize.explain import buys
 from costsim.optimize.reservation_round import demand_in
 from costsim.optimize.screen import ChoiceEstimate, all_combinations, best_combinations
 from costsim.sim.demand import DemandHistogram
@@ -86,3 +90,16 @@ def test_combinations_are_the_product() -> None:
     assert len(combos) == 6
     assert {c.slug for c in combos} == {f"a{i}.b{j}" for i, j in itertools.product(
         range(2), range(3))}
+
+
+def test_a_plan_is_described_with_its_savings_plans_and_capacity_blocks() -> None:
+    plan = Plan(name="p", uses=(PhaseUse(phase="train", entries=(UseEntry(gpu="H100",
+                                                                          count=8),)),),
+                savings_plans=(SavingsPlan(cloud="aws", usd_per_hour=12.5, term_years=1,
+                                           payment=Payment.NO_UPFRONT,
+                                           start=date(2027, 1, 1)),),
+                capacity_blocks=(CapacityBlock(gpu="H100", count=8, cloud="aws",
+                                               start=date(2027, 2, 1), days=14),))
+    assert buys(plan) == ("runs train on 8×H100 on demand; a $12.50/h savings plan on any GPU "
+                          "on aws for 1y (no-upfront) from 2027-01-01; a capacity block of 8 "
+                          "H100 on aws for 14 days from 2027-02-01")
