@@ -57,5 +57,7 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
         del out["servers"]  # likewise a scenario without servers of its own
     if not scenario.quotas:
         del out["quotas"]  # likewise a scenario without quotas
+    if scenario.currency.is_usd:
+        del out["currency"]  # likewise a scenario shown in USD
     out["calendar"]["end"] = scenario.calendar.end.isoformat()
     return out
