@@ -183,5 +183,5 @@ def _write_and_print(result: SweepResult, scenario_sha256: str, args: argparse.N
     if args.json:
         print_json({**document, "report_dir": str(out)})
     else:
-        print(render_sweep(result, str(out), table_path.name))
+        print(render_sweep(result, str(out), table_path.name, currency))
     return EXIT_OK

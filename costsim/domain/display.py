@@ -27,6 +27,11 @@ XLSX_PERCENT = "0.0%"
 XLSX_HOURS = "[>=100]#,##0;#,##0.00"
 
 
+def xlsx_amount_format(currency: Currency = USD) -> str:
+    """:data:`XLSX_USD_AMOUNT` for amounts in ``currency``: to its minor unit."""
+    return "#,##0" + ("." + "0" * currency.decimals if currency.decimals else "")
+
+
 def usd_rate(value: float) -> str:
     """A price per hour or per unit ($/GPU-h, $/M tokens): 3 decimals, since rates of cheap
     GPUs differ below a cent ($0.138 vs $0.145 per GPU-hour)."""

@@ -159,7 +159,8 @@ def _merged(first: RunResult, second: RunResult, risk: RiskLimits) -> RunResult:
     scenario = dataclasses.replace(first.scenario,
                                    plans=first.scenario.plans + second.scenario.plans)
     return dataclasses.replace(first, scenario=scenario, plans=plans,
-                               recommendation=recommend(plans, risk),
+                               recommendation=recommend(plans, risk,
+                                                        first.scenario.currency),
                                breakevens=first.breakevens + tuple(
                                    b for b in second.breakevens if b not in first.breakevens),
                                wall_s=first.wall_s + second.wall_s,

@@ -18,6 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
+from costsim.domain.currency import USD, Currency
+
 PNG_DPI = 120
 # The colour-blind-safe qualitative palette of Okabe & Ito (2008), "Color Universal Design".
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -110,41 +112,50 @@ def recommended_handle(recommended: str | None, why: str = "") -> list[Any]:
                    markeredgecolor=RECOMMENDED_EDGE, markeredgewidth=1.8, label=text)]
 
 
-def budget_line(axes: Axes, budget_usd: float | None, axis: str = "y") -> None:
+def budget_line(axes: Axes, budget_usd: float | None, axis: str = "y",
+                currency: Currency = USD) -> None:
     """The scenario's budget as a dashed line across the plot (nothing when it sets none)."""
     if budget_usd is None:
         return
-    label = f"budget {usd(budget_usd)} (limit on the economic cost)"
+    label = f"budget {usd(budget_usd, currency)} (limit on the economic cost)"
     draw = axes.axhline if axis == "y" else axes.axvline
     draw(budget_usd, color=BUDGET_COLOR, linestyle="--", linewidth=1.3, label=label, zorder=4)
 
 
-def usd(amount: float) -> str:
-    """A dollar amount short enough for an axis or a bar label: $950, $12.3k, $1.25M."""
+def usd(amount: float, currency: Currency = USD) -> str:
+    """A dollar amount short enough for an axis or a bar label: $950, $12.3k, $1.25M; in a
+    display ``currency`` (the plot's data stay USD) the amount converted at its rate, with its
+    symbol: €874, €11.3k."""
+    symbol = currency.symbol
     sign = "-" if amount < 0 else ""
-    value = abs(amount)
+    value = abs(currency.rate(amount))  # a label, not a ledger amount: no rounding rule here
     for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if value >= limit:
             scaled = value / limit
-            return f"{sign}${scaled:.3g}{suffix}"
+            return f"{sign}{symbol}{scaled:.3g}{suffix}"
     if value == 0:
-        return "$0"
-    return f"{sign}${value:,.0f}" if value >= 10 else f"{sign}${value:.2f}"
+        return f"{symbol}0"
+    return f"{sign}{symbol}{value:,.0f}" if value >= 10 else f"{sign}{symbol}{value:.2f}"
 
 
-def usd_axis(axes: Axes, axis: str = "y") -> None:
-    """Dollar tick labels on ``axis``."""
+def money_unit(currency: Currency = USD) -> str:
+    """The currency an axis title names: ``USD``, ``EUR``."""
+    return currency.code
+
+
+def usd_axis(axes: Axes, axis: str = "y", currency: Currency = USD) -> None:
+    """Dollar tick labels on ``axis`` (in ``currency``: the USD data labelled converted)."""
     target = axes.yaxis if axis == "y" else axes.xaxis
-    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value, currency)))
 
 
-def usd_log_axis(axes: Axes, axis: str = "y") -> None:
+def usd_log_axis(axes: Axes, axis: str = "y", currency: Currency = USD) -> None:
     """A log scale in dollars, ticks at 1, 2 and 5 of each decade, no minor tick labels (they
     collide)."""
     target = axes.yaxis if axis == "y" else axes.xaxis
     (axes.set_yscale if axis == "y" else axes.set_xscale)("log")
     target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value, currency)))
     target.set_minor_formatter(NullFormatter())
 
 
