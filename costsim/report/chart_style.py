@@ -16,7 +16,13 @@ import matplotlib as mpl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
+from matplotlib.ticker import (
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+    PercentFormatter,
+)
 
 from costsim.domain.currency import USD, Currency
 
@@ -143,9 +149,25 @@ def money_unit(currency: Currency = USD) -> str:
     return currency.code
 
 
+class _ConvertedLocator(MaxNLocator):
+    """Matplotlib's default ticks (AutoLocator's steps) chosen on the converted scale, so a EUR
+    axis over USD data ticks at €10k, €20k rather than at the euros of $10k, $20k."""
+
+    def __init__(self, rate: float) -> None:
+        super().__init__(nbins="auto", steps=[1, 2, 2.5, 5, 10])
+        self._rate = rate
+
+    def tick_values(self, vmin: float, vmax: float) -> Any:
+        ticks = super().tick_values(vmin * self._rate, vmax * self._rate)
+        return [tick / self._rate for tick in ticks]
+
+
 def usd_axis(axes: Axes, axis: str = "y", currency: Currency = USD) -> None:
-    """Dollar tick labels on ``axis`` (in ``currency``: the USD data labelled converted)."""
+    """Dollar tick labels on ``axis`` (in ``currency``: the USD data labelled converted, the
+    ticks at round amounts of it)."""
     target = axes.yaxis if axis == "y" else axes.xaxis
+    if not currency.is_usd:
+        target.set_major_locator(_ConvertedLocator(currency.fx_rate_per_usd))
     target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value, currency)))
 
 

@@ -67,22 +67,21 @@ def template_environment(currency: Currency = USD, *, convert: bool = False
     """The report templates, every value escaped (autoescape), with the number filters:
     amounts shown in ``currency`` with its symbol; ``convert``: the values given are USD and
     each is converted as it is shown (else they are in ``currency`` already)."""
-    def amount(usd: float | None) -> float | None:
-        return None if usd is None or not convert else currency.amount(usd)
+    def amount(value: float | None) -> float | None:
+        return value if value is None or not convert else currency.amount(value)
 
-    def per_unit(usd: float | None) -> float | None:
-        return None if usd is None or not convert else currency.rate(usd)
+    def per_unit(value: float | None) -> float | None:
+        return value if value is None or not convert else currency.rate(value)
 
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("costsim.report", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
         lstrip_blocks=True)
     environment.filters.update(
-        usd=lambda value: money(amount(value) if convert else value, currency),
-        estimate=lambda value: estimate(amount(value) if convert else value, currency),
-        rate=lambda value: rate(per_unit(value) if convert else value, currency), pct=percent,
-        delta=lambda change, old: delta(amount(change) if convert else change,
-                                        amount(old) if convert else old, currency),
+        usd=lambda value: money(amount(value), currency),
+        estimate=lambda value: estimate(amount(value), currency),
+        rate=lambda value: rate(per_unit(value), currency), pct=percent,
+        delta=lambda change, old: delta(amount(change), amount(old), currency),
         hours=_hours)
     return environment
 
@@ -91,8 +90,8 @@ def executive_summary(summary: Mapping[str, Any], currency: Currency = USD) -> d
     """The recommendation, why, what it saves against the baseline and what it risks
     (``summary``'s amounts in ``currency``)."""
 
-    def money(amount: float | None) -> str:
-        return _money(amount, currency)
+    def shown(amount: float | None) -> str:
+        return money(amount, currency)
 
     plans = {plan["name"]: plan for plan in summary["plans"]}
     chosen = summary["recommended"]["plan"]
@@ -113,14 +112,14 @@ def executive_summary(summary: Mapping[str, Any], currency: Currency = USD) -> d
         saved = baseline["cost_usd"]["mean"] - cost["mean"]
         base_cost = baseline["cost_usd"]["mean"]
         result["savings"] = (
-            f"Saves {money(saved)} ({percent(saved / base_cost)}) of mean cost against the "
-            f"baseline ‘{baseline['name']}’ ({money(base_cost)})."
-            if saved >= 0 else f"Costs {money(-saved)} more than the baseline "
+            f"Saves {shown(saved)} ({percent(saved / base_cost)}) of mean cost against the "
+            f"baseline ‘{baseline['name']}’ ({shown(base_cost)})."
+            if saved >= 0 else f"Costs {shown(-saved)} more than the baseline "
             f"‘{baseline['name']}’, which is outside the risk limits or infeasible.")
-    risks = [f"Cost between {money(cost['p10'])} (P10) and {money(cost['p90'])} (P90), "
-             f"mean {money(cost['mean'])}."]
+    risks = [f"Cost between {shown(cost['p10'])} (P10) and {shown(cost['p90'])} (P90), "
+             f"mean {shown(cost['mean'])}."]
     if plan["p_over_budget"] is not None:
-        risks.append(f"P(cost over the budget of {money(summary['budget_usd'])}): "
+        risks.append(f"P(cost over the budget of {shown(summary['budget_usd'])}): "
                      f"{percent(plan['p_over_budget'])}.")
     if plan["p_deadline_missed"] is not None:
         risks.append(f"P(a deadline missed): {percent(plan['p_deadline_missed'])}.")
@@ -129,7 +128,7 @@ def executive_summary(summary: Mapping[str, Any], currency: Currency = USD) -> d
         risks.append(f"Requests served within the SLO: {percent(metrics['slo_attainment'])}.")
     if metrics.get("stranded_commitment_usd"):
         risks.append(f"Commitments running past the horizon (stranded): "
-                     f"{money(metrics['stranded_commitment_usd'])}.")
+                     f"{shown(metrics['stranded_commitment_usd'])}.")
     result["risks"] = risks
     result["npv"] = plan["npv_usd"]["mean"] if plan["npv_usd"] else None
     return result
@@ -198,9 +197,6 @@ def money(amount: float | None, currency: Currency = USD) -> str:
     """An amount to the cent (``display.usd_amount``; in ``currency``, to its minor unit with
     its symbol); a dash for no value."""
     return "—" if amount is None else display.money_amount(amount, currency)
-
-
-_money = money  # for executive_summary, whose local money() binds the currency
 
 
 def estimate(amount: float | None, currency: Currency = USD) -> str:
