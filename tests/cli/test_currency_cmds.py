@@ -63,7 +63,8 @@ def test_json_stays_in_usd_and_names_the_currency(runs: tuple[Path, Path, str]) 
     usd_dir, eur_dir, _ = runs
     usd = json.loads((usd_dir / "summary.json").read_text())
     eur = json.loads((eur_dir / "summary.json").read_text())
-    assert "currency" not in usd and "fx_rate_per_usd" not in usd
+    assert "currency" not in usd
+    assert "fx_rate_per_usd" not in usd
     assert eur["currency"] == "EUR"
     assert eur["fx_rate_per_usd"] == float(RATE)
     for old, new in zip(usd["plans"], eur["plans"], strict=True):
@@ -77,7 +78,8 @@ def test_the_eur_ledger_is_the_usd_ledger_times_the_rate_to_the_cent_per_line(
         runs: tuple[Path, Path, str]) -> None:
     usd_dir, eur_dir, _ = runs
     usd_rows, eur_rows = _csv(usd_dir / "ledger.csv"), _csv(eur_dir / "ledger.csv")
-    assert "amount_eur" in eur_rows[0] and "amount_usd" not in eur_rows[0]
+    assert "amount_eur" in eur_rows[0]
+    assert "amount_usd" not in eur_rows[0]
     assert "rate_eur_per_gpu_hour" in eur_rows[0]
     assert len(eur_rows) == len(usd_rows) > 5
     for old, new in zip(usd_rows, eur_rows, strict=True):
@@ -89,7 +91,8 @@ def test_the_eur_ledger_is_the_usd_ledger_times_the_rate_to_the_cent_per_line(
     book = load_workbook(eur_dir / "report.xlsx")
     plans = book["summary"]
     header = [cell.value for cell in plans[1]]
-    assert "Cost mean (EUR)" in header and "Cost mean (USD)" not in header
+    assert "Cost mean (EUR)" in header
+    assert "Cost mean (USD)" not in header
     means = {row[0]: row[header.index("Cost mean (EUR)")]
              for row in plans.iter_rows(min_row=2, values_only=True)}
     for plan in summary["plans"]:
@@ -122,7 +125,8 @@ def test_months_add_up_in_eur(runs: tuple[Path, Path, str]) -> None:
 
 def test_text_and_html_show_euros(runs: tuple[Path, Path, str]) -> None:
     _, eur_dir, text = runs
-    assert "€" in text and "$" not in text.split("Costs:")[0]
+    assert "€" in text
+    assert "$" not in text.split("Costs:")[0]
     assert f"Amounts in EUR at {RATE} per USD" in " ".join(text.split())
     html = (eur_dir / "report.html").read_text()
     assert "Amounts in EUR at 0.9215 EUR per USD" in html
@@ -150,7 +154,8 @@ def test_compare_and_diff_json_name_the_currency(cli: Cli, tmp_path: Path,
     code, text, err = cli("diff", str(usd_dir / "summary.json"), str(eur_dir / "summary.json"))
     assert code == 0, err
     # both runs converted at the later run's rate: the same futures, no change in any row
-    assert "all-on-demand: €" in text and "(±€0.00, ±0.0%)" in text
+    assert "all-on-demand: €" in text
+    assert "(±€0.00, ±0.0%)" in text
 
 
 @pytest.mark.parametrize(("extra", "needle"), [
@@ -172,7 +177,8 @@ def test_a_bad_currency_or_rate_exits_2_with_one_line(cli: Cli, tmp_path: Path, 
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1, err
-    assert needle in err and str(path) in err
+    assert needle in err
+    assert str(path) in err
     assert not (tmp_path / "r").exists()
 
 
@@ -186,7 +192,7 @@ def test_a_price_file_row_in_another_currency_exits_2(cli: Cli, tmp_path: Path) 
     path = _scenario(tmp_path, f"currency: EUR\nfx_rate_per_usd: {RATE}\n")
     path.write_text(path.read_text().replace("data: {", "prices: {price_file: prices.csv}\n"
                                                         "data: {"))
-    code, out, err = cli("run", str(path), *RUN, "--out", str(tmp_path / "r"))
+    code, _out, err = cli("run", str(path), *RUN, "--out", str(tmp_path / "r"))
     assert code == 2, err
     assert err.count("\n") == 1
     assert "prices.csv:2:8: currency: must be USD or the scenario's currency EUR" in err

@@ -281,11 +281,13 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
     (axes,) = _chart(cost_by_plan(eur)).figure.axes
     assert axes.get_xlabel().startswith("Economic cost over the horizon (EUR, mean")
     ticks = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
-    assert ticks and all(t.startswith(("€", "-€")) for t in ticks)
+    assert ticks
+    assert all(t.startswith(("€", "-€")) for t in ticks)
     # the ticks sit at round euro amounts (€0, €100k, €200k ...), each the USD position × 0.92
     euros = np.array(axes.get_xticks()) * 0.92
     step = euros[1] - euros[0]
-    assert step > 0 and np.allclose(euros / step, np.round(euros / step))
+    assert step > 0
+    assert np.allclose(euros / step, np.round(euros / step))
     assert f"{step:.3g}"[0] in "125"
     budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
     assert "€" in str(budget[0].get_label())
@@ -293,4 +295,5 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
     assert all(a.get_ylabel() in ("EUR per month", "")
                for a in _chart(monthly_cash_flow(eur)).figure.axes)
     titles = [a.get_title(loc="left") for a in _chart(cost_by_phase_category(eur)).figure.axes]
-    assert titles and all(t.endswith(": EUR, mean") for t in titles)
+    assert titles
+    assert all(t.endswith(": EUR, mean") for t in titles)
