@@ -4,7 +4,7 @@ to paste into the scenario.
 
 Figures come from the ``optimize --json`` document (so the table and optimize.json agree) and
 are written by :mod:`costsim.cli.numbers`, as ``run``'s table writes them; a scenario with a
-display currency gets them converted (the explanation's sentences stay in USD).
+display currency gets them converted (the explanation is written in it by the optimizer).
 """
 
 from __future__ import annotations
@@ -178,8 +178,8 @@ def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scen
     estimated = any(r.get("estimated_inputs") for r in document["ranked"] if r["feasible"])
     currency = currency_of(document)
     note = "" if currency.is_usd else (
-        f" Amounts in {currency.code} at {currency.fx_rate_per_usd:g} per USD; the chosen "
-        "plan's explanation and optimize.json are in USD.")
+        f" Amounts in {currency.code} at {currency.fx_rate_per_usd:g} per USD (optimize.json "
+        "keeps USD).")
     parts.append(wrap_line(currency_text(LEGEND, currency) + (ESTIMATE_LEGEND if estimated
                                                               else "") + note))
     if report_dir is not None:

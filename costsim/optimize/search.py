@@ -99,7 +99,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
         objective=objective, best=best, ranked=ranked,
         candidates_screened=sum(len(estimates) for _, estimates in screened),
         candidates_simulated=len(ranked), exhaustive_candidates=space.size,
-        exhaustive=exhaustive, explanation=explain(best, ranked, objective),
+        exhaustive=exhaustive, explanation=explain(best, ranked, objective, scenario.currency),
         pareto=pareto_front(ranked), training_fronts=space.training_fronts,
         reservations=tuple(sizings), serving_mixes=space.serving_mixes, run=run)
 
