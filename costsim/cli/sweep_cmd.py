@@ -171,7 +171,7 @@ def _write_and_print(result: SweepResult, scenario_sha256: str, args: argparse.N
     from costsim.sweep.table_file import write_table
 
     table_path = write_table(result, out)
-    write_sweep_report(result, out)
+    write_sweep_report(result, out, currency)
     document = sweep_json(result, results_path=str(table_path), provenance={
         "scenario": str(args.scenario), "scenario_sha256": scenario_sha256,
         "costsim_version": __version__, "price_book_date": price_book_date(),

@@ -297,3 +297,19 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
     titles = [a.get_title(loc="left") for a in _chart(cost_by_phase_category(eur)).figure.axes]
     assert titles
     assert all(t.endswith(": EUR, mean") for t in titles)
+
+
+def test_the_sweep_charts_name_the_display_currency() -> None:
+    from costsim.domain.currency import Currency
+
+    gbp = Currency(code="GBP", fx_rate_per_usd=0.8)
+    (axes,) = _chart(cost_distribution(_sweep(), gbp)).figure.axes
+    assert axes.get_xlabel().startswith("Economic cost over the horizon (GBP)")
+    spread = _chart(tornado(_sweep(), gbp))
+    ticks = [t.get_text() for a in spread.figure.axes for t in a.get_xticklabels()
+             if t.get_text()]
+    assert ticks
+    assert all("£" in t for t in ticks)
+    swings = [t.get_text() for a in spread.figure.axes for t in a.texts if "(+" in t.get_text()]
+    assert swings
+    assert all("(+£" in t for t in swings)
