@@ -297,6 +297,11 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
     titles = [a.get_title(loc="left") for a in _chart(cost_by_phase_category(eur)).figure.axes]
     assert titles
     assert all(t.endswith(": EUR, mean") for t in titles)
+    from costsim.report.budget_split import spend_split_chart
+
+    spend = [a.get_title(loc="left") for a in _chart(spend_split_chart(eur)).figure.axes]
+    assert spend
+    assert all(": €" in t for t in spend)
 
 
 def test_the_sweep_charts_name_the_display_currency() -> None:
