@@ -13,6 +13,12 @@ Quoted reservations (a sales quote's reserved price, DESIGN §8) use the optiona
 instance. A quote row may leave ``region``, ``instance_type`` and ``gpus_per_instance`` empty
 (it then applies to every offering of its GPU on that cloud); with an on-demand or spot price it
 also adds the offering itself. Rows with an empty ``option`` are offerings, as before.
+
+A row may say the currency of its prices in an optional ``currency`` column (DESIGN §13): empty
+or ``USD``, or the scenario's own currency (``currency`` with ``fx_rate_per_usd``), whose
+amounts are converted to USD at the scenario's rate as they are read (a quote in EUR at 0.92 EUR
+per USD: €920 → $1,000); any other code is an error, since costsim has no rate for it. The
+number columns keep their ``_usd`` names; in such a row they hold the row's currency.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
 from costsim.catalog.resources import read_user_bytes
 from costsim.catalog.servers import OWNED_CLOUD
+from costsim.domain.currency import USD, Currency
 from costsim.domain.pricing import (
     Offering,
     Payment,
@@ -61,7 +68,7 @@ _ALIASES = {
 _REQUIRED = ("cloud", "region", "instance_type", "gpu", "gpus_per_instance", "effective_date")
 _QUOTE_COLUMNS = ("option", "term", "payment", "upfront_usd", "recurring_usd_per_hour")
 _OPTIONAL = ("on_demand_usd_per_hour", "spot_usd_per_hour", "vcpus", "host_ram_gib",
-             "gpu_memory_gib", "provider_gpu_name", "source", *_QUOTE_COLUMNS)
+             "gpu_memory_gib", "provider_gpu_name", "source", "currency", *_QUOTE_COLUMNS)
 # A quote's upfront for one instance: 3 years of the dearest instance ($72,000/h) is ~1.9e9.
 MAX_UPFRONT_USD = 1e10
 _PRICES = ("on_demand_usd_per_hour", "spot_usd_per_hour")
@@ -74,8 +81,32 @@ class _Row:
     """One data record of the file, with positions for error messages."""
 
     def __init__(self, name: str, line_number: int, cells: list[str],
-                 columns: dict[str, int]) -> None:
+                 columns: dict[str, int], currency: Currency = USD) -> None:
         self.name, self.line_number, self.cells, self.columns = name, line_number, cells, columns
+        self.currency = self._currency(currency)
+
+    def _currency(self, scenario: Currency) -> Currency:
+        """The currency of this row's prices: USD (empty cell) or the scenario's."""
+        code = self.cell("currency").upper()
+        if code in ("", "USD"):
+            return USD
+        if code != scenario.code:
+            if scenario.is_usd:
+                rule = ("must be USD (a row in another currency needs a scenario that sets "
+                        "currency and fx_rate_per_usd, and may then be in that currency)")
+            else:
+                rule = (f"must be USD or the scenario's currency {scenario.code} (converted "
+                        "at its fx_rate_per_usd)")
+            raise self.fail("currency", f"{rule}, got {self.cell('currency')!r}")
+        return scenario
+
+    def usd(self, column: str, most: float, positive: bool = False) -> float | None:
+        """A money cell in USD: the cell in the row's currency, converted at the scenario's
+        rate; its upper bound ``most`` (in USD) converted too, so a bound names the cell's
+        own unit."""
+        rate = self.currency.fx_rate_per_usd
+        value = self.number(column, positive=positive, most=most * rate)
+        return None if value is None else self.currency.from_local(value)
 
     def cell(self, column: str) -> str:
         return self.cells[self.columns[column]].strip() if column in self.columns else ""
@@ -222,8 +253,8 @@ def _quote(row: _Row, path: Path) -> QuotedReservation | None:
         if term_text or pay_text:
             raise row.fail("term" if term_text else "payment", f"option {text!r} already says "
                            "its term and payment")
-    upfront = row.number("upfront_usd", most=MAX_UPFRONT_USD) or 0.0
-    recurring = row.number("recurring_usd_per_hour", most=MAX_INSTANCE_USD_PER_HOUR) or 0.0
+    upfront = row.usd("upfront_usd", most=MAX_UPFRONT_USD) or 0.0
+    recurring = row.usd("recurring_usd_per_hour", most=MAX_INSTANCE_USD_PER_HOUR) or 0.0
     assert option.term_years is not None
     assert option.payment is not None
     try:
@@ -246,7 +277,7 @@ def _offering(row: _Row, path: Path) -> Offering:
     cloud, gpu = _cloud_and_gpu(row)
     gpus = row.number("gpus_per_instance", required=True, integer=True,
                       most=MAX_GPUS_PER_INSTANCE)
-    on_demand, spot = (row.number(column, positive=True, most=MAX_INSTANCE_USD_PER_HOUR)
+    on_demand, spot = (row.usd(column, positive=True, most=MAX_INSTANCE_USD_PER_HOUR)
                        for column in _PRICES)
     if on_demand is None and spot is None:
         column = next(c for c in (*_PRICES, "option") if c in row.columns)
@@ -270,15 +301,16 @@ def _offering(row: _Row, path: Path) -> Offering:
     )
 
 
-def load_price_file(path: Path) -> tuple[Offering, ...]:
+def load_price_file(path: Path, currency: Currency = USD) -> tuple[Offering, ...]:
     """Parse ``path`` into offerings flagged ``user-override`` (quote rows: see
     :func:`load_price_file_entries`)."""
-    return load_price_file_entries(path)[0]
+    return load_price_file_entries(path, currency)[0]
 
 
-def load_price_file_entries(path: Path) -> tuple[tuple[Offering, ...],
-                                                  tuple[QuotedReservation, ...]]:
-    """Parse ``path`` into offerings flagged ``user-override`` and quoted reservations.
+def load_price_file_entries(path: Path, currency: Currency = USD
+                            ) -> tuple[tuple[Offering, ...], tuple[QuotedReservation, ...]]:
+    """Parse ``path`` into offerings flagged ``user-override`` and quoted reservations, every
+    price in USD (a row in ``currency``, the scenario's, converted at its rate).
 
     Raises:
         InputError: with source ``FILE:LINE:COLUMN`` (1-based) and the column name.
@@ -302,7 +334,7 @@ def load_price_file_entries(path: Path) -> tuple[tuple[Offering, ...],
             if len(cells) != len(header):
                 raise InputError(f"{name}:{start}:{min(len(cells), len(header)) + 1}", "",
                                  f"expected {len(header)} fields, found {len(cells)}")
-            row = _Row(name, start, cells, columns)
+            row = _Row(name, start, cells, columns, currency)
             quote = _quote(row, path)
             if quote is not None:
                 quotes.append(quote)

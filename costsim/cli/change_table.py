@@ -2,7 +2,9 @@
 category, for ``compare`` (each plan against the baseline) and ``diff`` (two saved runs).
 
 Both read the JSON documents of DESIGN §7 (costsim.report.compare_json / diff_json), so the
-terminal shows exactly what ``--json`` holds.
+terminal shows exactly what ``--json`` holds; a scenario with a display currency gets the same
+documents built from its plans as converted (costsim.report.currency_view), shown with its
+symbol.
 """
 
 from __future__ import annotations
@@ -11,31 +13,37 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import hours, number, usd_amount, usd_change, usd_rate
+from costsim.cli.numbers import hours, number, usd_amount, usd_rate
+from costsim.domain.currency import USD, Currency
+from costsim.domain.display import money_amount, money_change
 
 TABLE_WIDTH = 120
 
 
-def change(old: float | None, new: float | None) -> str:
+def change(old: float | None, new: float | None, currency: Currency = USD) -> str:
     """``$old → $new (+$Δ, +x.x%)``; a side that is missing reads ``-``."""
+    def amount(value: float) -> str:
+        return money_amount(value, currency)
+
     if old is None and new is None:
         return "-"
     if old is None:
-        return f"- → {usd_amount(new or 0.0)} (added)"
+        return f"- → {amount(new or 0.0)} (added)"
     if new is None:
-        return f"{usd_amount(old)} → - (removed)"
-    return f"{usd_amount(old)} → {usd_amount(new)} ({usd_change(new - old, old)})"
+        return f"{amount(old)} → - (removed)"
+    return f"{amount(old)} → {amount(new)} ({money_change(new - old, old, currency)})"
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def rows_table(rows: Sequence[Mapping[str, Any]], old_key: str, new_key: str) -> str:
+def rows_table(rows: Sequence[Mapping[str, Any]], old_key: str, new_key: str,
+               currency: Currency = USD) -> str:
     """Per phase and category (in the document's order: phases as the scenario lists them),
     the rows that changed."""
     body = [(r.get("phase") or "(plan-wide)", r.get("category", ""),
-             change(_number(r.get(old_key)), _number(r.get(new_key))))
+             change(_number(r.get(old_key)), _number(r.get(new_key)), currency))
             for r in rows if _number(r.get(old_key)) != _number(r.get(new_key))]
     if not body:
         return "  no change in any phase or category"
@@ -49,40 +57,53 @@ def mean_of(cost: Any) -> float | None:
     return _number(cost.get("mean")) if isinstance(cost, Mapping) else None
 
 
-def render_compare(document: Mapping[str, Any]) -> str:
-    """The text of ``costsim compare``: every plan against the baseline."""
+def render_compare(document: Mapping[str, Any], currency: Currency = USD) -> str:
+    """The text of ``costsim compare``: every plan against the baseline (``document``'s
+    amounts in ``currency``)."""
     baseline = str(document.get("baseline"))
     plans = document.get("plans", [])
     base_mean = next((mean_of(p.get("cost_usd")) for p in plans if p.get("name") == baseline),
                      None)
     parts = [f"Baseline: {baseline} (mean cost "
-             f"{'-' if base_mean is None else usd_amount(base_mean)})"]
+             f"{'-' if base_mean is None else money_amount(base_mean, currency)})"]
     for plan in plans:
         if plan.get("name") != baseline:
-            parts += ["", *_plan_change(plan, base_mean)]
+            parts += ["", *_plan_change(plan, base_mean, currency)]
     parts += ["", "Mean economic cost over the horizon, against the baseline (--baseline); "
-                  "plan-wide lines are commitments and owned hardware. --json has every row."]
+                  "plan-wide lines are commitments and owned hardware. --json has every row.",
+              *currency_note(currency)]
     return "\n".join(parts)
 
 
-def _plan_change(plan: Mapping[str, Any], old_mean: float | None) -> list[str]:
+def currency_note(currency: Currency) -> list[str]:
+    """The line saying the text is in a display currency (none for USD)."""
+    if currency.is_usd:
+        return []
+    return [f"Amounts in {currency.code} at {currency.fx_rate_per_usd:g} per USD, each ledger "
+            "line converted and rounded on its own (--json keeps USD)."]
+
+
+def _plan_change(plan: Mapping[str, Any], old_mean: float | None,
+                 currency: Currency = USD) -> list[str]:
     """A plan's total change, then its rows (or why it has none)."""
     new_mean = mean_of(plan.get("cost_usd"))
-    lines = [f"{plan.get('name')}: {change(old_mean, new_mean)}"]
+    lines = [f"{plan.get('name')}: {change(old_mean, new_mean, currency)}"]
     rows = plan.get("by_phase_category") or []
     if rows:
-        lines.append(rows_table(rows, "baseline_usd", "plan_usd"))
+        lines.append(rows_table(rows, "baseline_usd", "plan_usd", currency))
     elif old_mean is None or new_mean is None:
         lines.append("  no per-phase change: a side is infeasible (no cost)")
     return lines
 
 
-def render_diff(document: Mapping[str, Any]) -> str:
+def render_diff(document: Mapping[str, Any], shown_plans: Sequence[Mapping[str, Any]] | None = None,
+                currency: Currency = USD) -> str:
     """The text of ``costsim diff``: each plan in both runs OLD → NEW, plans added or removed,
-    and the inputs that changed."""
+    and the inputs that changed (``shown_plans``: the plans' rows in ``currency``, both runs
+    converted at the later run's rate; default the document's, in USD)."""
     parts: list[str] = []
-    for plan in document.get("plans", []):
-        parts += [*_plan_change(plan, mean_of(plan.get("baseline_cost_usd"))), ""]
+    for plan in document.get("plans", []) if shown_plans is None else shown_plans:
+        parts += [*_plan_change(plan, mean_of(plan.get("baseline_cost_usd")), currency), ""]
     parts += [f"+ {name}: added (only in NEW)" for name in document.get("added") or ()]
     parts += [f"- {name}: removed (only in OLD)" for name in document.get("removed") or ()]
     if document.get("added") or document.get("removed"):
@@ -94,6 +115,9 @@ def render_diff(document: Mapping[str, Any]) -> str:
         path = str(item.get("path"))
         parts.append(f"  {path}{_item(item)}: {value_text(path, item.get('old'))} → "
                      f"{value_text(path, item.get('new'))}")
+    if not currency.is_usd:
+        parts += ["", *currency_note(currency), "Inputs that changed are as the files give "
+                  "them (USD)."]
     return "\n".join(parts)
 
 

@@ -54,6 +54,9 @@ def _compare(args: argparse.Namespace) -> int:
     from costsim.cli.run_cmd import interrupted, simulate_with_progress
     from costsim.cli.scenario_names import load_scenario_file
     from costsim.report import compare_json
+    from costsim.report.compare import compare_plans
+    from costsim.report.currency_view import displayed_plan
+    from costsim.report.summary import plan_json
 
     loaded = load_scenario_file(args.scenario)
     try:
@@ -64,7 +67,12 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         print_json(document)
     else:
-        print(render_compare(document))
+        currency = run.scenario.currency
+        if not currency.is_usd:  # the same rows from the plans as converted
+            document = compare_plans(
+                [displayed_plan(plan_json(plan), currency) for plan in run.plans],
+                run.baseline, [phase.name for phase in run.scenario.phases])
+        print(render_compare(document, currency))
     return EXIT_OK
 
 
@@ -105,6 +113,16 @@ def _diff(args: argparse.Namespace) -> int:
     document = diff_json(old, new, sources=(str(args.old), str(args.new)))
     if args.json:
         print_json(document)
-    else:
-        print(render_diff(document))
+        return EXIT_OK
+    from costsim.domain.currency import currency_json
+    from costsim.report.currency_view import displayed
+    from costsim.report.diff import document_currency
+
+    currency = document_currency(new, str(args.new))
+    shown = None
+    if not currency.is_usd:  # both runs' plans converted at the later run's rate
+        usd_old = {k: v for k, v in old.items() if k not in ("currency", "fx_rate_per_usd")}
+        shown = diff_json(displayed({**usd_old, **currency_json(currency)}), displayed(new),
+                          sources=(str(args.old), str(args.new)))["plans"]
+    print(render_diff(document, shown, currency))
     return EXIT_OK

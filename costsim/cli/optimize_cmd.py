@@ -176,7 +176,8 @@ def _optimize(args: argparse.Namespace) -> int:
             price_book_date=price_book_date(), seed=args.seed,
             replications=args.replications, limits=limits, wall_s=wall_s,
             generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            sections=None if split is None else {"budget_split": split.section})
+            sections=None if split is None else {"budget_split": split.section},
+            currency=loaded.scenario.currency)
         block = None if result.best is None else plan_yaml(result.best.candidate.plan)
         with staged_out_dir(out, args.force) as staging:
             write_optimize_report(result, document, staging, best_plan_yaml=block,

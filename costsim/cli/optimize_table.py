@@ -3,7 +3,8 @@ the objective, the chosen plan with its explanation, the reservation points, and
 to paste into the scenario.
 
 Figures come from the ``optimize --json`` document (so the table and optimize.json agree) and
-are written by :mod:`costsim.cli.numbers`, as ``run``'s table writes them.
+are written by :mod:`costsim.cli.numbers`, as ``run``'s table writes them; a scenario with a
+display currency gets them converted (the explanation is written in it by the optimizer).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import percent, usd_estimate
-from costsim.cli.run_table import ESTIMATE_MARK
+from costsim.cli.numbers import percent
+from costsim.cli.run_table import ESTIMATE_MARK, currency_text
+from costsim.domain.currency import Currency, currency_of
+from costsim.domain.display import money_estimate
 
 TABLE_WIDTH = 120
 LEGEND = (
@@ -32,9 +35,14 @@ ESTIMATE_LEGEND = (f" '{ESTIMATE_MARK}' the plan rests on an estimated price (a 
                    "estimated_inputs): ask for a quote.")
 
 
-def _cost(row: Mapping[str, Any], key: str) -> str | None:
+def usd_estimate(usd: float, currency: Currency) -> str:
+    """A USD estimate converted to ``currency`` and shown to whole units."""
+    return money_estimate(currency.amount(usd), currency)
+
+
+def _cost(row: Mapping[str, Any], key: str, currency: Currency) -> str | None:
     cost = row["cost_usd"]
-    return None if cost is None else usd_estimate(cost[key])
+    return None if cost is None else usd_estimate(cost[key], currency)
 
 
 def _optional(value: float | None, render: Any) -> str | None:
@@ -43,28 +51,31 @@ def _optional(value: float | None, render: Any) -> str | None:
 
 # (header, cell) — a column no row has a value for is left out, as in `run`'s table
 _COLUMNS: tuple[tuple[str, Any], ...] = (
-    ("objective", lambda r: _optional(r["objective_usd"], usd_estimate)),
-    ("P10", lambda r: _cost(r, "p10")),
-    ("P50", lambda r: _cost(r, "p50")),
-    ("P90", lambda r: _cost(r, "p90")),
-    ("P(late)", lambda r: _optional(r["p_deadline_missed"], percent)),
-    ("SLO met", lambda r: _optional(r["slo_attainment"], percent)),
-    ("finish (d)", lambda r: None if not r["finish_days"] else f"{r['finish_days']['p90']:,.1f}"),
-    ("origin", lambda r: r["origin"]),
+    ("objective", lambda r, c: _optional(r["objective_usd"], lambda v: usd_estimate(v, c))),
+    ("P10", lambda r, c: _cost(r, "p10", c)),
+    ("P50", lambda r, c: _cost(r, "p50", c)),
+    ("P90", lambda r, c: _cost(r, "p90", c)),
+    ("P(late)", lambda r, c: _optional(r["p_deadline_missed"], percent)),
+    ("SLO met", lambda r, c: _optional(r["slo_attainment"], percent)),
+    ("finish (d)", lambda r, c: None if not r["finish_days"]
+     else f"{r['finish_days']['p90']:,.1f}"),
+    ("origin", lambda r, c: r["origin"]),
 )
 
 
 def ranked_table(document: Mapping[str, Any]) -> str:
     """The simulated feasible plans, best first ('*' chosen, '!' outside the limits)."""
     rows_of = [r for r in document["ranked"] if r["feasible"]]
-    columns = [(h, cell) for h, cell in _COLUMNS if any(cell(r) is not None for r in rows_of)]
+    currency = currency_of(document)
+    columns = [(h, cell) for h, cell in _COLUMNS
+               if any(cell(r, currency) is not None for r in rows_of)]
     best = document["best"]["name"] if document["best"] else None
     rows = []
     for row in rows_of:
         mark = "*" if row["name"] == best else ("!" if not row["within_limits"] else "")
         estimate = ESTIMATE_MARK if row.get("estimated_inputs") else ""
         rows.append((row["rank"], mark, row["name"],
-                     *("-" if (text := cell(row)) is None
+                     *("-" if (text := cell(row, currency)) is None
                        else text + estimate if header in _MONEY else text
                        for header, cell in columns)))
     header = ("#", "", "plan", *(h for h, _ in columns))
@@ -98,7 +109,7 @@ def reservation_lines(document: Mapping[str, Any]) -> list[str]:
             mark = ESTIMATE_MARK if sizing.get("estimate") else ""
             points = ", ".join(
                 f"{name} {sizing[name]['gpus']} "
-                f"({usd_estimate(sizing[name]['savings_usd'])}"
+                f"({usd_estimate(sizing[name]['savings_usd'], currency_of(document))}"
                 f"{mark if sizing[name]['savings_usd'] else ''})"
                 for name in ("conservative", "balanced", "aggressive"))
             discount = (f"~{sizing['discount']:.0%} (estimate)" if sizing.get("estimate")
@@ -140,7 +151,8 @@ def pareto_line(document: Mapping[str, Any]) -> str | None:
     if len({f"{p['finish_days']['p90']:,.1f}" for p in points}) < 2:
         return None  # one finish day: a tie on time, not a trade-off
     return "Time–cost front (P90 finish → cost): " + "; ".join(
-        f"{p['name']} {p['finish_days']['p90']:,.1f} d → {usd_estimate(p['objective_usd'])}"
+        f"{p['name']} {p['finish_days']['p90']:,.1f} d → "
+        f"{usd_estimate(p['objective_usd'], currency_of(document))}"
         for p in points)
 
 
@@ -164,7 +176,12 @@ def render_optimize(document: Mapping[str, Any], plan_block: str | None, *, scen
         parts += [f"The chosen plan, to paste under `plans:` in {scenario_file}:", "",
                   plan_block.rstrip("\n"), ""]
     estimated = any(r.get("estimated_inputs") for r in document["ranked"] if r["feasible"])
-    parts.append(wrap_line(LEGEND + (ESTIMATE_LEGEND if estimated else "")))
+    currency = currency_of(document)
+    note = "" if currency.is_usd else (
+        f" Amounts in {currency.code} at {currency.fx_rate_per_usd:g} per USD (optimize.json "
+        "keeps USD).")
+    parts.append(wrap_line(currency_text(LEGEND, currency) + (ESTIMATE_LEGEND if estimated
+                                                              else "") + note))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/optimize.html (best-plan.yaml, optimize.json, "
                      "charts/)")

@@ -3,7 +3,9 @@ and the recommendation with its savings against the baseline.
 
 Numbers are written by :mod:`costsim.cli.numbers`: simulated costs in whole dollars, rates to 3
 decimals, shares to 0.1 %, savings to the cent; a column no plan has a value for (no training
-phase: no cost per training run) is left out. Plan names are never cut.
+phase: no cost per training run) is left out. Plan names are never cut. A scenario with a
+display currency gets its figures in it (costsim.domain.currency: the mean is the sum of the
+ledger's lines each converted, as the report's ledger adds up).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsim.cli.common import format_table
-from costsim.cli.numbers import percent, usd_amount, usd_estimate, usd_rate
+from costsim.cli.numbers import percent
+from costsim.domain.currency import Currency
+from costsim.domain.display import money_amount, money_estimate, money_rate
 
 if TYPE_CHECKING:
     from costsim.sim.montecarlo import PlanResult
@@ -22,36 +26,47 @@ if TYPE_CHECKING:
 
 TABLE_WIDTH = 120
 
-_Cell = Callable[["PlanResult"], str | None]
+_Cell = Callable[["PlanResult", Currency], str | None]
 
 
 def _optional(value: float | None, render: Callable[[float], str]) -> str | None:
     return None if value is None else render(value)
 
 
-def _slo(result: PlanResult) -> str | None:
+def _slo(result: PlanResult, currency: Currency) -> str | None:
     attainment = result.metrics.slo_attainment if result.metrics else None
     return _optional(attainment, percent)
 
 
-def _cost(result: PlanResult, part: str) -> str | None:
+def _cost(result: PlanResult, part: str, currency: Currency) -> str | None:
+    from costsim.sim.run_result import mean_cost_in
+
     cost = result.cost_usd
     if cost is None:
         return None
+
+    def shown(usd: float) -> str:
+        return money_estimate(currency.amount(usd), currency)
+
     if part == "range":
-        return f"{usd_estimate(cost.p10)}–{usd_estimate(cost.p90)}"
-    return usd_estimate(float(getattr(cost, part)))
+        return f"{shown(cost.p10)}–{shown(cost.p90)}"
+    if part == "mean":
+        return money_estimate(mean_cost_in(result, currency) or 0.0, currency)
+    return shown(float(getattr(cost, part)))
 
 
-# (header, cell); the legend under the table says what each header means
+# (header, cell); the legend under the table says what each header means; "$" in a header is
+# the display currency's symbol or code
 PLAN_COLUMNS: tuple[tuple[str, _Cell], ...] = (
-    ("mean", lambda r: _cost(r, "mean")),
-    ("P50", lambda r: _cost(r, "p50")),
-    ("P10–P90", lambda r: _cost(r, "range")),
-    ("$/train run", lambda r: _optional(r.cost_per_training_run_usd, usd_estimate)),
-    ("$/1M tok", lambda r: _optional(r.cost_per_million_tokens_usd, usd_rate)),
-    ("P(late)", lambda r: _optional(r.p_deadline_missed, percent)),
-    ("P(>budget)", lambda r: _optional(r.p_over_budget, percent)),
+    ("mean", lambda r, c: _cost(r, "mean", c)),
+    ("P50", lambda r, c: _cost(r, "p50", c)),
+    ("P10–P90", lambda r, c: _cost(r, "range", c)),
+    ("$/train run", lambda r, c: _optional(r.cost_per_training_run_usd,
+                                           lambda v: money_estimate(c.amount(v), c))),
+    ("$/1M tok", lambda r, c: _optional(r.cost_per_million_tokens_usd,
+                                        lambda v: money_rate(c.rate(v), c))),
+    ("P(late)", lambda r, c: _optional(r.p_deadline_missed, percent)),
+    ("P(>budget)", lambda r, c: _optional(r.p_over_budget, percent)),
     ("SLO met", _slo),
 )
 # columns holding money: a plan resting on an estimated price has them marked ESTIMATE_MARK
@@ -82,19 +97,26 @@ def ranked(results: Sequence[PlanResult]) -> list[PlanResult]:
 def plan_table(run: RunResult) -> str:
     """The ranked table of the feasible plans (recommended '*', baseline 'b')."""
     rows_of = ranked(run.plans)
-    columns = [(h, cell) for h, cell in PLAN_COLUMNS if any(cell(r) is not None for r in rows_of)]
+    currency = run.scenario.currency
+    columns = [(h, cell) for h, cell in PLAN_COLUMNS
+               if any(cell(r, currency) is not None for r in rows_of)]
     rows = []
     for rank, result in enumerate(rows_of, start=1):
         marks = ("*" if result.name == run.recommendation.plan else "") + (
             "b" if result.name == run.baseline else "")
         mark = ESTIMATE_MARK if result.estimated_inputs else ""
         rows.append((rank, marks, result.name,
-                     *("-" if (text := cell(result)) is None
+                     *("-" if (text := cell(result, currency)) is None
                        else text + mark if header in MONEY_COLUMNS else text
                        for header, cell in columns)))
-    header = ("#", "", "plan", *(h for h, _ in columns))
+    header = ("#", "", "plan", *(currency_text(h, currency) for h, _ in columns))
     right = [0, *range(3, 3 + len(columns))]
     return format_table(rows, header, right_align=right)
+
+
+def currency_text(text: str, currency: Currency) -> str:
+    """A header or legend with "$" as the display currency's symbol (or code)."""
+    return text if currency.is_usd else text.replace("$", currency.symbol.strip())
 
 
 def infeasible_lines(run: RunResult) -> list[str]:
@@ -124,15 +146,20 @@ def savings_line(run: RunResult, plan: str) -> str:
     chosen, base = run.plan(plan).cost_usd, run.plan(run.baseline).cost_usd
     if chosen is None or base is None:
         return f"The baseline ({run.baseline}) is infeasible: no saving to state."
-    saving = base.mean - chosen.mean
-    share = f" ({abs(saving) / base.mean:.1%})" if base.mean > 0 else ""
+    from costsim.sim.run_result import mean_cost_in
+
+    currency = run.scenario.currency
+    base_mean = mean_cost_in(run.plan(run.baseline), currency) or 0.0
+    chosen_mean = mean_cost_in(run.plan(plan), currency) or 0.0
+    saving = base_mean - chosen_mean
+    share = f" ({abs(saving) / base_mean:.1%})" if base_mean > 0 else ""
     verb = "Saves" if saving >= 0 else "Costs"
     chosen_mark = ESTIMATE_MARK if run.plan(plan).estimated_inputs else ""
     base_mark = ESTIMATE_MARK if run.plan(run.baseline).estimated_inputs else ""
     saving_mark = ESTIMATE_MARK if chosen_mark or base_mark else ""
-    return (f"{verb} {usd_amount(abs(saving))}{saving_mark}{share} against the baseline "
-            f"{run.baseline} (mean cost {usd_estimate(base.mean)}{base_mark} → "
-            f"{usd_estimate(chosen.mean)}{chosen_mark}).")
+    return (f"{verb} {money_amount(abs(saving), currency)}{saving_mark}{share} against the "
+            f"baseline {run.baseline} (mean cost {money_estimate(base_mean, currency)}"
+            f"{base_mark} → {money_estimate(chosen_mean, currency)}{chosen_mark}).")
 
 
 def measured_line(run: RunResult) -> str:
@@ -162,8 +189,11 @@ def render_run(run: RunResult, report_dir: str | None) -> str:
     parts.append("")
     if measured := measured_line(run):
         parts += [measured, ""]
-    legend = LEGEND + (" " + ESTIMATE_LEGEND if any(r.estimated_inputs for r in run.plans)
-                       else "")
+    legend = currency_text(LEGEND, scenario.currency) + (
+        " " + ESTIMATE_LEGEND if any(r.estimated_inputs for r in run.plans) else "")
+    if not scenario.currency.is_usd:
+        legend += (f" Amounts in {scenario.currency.code} at {scenario.currency.fx_rate_per_usd:g}"
+                   f" per USD (summary.json and --json keep USD).")
     parts.append(textwrap.fill(legend, width=TABLE_WIDTH))
     if report_dir is not None:
         parts.append(f"Report: {report_dir}/report.html")

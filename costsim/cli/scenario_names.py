@@ -95,7 +95,7 @@ def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScen
     loaded = load(names)
     if loaded.price_file is None:
         return loaded
-    offerings, quotes = load_price_file_entries(loaded.price_file)
+    offerings, quotes = load_price_file_entries(loaded.price_file, loaded.scenario.currency)
     # again, now that the file's clouds and regions are known names too
     loaded = load(replace(
         names, clouds=names.clouds | {o.cloud for o in offerings},

@@ -13,6 +13,7 @@ from costsim.cli.common import EXIT_OK, examples, print_json
 from costsim.cli.sim_flags import add_replications_and_seed, add_scenario_arg, add_workers_flag
 
 if TYPE_CHECKING:
+    from costsim.domain.currency import Currency
     from costsim.sweep.results import SweepResult
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as `run`
@@ -119,7 +120,7 @@ def _sweep(args: argparse.Namespace) -> int:
         sys.stderr.write(f"costsim sweep: interrupted; the finished tasks are kept in {out}; "
                          "run the same command with --resume to finish\n")
         return EXIT_INTERRUPTED
-    return _write_and_print(result, base.sha256, args, out, now)
+    return _write_and_print(result, base.sha256, args, out, now, base.scenario.currency)
 
 
 def _simulate(variants: Any, args: argparse.Namespace, out: Path) -> SweepResult:
@@ -159,21 +160,22 @@ def _simulate(variants: Any, args: argparse.Namespace, out: Path) -> SweepResult
 
 
 def _write_and_print(result: SweepResult, scenario_sha256: str, args: argparse.Namespace,
-                     out: Path, now: Any) -> int:
+                     out: Path, now: Any, currency: Currency) -> int:
     from costsim import __version__
     from costsim.catalog.price_tables import price_book_date
     from costsim.cli.sweep_table import render_sweep
+    from costsim.domain.currency import currency_json
     from costsim.report.sweep import sweep_json, write_sweep_report
     from costsim.report.write import json_bytes
     from costsim.sweep.cache import write_atomic
     from costsim.sweep.table_file import write_table
 
     table_path = write_table(result, out)
-    write_sweep_report(result, out)
+    write_sweep_report(result, out, currency)
     document = sweep_json(result, results_path=str(table_path), provenance={
         "scenario": str(args.scenario), "scenario_sha256": scenario_sha256,
         "costsim_version": __version__, "price_book_date": price_book_date(),
-        "generated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ")})
+        **currency_json(currency), "generated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ")})
     write_atomic(out / "sweep.json", json_bytes(document))
     if result.tasks_from_cache:
         sys.stderr.write(f"costsim sweep: {result.tasks_from_cache} of {result.tasks} tasks "
@@ -181,5 +183,5 @@ def _write_and_print(result: SweepResult, scenario_sha256: str, args: argparse.N
     if args.json:
         print_json({**document, "report_dir": str(out)})
     else:
-        print(render_sweep(result, str(out), table_path.name))
+        print(render_sweep(result, str(out), table_path.name, currency))
     return EXIT_OK

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from costsim.domain.currency import USD, Currency
 from costsim.units import bytes_to_gib
 
 # Whole-dollar and cent amounts, shares and hours, as spreadsheet number formats (report.xlsx):
@@ -24,6 +25,11 @@ XLSX_USD_RATE = "#,##0.000"
 XLSX_PERCENT = "0.0%"
 # Excel/LibreOffice conditional sections: whole hours from 100 up, else 2 decimals (hours()).
 XLSX_HOURS = "[>=100]#,##0;#,##0.00"
+
+
+def xlsx_amount_format(currency: Currency = USD) -> str:
+    """:data:`XLSX_USD_AMOUNT` for amounts in ``currency``: to its minor unit."""
+    return "#,##0" + ("." + "0" * currency.decimals if currency.decimals else "")
 
 
 def usd_rate(value: float) -> str:
@@ -44,19 +50,42 @@ def usd_estimate(value: float) -> str:
     return _dollars(value, 0)
 
 
-def _dollars(value: float, decimals: int) -> str:
+def _dollars(value: float, decimals: int, symbol: str = "$") -> str:
     """``$1,234.50`` / ``-$1,234.50``; an amount that rounds to zero has no sign."""
     magnitude = f"{abs(value):,.{decimals}f}"
     negative = value < 0 and magnitude.strip("0.,") != ""
-    return f"{'-' if negative else ''}${magnitude}"
+    return f"{'-' if negative else ''}{symbol}{magnitude}"
+
+
+# -- amounts already in a display currency (costsim.domain.currency) ----------------------------
+def money_amount(value: float, currency: Currency = USD) -> str:
+    """:func:`usd_amount` for an amount in ``currency``: its symbol (or code) and its minor
+    unit (``€1,234.50``, ``¥1,235``, ``CHF 1,234.50``)."""
+    return _dollars(value, currency.decimals, currency.symbol)
+
+
+def money_estimate(value: float, currency: Currency = USD) -> str:
+    """:func:`usd_estimate` for an amount in ``currency``: whole units."""
+    return _dollars(value, 0, currency.symbol)
+
+
+def money_rate(value: float, currency: Currency = USD) -> str:
+    """:func:`usd_rate` (the number, no symbol) for a rate in ``currency``."""
+    del currency  # 3 decimals in every currency: a yen rate to 3 decimals hides nothing
+    return usd_rate(value)
+
+
+def money_change(delta: float, old: float | None, currency: Currency = USD) -> str:
+    """:func:`usd_change` for amounts in ``currency``."""
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    share = f", {sign}{abs(delta) / abs(old):.1%}" if old else ""
+    return f"{sign}{money_amount(abs(delta), currency)}{share}"
 
 
 def usd_change(delta: float, old: float | None) -> str:
     """A change of an amount: ``+$1,234.00, +3.1%`` (``±$0.00`` when none; no share when the
     old amount is zero or unknown)."""
-    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    share = f", {sign}{abs(delta) / abs(old):.1%}" if old else ""
-    return f"{sign}{usd_amount(abs(delta))}{share}"
+    return money_change(delta, old)
 
 
 def gib(n_bytes: float) -> str:

@@ -15,6 +15,7 @@ from datetime import date
 
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar, check_in_calendar
+from costsim.domain.currency import USD, Currency
 from costsim.domain.measurements import Measurements
 from costsim.domain.owned import ServerDeclaration
 from costsim.domain.phases import Phase, PhaseKind, ServingPhase, TrainingPhase
@@ -119,6 +120,8 @@ class Scenario:
     # GPU quotas (DESIGN §13): fixed counts over one make a plan infeasible, elastic fleets
     # are capped at them (costsim.sim.quotas)
     quotas: tuple[Quota, ...] = ()
+    # the currency reports show (DESIGN §13); every figure is computed and kept in USD
+    currency: Currency = USD
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (math.isfinite(self.budget_usd)

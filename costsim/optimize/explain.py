@@ -1,11 +1,14 @@
 """What the optimizer tells a reader: the plan-level time–cost front and the choice in a sentence
 or two a finance reader follows (what the plan buys, what it costs, what it saves against the
-best hand-written plan and where the saving comes from)."""
+best hand-written plan and where the saving comes from), its amounts in the scenario's display
+currency (costsim.domain.currency)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from costsim.domain.currency import USD, Currency
+from costsim.domain.display import money_estimate
 from costsim.domain.plans import Plan, UseEntry
 from costsim.domain.pricing import PurchaseOption
 from costsim.optimize.pareto import pareto_mask
@@ -28,13 +31,19 @@ def pareto_front(ranked: Sequence[RankedPlan]) -> tuple[RankedPlan, ...]:
     return tuple(r for _, _, r in sorted(front, key=lambda x: (x[0], x[1], x[2].result.name)))
 
 
-def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Objective) -> str:
-    """One or two sentences on the choice."""
+def _money(usd: float, currency: Currency) -> str:
+    """A USD figure to whole units of the display currency (``$1,234``, ``€1,136``)."""
+    return f"${usd:,.0f}" if currency.is_usd else money_estimate(currency.amount(usd), currency)
+
+
+def explain(best: RankedPlan | None, ranked: Sequence[RankedPlan], objective: Objective,
+            currency: Currency = USD) -> str:
+    """One or two sentences on the choice, its amounts in ``currency``."""
     if best is None:
         return ("No candidate plan is feasible within the limits; each plan's reasons are "
                 "listed with it.")
     assert best.objective_usd is not None
-    text = _choice(best, ranked, objective)
+    text = _choice(best, ranked, objective, currency)
     estimated = best.result.estimated_inputs
     if estimated:
         text += " It " + estimate_sentence(estimated).removeprefix("it ") + "."
@@ -46,11 +55,12 @@ def _mark(ranked: RankedPlan) -> str:
     return "~" if ranked.result.estimated_inputs else ""
 
 
-def _choice(best: RankedPlan, ranked: Sequence[RankedPlan], objective: Objective) -> str:
+def _choice(best: RankedPlan, ranked: Sequence[RankedPlan], objective: Objective,
+            currency: Currency) -> str:
     """The choice against the search's runner-up or the best hand-written plan."""
     assert best.objective_usd is not None
     plan = best.candidate.plan
-    text = (f"'{plan.name}' {buys(plan)}: ${best.objective_usd:,.0f}{_mark(best)} "
+    text = (f"'{plan.name}' {buys(plan)}: {_money(best.objective_usd, currency)}{_mark(best)} "
             f"({objective.value} of {best.result.replications} simulated futures)")
     hand = [r for r in ranked if r.candidate.origin is Origin.HAND_WRITTEN and r.within_limits]
     if best.candidate.origin is Origin.HAND_WRITTEN:
@@ -60,7 +70,8 @@ def _choice(best: RankedPlan, ranked: Sequence[RankedPlan], objective: Objective
         if found and found[0].objective_usd is not None:
             gap = found[0].objective_usd - best.objective_usd
             text += (f" (the closest, '{found[0].result.name}', "
-                     + ("costs the same" if gap < 0.005 else f"costs ${gap:,.0f} more") + ")")
+                     + ("costs the same" if gap < 0.005
+                        else f"costs {_money(gap, currency)} more") + ")")
         return text + "."
     if not hand or hand[0].objective_usd is None:
         return text + ", and none of the scenario's own plans is feasible within the limits."
@@ -69,16 +80,18 @@ def _choice(best: RankedPlan, ranked: Sequence[RankedPlan], objective: Objective
     saving = rival.objective_usd - best.objective_usd
     share = saving / rival.objective_usd if rival.objective_usd else 0.0
     either = "~" if _mark(best) or _mark(rival) else ""
-    text += (f", ${saving:,.0f}{either} ({share:.0%}) less than the best hand-written plan "
-             f"'{rival.result.name}' (${rival.objective_usd:,.0f}{_mark(rival)}).")
-    sources = _sources(best, rival, saving)
-    reserved = _reservation(best, ranked)
+    text += (f", {_money(saving, currency)}{either} ({share:.0%}) less than the best "
+             f"hand-written plan '{rival.result.name}' "
+             f"({_money(rival.objective_usd, currency)}{_mark(rival)}).")
+    sources = _sources(best, rival, saving, currency)
+    reserved = _reservation(best, ranked, currency)
     if sources or reserved:
         text += " The saving comes from " + _join([*sources, *reserved]) + "."
     return text
 
 
-def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan]) -> list[str]:
+def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan],
+                 currency: Currency = USD) -> list[str]:
     """What a reservation variant's commitment saves against its finalist renting the same
     demand."""
     if best.candidate.origin is not Origin.RESERVATION or best.objective_usd is None:
@@ -101,7 +114,8 @@ def _reservation(best: RankedPlan, ranked: Sequence[RankedPlan]) -> list[str]:
     years = "a year" if c.term_years == 1 else f"{c.term_years} years"
     return [f"reserving {c.count} {c.gpu} for {years} from {c.start.isoformat()}, the level "
             "the simulated demand uses enough hours to pay for, which saves "
-            f"${parent.objective_usd - best.objective_usd:,.0f}{_mark(best)} against renting it"]
+            f"{_money(parent.objective_usd - best.objective_usd, currency)}{_mark(best)} "
+            "against renting it"]
 
 
 def buys(plan: Plan) -> str:
@@ -137,7 +151,8 @@ def _entry(entry: UseEntry) -> str:
     return f"{count}{entry.gpu} {option}"
 
 
-def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> list[str]:
+def _sources(best: RankedPlan, rival: RankedPlan, saving: float,
+             currency: Currency = USD) -> list[str]:
     """The phases where the saving comes from, by their ledger costs."""
     if best.result.ledger is None or rival.result.ledger is None or saving <= 0:
         return []
@@ -149,12 +164,12 @@ def _sources(best: RankedPlan, rival: RankedPlan, saving: float) -> list[str]:
         if diff <= _MINOR_SHARE * saving:
             continue
         if not phase:
-            parts.append(f"${diff:,.0f} less for what the plan buys for all phases (reservations, "
-                         "servers, storage, transfer)")
+            parts.append(f"{_money(diff, currency)} less for what the plan buys for all phases "
+                         "(reservations, servers, storage, transfer)")
             continue
         use = _use_text(best.candidate.plan, phase)
-        parts.append(f"{phase} on {use}, ${diff:,.0f} less" if use
-                     else f"{phase}, ${diff:,.0f} less")
+        parts.append(f"{phase} on {use}, {_money(diff, currency)} less" if use
+                     else f"{phase}, {_money(diff, currency)} less")
     return parts[:3]
 
 

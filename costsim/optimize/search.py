@@ -99,7 +99,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
         objective=objective, best=best, ranked=ranked,
         candidates_screened=sum(len(estimates) for _, estimates in screened),
         candidates_simulated=len(ranked), exhaustive_candidates=space.size,
-        exhaustive=exhaustive, explanation=explain(best, ranked, objective),
+        exhaustive=exhaustive, explanation=explain(best, ranked, objective, scenario.currency),
         pareto=pareto_front(ranked), training_fronts=space.training_fronts,
         reservations=tuple(sizings), serving_mixes=space.serving_mixes, run=run)
 
@@ -159,7 +159,8 @@ def _merged(first: RunResult, second: RunResult, risk: RiskLimits) -> RunResult:
     scenario = dataclasses.replace(first.scenario,
                                    plans=first.scenario.plans + second.scenario.plans)
     return dataclasses.replace(first, scenario=scenario, plans=plans,
-                               recommendation=recommend(plans, risk),
+                               recommendation=recommend(plans, risk,
+                                                        first.scenario.currency),
                                breakevens=first.breakevens + tuple(
                                    b for b in second.breakevens if b not in first.breakevens),
                                wall_s=first.wall_s + second.wall_s,

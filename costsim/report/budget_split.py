@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from costsim.domain.currency import USD, Currency
 from costsim.errors import CostsimError
 from costsim.optimize.budget_split_parts import (
     GPU_SHARE_RULE,
@@ -98,7 +99,7 @@ def budget_split_json(result: BudgetSplitResult) -> dict[str, Any]:
 
 
 def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str,
-                  loc: str = "center") -> None:
+                  loc: str = "center", money: Currency = USD) -> None:
     groups = [s for s in shares if s.group is not SpendGroup.OPERATIONS or s.usd]
     positions = np.arange(len(groups))
     axes.barh(positions, [s.share for s in groups],
@@ -108,7 +109,7 @@ def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str,
         if rule is not None:
             axes.plot(rule, [y, y], color="black", linewidth=6, alpha=0.25,
                       solid_capstyle="butt")
-        axes.annotate(f"{share.share:.1%} ({usd(share.usd)})", (max(share.share, 0.0), y),
+        axes.annotate(f"{share.share:.1%} ({usd(share.usd, money)})", (max(share.share, 0.0), y),
                       xytext=(6, -3), textcoords="offset points", fontsize=8)
     axes.set_yticks(positions, [GROUP_LABELS[s.group] for s in groups])
     axes.invert_yaxis()
@@ -183,7 +184,8 @@ def spend_split_chart(run: RunResult) -> Chart | None:
     panels = subplots(figure, rows=len(splits), sharex=True)
     for axes, split in zip(panels, splits, strict=True):
         _shares_panel(axes, split.shares, f"{plan_label(split.plan, chosen)}: "
-                      f"{usd(split.total_usd)}", loc="left")
+                      f"{usd(split.total_usd, run.scenario.currency)}", loc="left",
+                      money=run.scenario.currency)
         if split.plan == chosen:
             axes.set_title(axes.get_title(loc="left"), loc="left", fontweight="bold")
     panels[-1].set_xlabel("share of the plan's economic cost (grey bands: the seed rule)")

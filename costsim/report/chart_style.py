@@ -16,7 +16,15 @@ import matplotlib as mpl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
+from matplotlib.ticker import (
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+    PercentFormatter,
+)
+
+from costsim.domain.currency import USD, Currency
 
 PNG_DPI = 120
 # The colour-blind-safe qualitative palette of Okabe & Ito (2008), "Color Universal Design".
@@ -110,41 +118,66 @@ def recommended_handle(recommended: str | None, why: str = "") -> list[Any]:
                    markeredgecolor=RECOMMENDED_EDGE, markeredgewidth=1.8, label=text)]
 
 
-def budget_line(axes: Axes, budget_usd: float | None, axis: str = "y") -> None:
+def budget_line(axes: Axes, budget_usd: float | None, axis: str = "y",
+                currency: Currency = USD) -> None:
     """The scenario's budget as a dashed line across the plot (nothing when it sets none)."""
     if budget_usd is None:
         return
-    label = f"budget {usd(budget_usd)} (limit on the economic cost)"
+    label = f"budget {usd(budget_usd, currency)} (limit on the economic cost)"
     draw = axes.axhline if axis == "y" else axes.axvline
     draw(budget_usd, color=BUDGET_COLOR, linestyle="--", linewidth=1.3, label=label, zorder=4)
 
 
-def usd(amount: float) -> str:
-    """A dollar amount short enough for an axis or a bar label: $950, $12.3k, $1.25M."""
+def usd(amount: float, currency: Currency = USD) -> str:
+    """A dollar amount short enough for an axis or a bar label: $950, $12.3k, $1.25M; in a
+    display ``currency`` (the plot's data stay USD) the amount converted at its rate, with its
+    symbol: €874, €11.3k."""
+    symbol = currency.symbol
     sign = "-" if amount < 0 else ""
-    value = abs(amount)
+    value = abs(currency.rate(amount))  # a label, not a ledger amount: no rounding rule here
     for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if value >= limit:
             scaled = value / limit
-            return f"{sign}${scaled:.3g}{suffix}"
+            return f"{sign}{symbol}{scaled:.3g}{suffix}"
     if value == 0:
-        return "$0"
-    return f"{sign}${value:,.0f}" if value >= 10 else f"{sign}${value:.2f}"
+        return f"{symbol}0"
+    return f"{sign}{symbol}{value:,.0f}" if value >= 10 else f"{sign}{symbol}{value:.2f}"
 
 
-def usd_axis(axes: Axes, axis: str = "y") -> None:
-    """Dollar tick labels on ``axis``."""
+def money_unit(currency: Currency = USD) -> str:
+    """The currency an axis title names: ``USD``, ``EUR``."""
+    return currency.code
+
+
+class _ConvertedLocator(MaxNLocator):
+    """Matplotlib's default ticks (AutoLocator's steps) chosen on the converted scale, so a EUR
+    axis over USD data ticks at €10k, €20k rather than at the euros of $10k, $20k."""
+
+    def __init__(self, rate: float) -> None:
+        super().__init__(nbins="auto", steps=[1, 2, 2.5, 5, 10])
+        self._rate = rate
+
+    def tick_values(self, vmin: float, vmax: float) -> Any:
+        ticks = super().tick_values(vmin * self._rate, vmax * self._rate)
+        return [tick / self._rate for tick in ticks]
+
+
+def usd_axis(axes: Axes, axis: str = "y", currency: Currency = USD) -> None:
+    """Dollar tick labels on ``axis`` (in ``currency``: the USD data labelled converted, the
+    ticks at round amounts of it)."""
     target = axes.yaxis if axis == "y" else axes.xaxis
-    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+    if not currency.is_usd:
+        target.set_major_locator(_ConvertedLocator(currency.fx_rate_per_usd))
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value, currency)))
 
 
-def usd_log_axis(axes: Axes, axis: str = "y") -> None:
+def usd_log_axis(axes: Axes, axis: str = "y", currency: Currency = USD) -> None:
     """A log scale in dollars, ticks at 1, 2 and 5 of each decade, no minor tick labels (they
     collide)."""
     target = axes.yaxis if axis == "y" else axes.xaxis
     (axes.set_yscale if axis == "y" else axes.set_xscale)("log")
     target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value)))
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: usd(value, currency)))
     target.set_minor_formatter(NullFormatter())
 
 

@@ -39,7 +39,8 @@ def build_charts(run: RunResult, breakevens: Sequence[BreakEven] = ()) -> list[C
     """The charts this run has data for."""
     built = (cost_by_plan(run), cost_per_training_run(run), cumulative_cost(run),
              monthly_cash_flow(run), cost_by_phase_category(run), reserved_utilization(run),
-             break_even(breakevens), serving_fleet(run), spend_split_chart(run))
+             break_even(breakevens, run.scenario.currency), serving_fleet(run),
+             spend_split_chart(run))
     return [chart for chart in built if chart is not None]
 
 

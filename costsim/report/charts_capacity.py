@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.calendar import add_months
+from costsim.domain.currency import USD, Currency
 from costsim.domain.pricing import PurchaseOption
 from costsim.report.chart_style import (
     Chart,
@@ -71,7 +72,7 @@ def _ranked(run: RunResult) -> list[PlanResult]:
     return ranked(run.plans, lambda p: None if p.cost_usd is None else p.cost_usd.mean)
 
 
-def break_even(breakevens: Sequence[BreakEven]) -> Chart | None:
+def break_even(breakevens: Sequence[BreakEven], currency: Currency = USD) -> Chart | None:
     """Cost per used GPU-hour against utilization: owning each server vs renting its GPUs
     on demand, on spot, or reserved (the cheapest reservation of each term), with the
     crossings marked on the curves and stated in the legend."""
@@ -81,13 +82,14 @@ def break_even(breakevens: Sequence[BreakEven]) -> Chart | None:
     panels = subplots(figure, len(breakevens), 1)
     grid = np.linspace(0.05, 1.0, 96)
     for axes, result in zip(panels, breakevens, strict=True):
-        _break_even_panel(axes, result, grid)
+        _break_even_panel(axes, result, grid, currency)
     title = "Break-even of reserving and of buying vs utilization"
     figure.suptitle(title, fontweight="bold")
     return Chart("break_even", title, figure)
 
 
-def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray) -> None:
+def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray,
+                      money: Currency = USD) -> None:
     server = result.server
     owned = [server.cost_usd_per_delivered_gpu_hour(u) for u in grid]
     flat = [r for r in result.rentals if not r.committed]
@@ -105,7 +107,8 @@ def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray) -> None:
         color = OPTION_COLORS.get(rental.option, "#0072B2")
         axes.plot(grid, [rental.price_usd_per_gpu_hour] * len(grid), color=color,
                   label=f"{rental.option.value} ({rental.cloud} {rental.instance_type}): "
-                        f"${rental.price_usd_per_gpu_hour:.2f} per GPU-hour")
+                        f"{money.symbol}{money.rate(rental.price_usd_per_gpu_hour):.2f} per "
+                        "GPU-hour")
     for term, style in ((1, "--"), (3, "-.")):
         reservations = [r for r in result.rentals if r.option.term_years == term]
         if not reservations:
@@ -124,9 +127,9 @@ def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray) -> None:
     axes.set_ylim(0, ceiling)
     axes.set_xlim(grid[0], 1.0)
     percent_axis(axes, "x")
-    usd_axis(axes)
+    usd_axis(axes, currency=money)
     axes.set_xlabel("Utilization (share of the hours the GPUs do work)")
-    axes.set_ylabel("USD per GPU-hour used")
+    axes.set_ylabel(f"{money.code} per GPU-hour used")
     axes.set_title(f"Owning {server.name} ({server.gpu_count}× {server.gpu}) vs renting its "
                    "GPUs", fontsize=10)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), fontsize=7, ncols=1,

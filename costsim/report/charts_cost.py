@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from costsim.domain.currency import USD, Currency
 from costsim.report.chart_style import (
     RECOMMENDED_EDGE,
     Chart,
@@ -103,14 +104,15 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
     bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
+    money = run.scenario.currency  # labels in the display currency (the data stay USD)
     for y, mean, right in zip(positions, means, np.maximum(means, high), strict=True):
-        axes.annotate(usd(mean), (right, y), xytext=(6, 0), textcoords="offset points",
+        axes.annotate(usd(mean, money), (right, y), xytext=(6, 0), textcoords="offset points",
                       va="center", fontsize=8)
     budget = run.scenario.budget_usd
-    budget_line(axes, budget, axis="x")
+    budget_line(axes, budget, axis="x", currency=money)
     axes.set_xlim(0, HEADROOM * max(float(high.max()), float(means.max()), budget or 0.0))
-    usd_axis(axes, "x")
-    axes.set_xlabel("Economic cost over the horizon (USD, mean; whiskers P10–P90)\n"
+    usd_axis(axes, "x", money)
+    axes.set_xlabel(f"Economic cost over the horizon ({money.code}, mean; whiskers P10–P90)\n"
                     "cheapest first")
     axes.set_title("Cost of each plan over the horizon")
     handles = recommended_handle(chosen, why)
@@ -140,13 +142,16 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
     axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
     bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
+    money = run.scenario.currency  # labels in the display currency (the data stay USD)
     for y, value in zip(positions, values, strict=True):
-        label = usd(value) if value > 0 else "$0: runs on capacity the plan pays for plan-wide"
+        label = usd(value, money) if value > 0 else (
+            f"{usd(0.0, money)}: runs on capacity the plan pays for plan-wide")
         axes.annotate(label, (value, y), xytext=(6, 0), textcoords="offset points",
                       va="center", fontsize=8)
     axes.set_xlim(0, HEADROOM * max(max(values), 1.0))
-    usd_axis(axes, "x")
-    axes.set_xlabel("Cost per training run (USD, mean), cheapest first\nthe training phases' "
+    usd_axis(axes, "x", money)
+    axes.set_xlabel(f"Cost per training run ({money.code}, mean), cheapest first\nthe training "
+                    "phases' "
                     "ledger lines and their use-share of owned servers")
     axes.set_title("Cost per training run by plan")
     handles = recommended_handle(chosen, "on the whole horizon's cost, bold")
@@ -182,18 +187,19 @@ def cumulative_cost(run: RunResult) -> Chart | None:
                   linewidth=2.8 if mine else 1.4, zorder=3 if mine else 2,
                   label=plan_label(plan.name, chosen))
         lowest = min(lowest, *(v for s in stats for v in (s.mean, s.p10) if v > 0))
-    budget_line(axes, run.scenario.budget_usd)
+    money = run.scenario.currency  # labels in the display currency (the data stay USD)
+    budget_line(axes, run.scenario.budget_usd, currency=money)
     month_ticks(axes, labels)
     if log:
-        usd_log_axis(axes)
+        usd_log_axis(axes, currency=money)
         axes.set_ylim(bottom=lowest / 1.5)
         scale = "log scale: equal gaps are equal ratios"
     else:
-        usd_axis(axes)
+        usd_axis(axes, currency=money)
         axes.set_ylim(bottom=0)
         scale = "linear scale"
     axes.set_xlabel("Month (cash counted to the month's end)")
-    axes.set_ylabel(f"Cash paid to date (USD, {scale})")
+    axes.set_ylabel(f"Cash paid to date ({money.code}, {scale})")
     # a figure title: centred on the figure, it cannot run off the edge when the legend beside
     # the plot is wide
     figure.suptitle("Cumulative cost over the calendar: cash paid to date (mean, band P10–P90)",
@@ -229,15 +235,16 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
         axes.bar(months, opex, bottom=capex, color="#56B4E9", label="opex")
         for month, total in zip(months, capex + opex, strict=True):
             if total > ceiling:
-                axes.annotate(f"{usd(total)} (bar cut at the shared scale)",
+                axes.annotate(f"{usd(total, run.scenario.currency)} (bar cut at the shared "
+                              "scale)",
                               (month + BAR_HALF_WIDTH, ceiling), xytext=(4, -4),
                               textcoords="offset points",
                               ha="left", va="top", fontsize=8)
         axes.set_ylim(HEADROOM * floor, ceiling)  # the same limits on every panel
         axes.set_title(plan_label(plan.name, chosen), fontsize=9, loc="left",
                        fontweight="bold" if plan.name == chosen else "normal")
-        axes.set_ylabel("USD per month")
-        usd_axis(axes)
+        axes.set_ylabel(f"{run.scenario.currency.code} per month")
+        usd_axis(axes, currency=run.scenario.currency)
         month_ticks(axes, [row.month for row in rows])
     panels[-1].set_xlabel("Month")
     handles, labels = panels[0].get_legend_handles_labels()
@@ -278,7 +285,7 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
                    for by_cat in phase.values())]
     for axes, (phase, by_plan) in zip(panels, cells.items(), strict=True):
         _phase_panel(axes, phase, [by_plan.get(p.name, {}) for p in plans],
-                     [p.name for p in plans], used, chosen)
+                     [p.name for p in plans], used, chosen, run.scenario.currency)
     handles = [Patch(color=CATEGORY_COLORS[c], label=str(c)) for c in used]
     handles += recommended_handle(chosen, "bold")
     figure.legend(handles=handles, loc="outside lower center", ncols=min(5, len(used)),
@@ -289,7 +296,8 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
 
 
 def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
-                 names: Sequence[str], used: Sequence[Category], chosen: str | None) -> None:
+                 names: Sequence[str], used: Sequence[Category], chosen: str | None,
+                 money: Currency = USD) -> None:
     positions = np.arange(len(rows))
     right, left = np.zeros(len(rows)), np.zeros(len(rows))
     for category in used:
@@ -299,7 +307,7 @@ def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
         right += np.where(values >= 0, values, 0)
         left += np.where(values < 0, values, 0)
     for y, net, end in zip(positions, right + left, right, strict=True):
-        axes.annotate(usd(net) if left[y] == 0 else f"net {usd(net)}", (end, y),
+        axes.annotate(usd(net, money) if left[y] == 0 else f"net {usd(net, money)}", (end, y),
                       xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
     axes.axvline(0, color="#333333", linewidth=0.8)
     span = float(right.max() - left.min()) or 1.0
@@ -307,7 +315,7 @@ def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
     axes.set_yticks(positions, [tick_label(n, chosen) for n in names], fontsize=8)
     bold_recommended(axes.get_yticklabels(), chosen)
     axes.invert_yaxis()
-    usd_axis(axes, "x")
+    usd_axis(axes, "x", money)
     what = f"phase {phase}" if phase else "plan-wide (owned hardware, commitments, storage)"
-    axes.set_title(f"{what}: USD, mean", fontsize=9, loc="left")
+    axes.set_title(f"{what}: {money.code}, mean", fontsize=9, loc="left")
 

@@ -12,6 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from costsim.domain.currency import USD, Currency
 from costsim.optimize.reservation import ReservationSizing
 from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
 from costsim.optimize.training_front import TrainingFront
@@ -44,6 +45,11 @@ CLUSTER_SHARE = 0.015  # front points nearer than this share of the axis span sh
 MAX_NAMED = 6  # training options named on a front: more make the legend longer than the plot
 
 
+def _currency(result: OptimizeResult) -> Currency:
+    """The scenario's display currency (USD when the answer carries no run)."""
+    return USD if result.run is None else result.run.scenario.currency
+
+
 def _finish_days(ranked: RankedPlan) -> float | None:
     finish = ranked.result.finish_s
     return None if finish is None else finish.p90 / SECONDS_PER_DAY
@@ -55,6 +61,7 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     first) and named in a key under the plot, so no long name runs off the figure; the chosen
     plan ringed and starred. None when the plans finish within :data:`MIN_FINISH_SPREAD` of
     one another."""
+    money = _currency(result)  # labels in the display currency (the data stay USD)
     points = [(r, _finish_days(r)) for r in result.ranked
               if r.within_limits and r.objective_usd is not None]
     placed = [(r, days) for r, days in points if days is not None]
@@ -78,18 +85,19 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     if result.best is not None and chosen is not None:
         cost = result.best.objective_usd or 0.0
         axes.scatter([chosen], [cost], s=160, facecolors="none", edgecolors="#000000",
-                     linewidths=1.5, label=f"{STAR} chosen: {usd(cost)}", zorder=4)
+                     linewidths=1.5, label=f"{STAR} chosen: {usd(cost, money)}", zorder=4)
     numbered = ranked([(r, d) for r, d in on_front if d is not None],
                       lambda item: item[0].objective_usd)
     _number_points(axes, [(days, r.objective_usd or 0.0) for r, days in numbered],
                    [(days, r.objective_usd or 0.0) for r, days in placed])
     keys = [_number_handle(number, f"{plan_label(r.result.name, chosen_name)}: "
-                                   f"{usd(r.objective_usd or 0.0)}, P90 finish day {days:,.0f}")
+                                   f"{usd(r.objective_usd or 0.0, money)}, "
+                                   f"P90 finish day {days:,.0f}")
             for number, (r, days) in enumerate(numbered, start=1)]
-    usd_axis(axes)
+    usd_axis(axes, currency=money)
     axes.margins(x=0.06, y=0.1)
     axes.set_xlabel("Last phase finished, P90 (days from the start)")
-    axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, USD)")
+    axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, {money.code})")
     title = "Time–cost trade-off of the simulated plans"
     figure.suptitle(title, fontweight="bold")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
@@ -132,7 +140,7 @@ def _number_handle(number: int, label: str) -> Line2D:
                   color="#000000", label=label)
 
 
-def training_fronts(fronts: Sequence[TrainingFront]) -> Chart | None:
+def training_fronts(fronts: Sequence[TrainingFront], money: Currency = USD) -> Chart | None:
     """Per training phase: every option rated (GPU type, count, layout, purchase option) at its
     expected wall time and cost, the non-dominated ones joined."""
     shown = [front for front in fronts if front.options][:MAX_PANELS]
@@ -140,13 +148,13 @@ def training_fronts(fronts: Sequence[TrainingFront]) -> Chart | None:
         return None
     figure = new_figure(9.0, 1.0 + 3.8 * len(shown))
     for axes, front in zip(subplots(figure, len(shown), 1), shown, strict=True):
-        _training_panel(axes, front)
+        _training_panel(axes, front, money)
     title = "Training options: wall time against cost"
     figure.suptitle(title, fontweight="bold")
     return Chart("training_front", title, figure)
 
 
-def _training_panel(axes: Axes, front: TrainingFront) -> None:
+def _training_panel(axes: Axes, front: TrainingFront, money: Currency = USD) -> None:
     late = [o for o in front.options if not o.meets_deadline]
     ok = [o for o in front.options if o.meets_deadline]
     for options, color, label in ((ok, PALETTE[0], "meets the deadline"),
@@ -164,22 +172,23 @@ def _training_panel(axes: Axes, front: TrainingFront) -> None:
                    log=True)
     keys = [_number_handle(number, f"{o.gpus}× {o.gpu} {o.option.value}: "
                                    f"{o.wall_time_s / SECONDS_PER_DAY:.3g} days, "
-                                   f"{usd(o.cost_usd)}")
+                                   f"{usd(o.cost_usd, money)}")
             for number, o in enumerate(named, start=1)]
-    usd_log_axis(axes)
+    usd_log_axis(axes, currency=money)
     axes.set_xscale("log")
     axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # 3, not 3×10⁰
     axes.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide (0.8 0.9 1)
     axes.set_xlabel("Expected wall time (days, log scale)")
-    axes.set_ylabel("Expected cost of the phase (USD, log scale)")
+    axes.set_ylabel(f"Expected cost of the phase ({money.code}, log scale)")
     axes.set_title(f"{front.phase}: {len(front.options):,} options rated analytically")
     handles = axes.get_legend_handles_labels()[0]
     axes.legend(handles=[*handles, *keys], loc="upper left", bbox_to_anchor=(1.01, 1.0),
                 fontsize=7)
 
 
-def reservation_curves(sizings: Sequence[ReservationSizing]) -> Chart | None:
+def reservation_curves(sizings: Sequence[ReservationSizing],
+                       money: Currency = USD) -> Chart | None:
     """Per GPU type: the expected cost of committing 0, 1, 2 … instances for each term and
     payment option against the simulated demand, with the conservative, balanced and aggressive
     points marked."""
@@ -188,24 +197,26 @@ def reservation_curves(sizings: Sequence[ReservationSizing]) -> Chart | None:
         return None
     figure = new_figure(9.0, 1.0 + 3.8 * len(gpus))
     for axes, gpu in zip(subplots(figure, len(gpus), 1), gpus, strict=True):
-        _reservation_panel(axes, gpu, [s for s in sizings if s.gpu == gpu])
+        _reservation_panel(axes, gpu, [s for s in sizings if s.gpu == gpu], money)
     title = "Reservation sizing: cost against the GPUs committed"
     figure.suptitle(title, fontweight="bold")
     return Chart("reservation_curve", title, figure)
 
 
-def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing]) -> None:
+def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing],
+                       money: Currency = USD) -> None:
     if all(len(s.curve) < 2 for s in sizings):
         note(axes, f"{gpu}: no simulated demand to commit to")
         return
     for index, sizing in enumerate(sizings):
         color = PALETTE[index % len(PALETTE)]
         best = sizing.aggressive
-        stranded = f", {usd(best.stranded_usd)} stranded" if best.stranded_usd > 0 else ""
+        stranded = (f", {usd(best.stranded_usd, money)} stranded" if best.stranded_usd > 0
+                    else "")
         axes.plot([level.gpus for level in sizing.curve],
                   [level.cost_usd for level in sizing.curve], color=color, linewidth=1.2,
                   label=f"{sizing.option.value} (discount {sizing.discount:.0%}): cheapest at "
-                        f"{best.gpus} GPUs, saves {usd(best.savings_usd)}{stranded}")
+                        f"{best.gpus} GPUs, saves {usd(best.savings_usd, money)}{stranded}")
         for name, marker in POINT_MARKERS:
             level = getattr(sizing, name)
             axes.scatter([level.gpus], [level.cost_usd], marker=marker, s=60, color=color,
@@ -214,9 +225,9 @@ def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing
         axes.scatter([], [], marker=marker, s=60, color="#BBBBBB", edgecolors="#000000",
                      linewidths=0.6, label=name)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    usd_axis(axes)
+    usd_axis(axes, currency=money)
     axes.set_xlabel(f"{gpu} GPUs committed for the term (whole instances)")
-    axes.set_ylabel("Expected cost: commitment + on-demand (USD)")
+    axes.set_ylabel(f"Expected cost: commitment + on-demand ({money.code})")
     axes.set_title(f"{gpu}: commitment level against simulated demand")
     axes.legend(loc="best", fontsize=7)
 
@@ -226,6 +237,7 @@ def optimize_charts(result: OptimizeResult) -> list[Chart]:
     best = None if result.best is None else result.best.result.name
     plans = None if result.run is None else cost_by_plan(
         result.run, recommended=best, why=f"chosen on the {result.objective.value} cost")
-    built = (pareto_front(result), training_fronts(result.training_fronts),
-             reservation_curves(result.reservations), plans)
+    money = _currency(result)
+    built = (pareto_front(result), training_fronts(result.training_fronts, money),
+             reservation_curves(result.reservations, money), plans)
     return [chart for chart in built if chart is not None]

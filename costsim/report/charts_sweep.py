@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from matplotlib.lines import Line2D
 
+from costsim.domain.currency import USD, Currency
 from costsim.report.chart_style import (
     STAR,
     Chart,
@@ -40,9 +41,10 @@ ACRONYMS = {"gpu": "GPU", "gpus": "GPUs", "slo": "SLO", "ttft": "TTFT", "cpu": "
 SETTING = re.compile(r"(^|, )([^=,\s][^=,]*?)=")
 
 
-def sweep_charts(result: SweepResult) -> list[Chart]:
-    """The charts this sweep has data for."""
-    return [chart for chart in (cost_distribution(result), tornado(result)) if chart is not None]
+def sweep_charts(result: SweepResult, money: Currency = USD) -> list[Chart]:
+    """The charts this sweep has data for (labels in the display currency ``money``)."""
+    return [chart for chart in (cost_distribution(result, money), tornado(result, money))
+            if chart is not None]
 
 
 def readable_key(key: str) -> str:
@@ -100,7 +102,7 @@ def _plan_order(result: SweepResult) -> list[str]:
     return ranked(costs, lambda plan: float(np.mean(costs[plan])) if costs[plan] else None)
 
 
-def cost_distribution(result: SweepResult) -> Chart | None:
+def cost_distribution(result: SweepResult, money: Currency = USD) -> Chart | None:
     """P10–P90 of each variant's cost per plan, P50 as a tick, the mean as a dot; plans in
     each variant cheapest first (over all variants), each variant's recommended plan starred."""
     rows = [r for r in result.rows if r.result.feasible and r.result.cost_usd is not None]
@@ -136,8 +138,9 @@ def cost_distribution(result: SweepResult) -> Chart | None:
     axes.set_yticks(range(len(variants)), [readable_label(label, keys)
                                            for _, label in variants], fontsize=7)
     axes.set_ylim(len(variants) - 0.5, -0.5)
-    usd_axis(axes, "x")
-    axes.set_xlabel("Economic cost over the horizon (USD): line P10–P90, tick P50, dot mean")
+    usd_axis(axes, "x", money)
+    axes.set_xlabel(f"Economic cost over the horizon ({money.code}): line P10–P90, tick P50, "
+                    "dot mean")
     handles = axes.get_legend_handles_labels()[0]
     handles.append(Line2D([], [], linestyle="none", marker="*", markersize=11,
                           color="#BBBBBB", markeredgecolor="black",
@@ -153,7 +156,7 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
-def tornado(result: SweepResult) -> Chart | None:
+def tornado(result: SweepResult, money: Currency = USD) -> Chart | None:
     """Per plan (cheapest first over the variants), each swept input's swing of the mean cost
     (lowest to highest group mean), largest first, around the plan's mean over every variant;
     the panel of the plan recommended in the most variants starred."""
@@ -180,7 +183,7 @@ def tornado(result: SweepResult) -> Chart | None:
         for y, effect in zip(positions, mine, strict=True):
             axes.annotate(_value(effect.low_value), (effect.low_usd, y), xytext=(-4, 0),
                           textcoords="offset points", ha="right", va="center", fontsize=7)
-            axes.annotate(f"{_value(effect.high_value)} (+{usd(effect.swing_usd)})",
+            axes.annotate(f"{_value(effect.high_value)} (+{usd(effect.swing_usd, money)})",
                           (effect.high_usd, y), xytext=(4, 0), textcoords="offset points",
                           ha="left", va="center", fontsize=7)
         axes.set_yticks(positions, [readable_key(e.key) for e in mine], fontsize=8)
@@ -190,7 +193,7 @@ def tornado(result: SweepResult) -> Chart | None:
         low, high = min(e.low_usd for e in mine), max(e.high_usd for e in mine)
         pad = 0.3 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
         axes.set_xlim(low - pad, high + pad)
-        usd_axis(axes, "x")
+        usd_axis(axes, "x", money)
         won = (f"recommended in {wins[plan]} of {result.variants} variants"
                if wins[plan] else "recommended in no variant")
         name = f"{STAR} {plan}" if plan == top and wins[plan] else plan

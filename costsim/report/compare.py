@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from costsim.domain.currency import currency_json
 from costsim.report.summary import JsonDict, plan_json
 from costsim.sim.ledger import Category
 from costsim.sim.run_result import RunResult
@@ -19,8 +20,9 @@ CATEGORY_ORDER: tuple[str, ...] = tuple(str(c) for c in Category)
 
 def compare_json(run: RunResult) -> JsonDict:
     """Every plan of ``run`` against its baseline (the baseline itself with zero deltas)."""
-    return compare_plans([plan_json(plan) for plan in run.plans], run.baseline,
-                         [phase.name for phase in run.scenario.phases])
+    return {**currency_json(run.scenario.currency),
+            **compare_plans([plan_json(plan) for plan in run.plans], run.baseline,
+                            [phase.name for phase in run.scenario.phases])}
 
 
 def compare_plans(plans: Sequence[Mapping[str, Any]], baseline: str,

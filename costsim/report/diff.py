@@ -15,7 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from costsim.errors import InputError
+from costsim.domain.currency import Currency, currency_json, currency_of
+from costsim.errors import InputError, ScenarioError
 from costsim.report.compare import plan_delta
 from costsim.report.summary import JsonDict
 
@@ -44,6 +45,9 @@ def diff_json(old: Mapping[str, Any], new: Mapping[str, Any], *,
     inputs_new = _inputs(new)
     order = _phase_names(inputs_new) or _phase_names(inputs_old)
     return {
+        # the display currency of the later run (amounts stay USD); a change of it is one
+        # of the inputs changed
+        **currency_json(document_currency(new, sources[1])),
         "old": {key: old.get(key) for key in PROVENANCE_KEYS},
         "new": {key: new.get(key) for key in PROVENANCE_KEYS},
         "added": [name for name in new_plans if name not in old_plans],
@@ -52,6 +56,18 @@ def diff_json(old: Mapping[str, Any], new: Mapping[str, Any], *,
                   for name, plan in new_plans.items() if name in old_plans],
         "inputs_changed": scenario_inputs_changed(inputs_old, inputs_new),
     }
+
+
+def document_currency(document: Mapping[str, Any], source: str) -> Currency:
+    """The display currency a summary names at its top (USD when it names none).
+
+    Raises:
+        InputError: a currency or rate that is not valid, naming ``source``.
+    """
+    try:
+        return currency_of(document)
+    except ScenarioError as exc:
+        raise InputError(source, exc.key_path, exc.problem) from None
 
 
 def scenario_inputs_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JsonDict]:

@@ -3,7 +3,8 @@
 Everything shown is read from the summary document and the comparison (so the page agrees with
 ``summary.json``); this module only chooses what to show and formats it. The Jinja2 template
 escapes every value (autoescape), so scenario text such as a plan named ``<script>`` stays text;
-charts are embedded as base64 SVG images, so the file needs nothing beside it.
+charts are embedded as base64 SVG images, so the file needs nothing beside it. A scenario
+with a display currency gets the page in that currency (:mod:`costsim.report.currency_view`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import jinja2
 
 from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
+from costsim.domain.currency import USD, Currency, currency_of
 from costsim.report.compare import cells_by_phase_category, phase_category_order
+from costsim.report.currency_view import displayed
 from costsim.report.glossary import GLOSSARY
 from costsim.units import SECONDS_PER_HOUR
 
@@ -41,33 +44,55 @@ class RenderedChart:
 def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
                 charts: Sequence[RenderedChart], missing_charts: Sequence[str],
                 breakevens: Sequence[BreakEven] = ()) -> str:
-    """The page of a run."""
-    environment = template_environment()
+    """The page of a run, in the summary's display currency (``comparison``: of the plans
+    as converted)."""
+    currency = currency_of(summary)
+    summary = displayed(summary)
+    environment = template_environment(currency)
     plans = {plan["name"]: plan for plan in summary["plans"]}
     phase_order = [p["name"] for p in summary["inputs"].get("phases", [])
                    if isinstance(p, Mapping) and isinstance(p.get("name"), str)]
     return environment.get_template(TEMPLATE).render(
-        s=summary, executive=executive_summary(summary), ranked=ranked(summary),
+        s=summary, executive=executive_summary(summary, currency), ranked=ranked(summary),
+        currency=None if currency.is_usd else currency,
         charts=charts, missing_charts=missing_charts,
         comparison=[row for row in comparison["plans"] if row["name"] != comparison["baseline"]],
         baseline=comparison["baseline"],
-        details=[plan_details(plans[name], phase_order) for name in plans],
-        breakevens=breakeven_rows(breakevens), glossary=GLOSSARY)
+        details=[plan_details(plans[name], phase_order, currency) for name in plans],
+        breakevens=breakeven_rows(breakevens, currency), glossary=GLOSSARY)
 
 
-def template_environment() -> jinja2.Environment:
-    """The report templates, every value escaped (autoescape), with the number filters."""
+def template_environment(currency: Currency = USD, *, convert: bool = False
+                         ) -> jinja2.Environment:
+    """The report templates, every value escaped (autoescape), with the number filters:
+    amounts shown in ``currency`` with its symbol; ``convert``: the values given are USD and
+    each is converted as it is shown (else they are in ``currency`` already)."""
+    def amount(value: float | None) -> float | None:
+        return value if value is None or not convert else currency.amount(value)
+
+    def per_unit(value: float | None) -> float | None:
+        return value if value is None or not convert else currency.rate(value)
+
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("costsim.report", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
         lstrip_blocks=True)
-    environment.filters.update(usd=money, estimate=estimate, rate=rate, pct=percent,
-                               delta=delta, hours=_hours)
+    environment.filters.update(
+        usd=lambda value: money(amount(value), currency),
+        estimate=lambda value: estimate(amount(value), currency),
+        rate=lambda value: rate(per_unit(value), currency), pct=percent,
+        delta=lambda change, old: delta(amount(change), amount(old), currency),
+        hours=_hours)
     return environment
 
 
-def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The recommendation, why, what it saves against the baseline and what it risks."""
+def executive_summary(summary: Mapping[str, Any], currency: Currency = USD) -> dict[str, Any]:
+    """The recommendation, why, what it saves against the baseline and what it risks
+    (``summary``'s amounts in ``currency``)."""
+
+    def shown(amount: float | None) -> str:
+        return money(amount, currency)
+
     plans = {plan["name"]: plan for plan in summary["plans"]}
     chosen = summary["recommended"]["plan"]
     baseline = plans.get(summary["baseline"])
@@ -87,14 +112,14 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         saved = baseline["cost_usd"]["mean"] - cost["mean"]
         base_cost = baseline["cost_usd"]["mean"]
         result["savings"] = (
-            f"Saves {money(saved)} ({percent(saved / base_cost)}) of mean cost against the "
-            f"baseline ‘{baseline['name']}’ ({money(base_cost)})."
-            if saved >= 0 else f"Costs {money(-saved)} more than the baseline "
+            f"Saves {shown(saved)} ({percent(saved / base_cost)}) of mean cost against the "
+            f"baseline ‘{baseline['name']}’ ({shown(base_cost)})."
+            if saved >= 0 else f"Costs {shown(-saved)} more than the baseline "
             f"‘{baseline['name']}’, which is outside the risk limits or infeasible.")
-    risks = [f"Cost between {money(cost['p10'])} (P10) and {money(cost['p90'])} (P90), "
-             f"mean {money(cost['mean'])}."]
+    risks = [f"Cost between {shown(cost['p10'])} (P10) and {shown(cost['p90'])} (P90), "
+             f"mean {shown(cost['mean'])}."]
     if plan["p_over_budget"] is not None:
-        risks.append(f"P(cost over the budget of {money(summary['budget_usd'])}): "
+        risks.append(f"P(cost over the budget of {shown(summary['budget_usd'])}): "
                      f"{percent(plan['p_over_budget'])}.")
     if plan["p_deadline_missed"] is not None:
         risks.append(f"P(a deadline missed): {percent(plan['p_deadline_missed'])}.")
@@ -103,7 +128,7 @@ def executive_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         risks.append(f"Requests served within the SLO: {percent(metrics['slo_attainment'])}.")
     if metrics.get("stranded_commitment_usd"):
         risks.append(f"Commitments running past the horizon (stranded): "
-                     f"{money(metrics['stranded_commitment_usd'])}.")
+                     f"{shown(metrics['stranded_commitment_usd'])}.")
     result["risks"] = risks
     result["npv"] = plan["npv_usd"]["mean"] if plan["npv_usd"] else None
     return result
@@ -118,7 +143,8 @@ def ranked(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [plan for _, plan in sorted(enumerate(summary["plans"]), key=key)]
 
 
-def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[str, Any]:
+def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str],
+                 currency: Currency = USD) -> dict[str, Any]:
     """One plan's section: cost by phase and category, ledger, months, metrics."""
     cells = cells_by_phase_category(plan["ledger"])
     keys = sorted(cells, key=lambda k: phase_category_order(k, phase_order))
@@ -132,7 +158,7 @@ def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[st
             ("GPU-hours used", _hours(metrics.get("gpu_hours_used"))),
             ("GPU-hours paid", _hours(metrics.get("gpu_hours_paid"))),
             ("Reserved utilization", percent(metrics.get("reserved_utilization"))),
-            ("Stranded commitment", money(metrics.get("stranded_commitment_usd"))),
+            ("Stranded commitment", money(metrics.get("stranded_commitment_usd"), currency)),
             ("Experiment queue wait, P95",
              "—" if metrics.get("queue_wait_p95_s") is None
              else f"{display.hours(metrics['queue_wait_p95_s'] / SECONDS_PER_HOUR)} h"),
@@ -143,7 +169,8 @@ def plan_details(plan: Mapping[str, Any], phase_order: Sequence[str]) -> dict[st
     }
 
 
-def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
+def breakeven_rows(breakevens: Sequence[BreakEven],
+                   currency: Currency = USD) -> list[dict[str, str]]:
     """Per server and rental: the rate, and the utilization above which owning (or, for a
     reservation, reserving rather than renting on demand) costs less per used GPU-hour."""
     rows = []
@@ -156,7 +183,7 @@ def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
                 "server": f"{server.name} ({server.gpu_count}× {server.gpu})",
                 "option": rental.option.value,
                 "offering": f"{rental.cloud} {rental.region} {rental.instance_type}",
-                "rate": rate(rental.price_usd_per_gpu_hour),
+                "rate": rate(currency.rate(rental.price_usd_per_gpu_hour), currency),
                 "owning": "never" if owning is None else percent(owning),
                 "reserving": ("—" if not rental.committed else
                               "never" if reserving is None else percent(reserving)),
@@ -166,21 +193,22 @@ def breakeven_rows(breakevens: Sequence[BreakEven]) -> list[dict[str, str]]:
     return rows
 
 
-def money(amount: float | None) -> str:
-    """An amount to the cent (``display.usd_amount``); a dash for no value."""
-    return "—" if amount is None else display.usd_amount(amount)
+def money(amount: float | None, currency: Currency = USD) -> str:
+    """An amount to the cent (``display.usd_amount``; in ``currency``, to its minor unit with
+    its symbol); a dash for no value."""
+    return "—" if amount is None else display.money_amount(amount, currency)
 
 
-def estimate(amount: float | None) -> str:
+def estimate(amount: float | None, currency: Currency = USD) -> str:
     """A simulated cost in a ranking, to the dollar as the terminal's ranked table
     (``display.usd_estimate``); a dash for no value."""
-    return "—" if amount is None else display.usd_estimate(amount)
+    return "—" if amount is None else display.money_estimate(amount, currency)
 
 
-def rate(amount: float | None) -> str:
+def rate(amount: float | None, currency: Currency = USD) -> str:
     """A rate (per GPU-hour, per million tokens) to the tenth of a cent
     (``display.usd_rate``); a dash for none."""
-    return "—" if amount is None else f"${display.usd_rate(amount)}"
+    return "—" if amount is None else f"{currency.symbol}{display.money_rate(amount, currency)}"
 
 
 def percent(share: float | None) -> str:
@@ -189,9 +217,9 @@ def percent(share: float | None) -> str:
     return "—" if share is None else display.percent(share)
 
 
-def delta(delta_usd: float | None, old_usd: float | None) -> str:
+def delta(delta_usd: float | None, old_usd: float | None, currency: Currency = USD) -> str:
     """A change as ``+$1,234.00, +3.1%`` (``display.usd_change``, as ``compare`` prints it)."""
-    return "—" if delta_usd is None else display.usd_change(delta_usd, old_usd)
+    return "—" if delta_usd is None else display.money_change(delta_usd, old_usd, currency)
 
 
 def _hours(value: float | None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from costsim.domain.currency import USD, Currency, currency_json
 from costsim.domain.plans import Plan
 from costsim.domain.scenario import RiskLimits
 from costsim.optimize.reservation import ReservationSizing
@@ -32,17 +33,20 @@ PlanBlock = Callable[[Plan], Mapping[str, Any]]
 def optimize_json(result: OptimizeResult, *, plan_block: PlanBlock, scenario: str,
                   scenario_sha256: str, costsim_version: str, price_book_date: str, seed: int,
                   replications: int, limits: RiskLimits, wall_s: float, generated_at: str,
-                  sections: Mapping[str, Any] | None = None) -> JsonDict:
+                  sections: Mapping[str, Any] | None = None,
+                  currency: Currency = USD) -> JsonDict:
     """The optimizer's answer as JSON: the chosen plan (its scenario block and cost), the
     candidates ranked, the plan-level Pareto front, and what the search measured on the way
     (reservation cost curves, serving mixes, training fronts). ``sections``: more top-level
-    keys from steps the CLI runs beside the search (``budget_split`` for --budget-split)."""
+    keys from steps the CLI runs beside the search (``budget_split`` for --budget-split);
+    ``currency``: the scenario's display currency, named at the top (amounts stay USD)."""
     best = result.best
     return {
         "scenario": scenario,
         "scenario_sha256": scenario_sha256,
         "costsim_version": costsim_version,
         "price_book_date": price_book_date,
+        **currency_json(currency),
         "seed": seed,
         "replications": replications,
         "objective": result.objective.value,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from costsim.domain.currency import currency_of
 from costsim.optimize.result import OptimizeResult
 from costsim.report.chart_style import Chart
 from costsim.report.charts_optimize import optimize_charts
@@ -51,5 +52,7 @@ def optimize_html(document: Mapping[str, Any], charts: list[RenderedChart],
                   plan_yaml: str | None) -> str:
     """The page: the answer and its explanation, the block to paste, the ranked plans, the
     charts (embedded, so the file needs nothing beside it)."""
-    return template_environment().get_template(TEMPLATE).render(
+    # optimize.json stays USD; the page shows the scenario's display currency
+    return template_environment(currency_of(document), convert=True).get_template(
+        TEMPLATE).render(
         d=document, charts=charts, plan_yaml=plan_yaml)

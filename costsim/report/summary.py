@@ -16,6 +16,7 @@ from datetime import date
 from enum import Enum
 from typing import Any
 
+from costsim.domain.currency import currency_json
 from costsim.sim.ledger import Ledger, LedgerLine
 from costsim.sim.montecarlo import PlanMetrics, PlanResult, Stats
 from costsim.sim.results import DefaultUsed, PriceUsed
@@ -35,6 +36,8 @@ def summary_json(run: RunResult, *, generated_at: str) -> JsonDict:
         "scenario_sha256": run.scenario_sha256,
         "costsim_version": run.costsim_version,
         "price_book_date": run.price_book_date,
+        # the display currency (DESIGN §5): every _usd key stays in USD
+        **currency_json(run.scenario.currency),
         "seed": run.seed,
         "replications": run.replications,
         "baseline": run.baseline,

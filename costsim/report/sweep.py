@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from costsim.domain.currency import USD, Currency
 from costsim.sweep.results import SweepResult, SweepRow
 
 REPORT_DIR = "report"
@@ -60,12 +61,14 @@ def sweep_json(result: SweepResult, *, results_path: str, provenance: Mapping[st
     }
 
 
-def write_sweep_report(result: SweepResult, out_dir: Path) -> tuple[Path, ...]:
-    """Draw the sweep's charts into ``out_dir/report/charts`` (PNG and SVG); return the paths."""
+def write_sweep_report(result: SweepResult, out_dir: Path,
+                       currency: Currency = USD) -> tuple[Path, ...]:
+    """Draw the sweep's charts into ``out_dir/report/charts`` (PNG and SVG), labelled in the
+    scenario's display ``currency``; return the paths."""
     from costsim.report.charts_sweep import sweep_charts
     from costsim.report.write import write_charts
 
     written: list[Path] = []
     (out_dir / REPORT_DIR).mkdir(exist_ok=True)
-    write_charts(out_dir, sweep_charts(result), written, f"{REPORT_DIR}/charts")
+    write_charts(out_dir, sweep_charts(result, currency), written, f"{REPORT_DIR}/charts")
     return tuple(written)

@@ -3,6 +3,10 @@
 CSV, XLSX and HTML all show these rows, and they are taken from ``summary.json`` itself, so every
 file of a report agrees with the JSON to the cent. A column's ``kind`` says how to show its
 numbers (money to the cent, shares as percentages); the values stay numbers.
+
+A scenario with a display currency (``currency``, ``fx_rate_per_usd``) gets its tables in that
+currency: amounts converted (:mod:`costsim.report.currency_view`), money columns named with its
+code (``amount_eur``, ``Amount (EUR)``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from costsim.domain.currency import USD, Currency, currency_of
+from costsim.report.currency_view import column_key, column_label, displayed
 
 Cell = str | int | float | bool | None
 
@@ -44,6 +51,16 @@ class Table:
     title: str
     columns: tuple[Column, ...]
     rows: tuple[tuple[Cell, ...], ...]
+    currency: Currency = USD  # the currency of its money columns
+
+
+def _table(name: str, title: str, columns: tuple[Column, ...],
+           rows: tuple[tuple[Cell, ...], ...], currency: Currency) -> Table:
+    """A table whose money columns are named with ``currency``'s code."""
+    if not currency.is_usd:
+        columns = tuple(Column(column_key(c.key, currency), column_label(c.label, currency),
+                               c.kind) for c in columns)
+    return Table(name, title, columns, rows, currency)
 
 
 SUMMARY_COLUMNS = (
@@ -97,7 +114,7 @@ DEFAULT_COLUMNS = (
 def summary_table(summary: Mapping[str, Any]) -> Table:
     """One row per plan: the figures of the ranked table."""
     rows = []
-    for plan in summary["plans"]:
+    for plan in displayed(summary)["plans"]:
         cost = plan["cost_usd"] or {}
         metrics = plan["metrics"] or {}
         values: dict[str, Cell] = {
@@ -112,31 +129,31 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
             "infeasible_reasons": "; ".join(plan["infeasible_reasons"]),
         }
         rows.append(tuple(values.get(c.key) for c in SUMMARY_COLUMNS))
-    return Table("summary", "Plans", SUMMARY_COLUMNS, tuple(rows))
+    return _table("summary", "Plans", SUMMARY_COLUMNS, tuple(rows), currency_of(summary))
 
 
 def ledger_table(summary: Mapping[str, Any]) -> Table:
     """One row per plan × ledger line (they add up to each plan's ``cost_usd.mean``)."""
     rows = tuple((plan["name"], *(line[c.key] for c in LEDGER_COLUMNS[1:]))
-                 for plan in summary["plans"] for line in plan["ledger"])
-    return Table("ledger", "Ledger (economic cost, mean over replications)", LEDGER_COLUMNS,
-                 rows)
+                 for plan in displayed(summary)["plans"] for line in plan["ledger"])
+    return _table("ledger", "Ledger (economic cost, mean over replications)", LEDGER_COLUMNS,
+                  rows, currency_of(summary))
 
 
 def monthly_table(summary: Mapping[str, Any]) -> Table:
     """One row per plan × month of the horizon (cash adds up to each plan's ``cash_usd``)."""
     rows = tuple((plan["name"], *(row[c.key] for c in MONTHLY_COLUMNS[1:]))
-                 for plan in summary["plans"] for row in plan["monthly"])
-    return Table("monthly", "Monthly cash, capex, opex and amortized cost", MONTHLY_COLUMNS,
-                 rows)
+                 for plan in displayed(summary)["plans"] for row in plan["monthly"])
+    return _table("monthly", "Monthly cash, capex, opex and amortized cost", MONTHLY_COLUMNS,
+                  rows, currency_of(summary))
 
 
 def price_table(summary: Mapping[str, Any]) -> Table:
     """Every price each plan relied on, with its source and date."""
-    prices = summary["inputs"]["prices_used"]
+    prices = displayed(summary)["inputs"]["prices_used"]
     rows = tuple((plan, *(_cell(price[c.key]) for c in PRICE_COLUMNS[1:]))
                  for plan, used in prices.items() for price in used)
-    return Table("prices", "Prices used", PRICE_COLUMNS, rows)
+    return _table("prices", "Prices used", PRICE_COLUMNS, rows, currency_of(summary))
 
 
 def default_table(summary: Mapping[str, Any]) -> Table:

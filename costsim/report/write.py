@@ -19,6 +19,7 @@ from costsim.domain.display import csv_cell
 from costsim.report.chart_style import Chart, render
 from costsim.report.charts import build_charts, missing_charts
 from costsim.report.compare import compare_plans
+from costsim.report.currency_view import displayed
 from costsim.report.files import write_atomic
 from costsim.report.html import RenderedChart, report_html
 from costsim.report.tables import Kind, Table, ledger_table, monthly_table
@@ -42,7 +43,8 @@ def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
     written.append(write_atomic(out_dir, "monthly.csv", csv_bytes(monthly_table(summary))))
     written.append(write_atomic(out_dir, "report.xlsx", workbook_bytes(summary)))
     written.append(write_atomic(out_dir, "summary.json", json_bytes(summary)))
-    comparison = compare_plans(summary["plans"], summary["baseline"],
+    # the page shows the display currency: the plans compared as converted
+    comparison = compare_plans(displayed(summary)["plans"], summary["baseline"],
                                [phase.name for phase in run.scenario.phases])
     html = report_html(summary, comparison, rendered, missing_charts(charts), curves)
     written.append(write_atomic(out_dir, "report.html", html.encode("utf-8")))
@@ -61,18 +63,18 @@ def csv_bytes(table: Table) -> bytes:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([csv_cell(column.key) for column in table.columns])
     for row in table.rows:
-        writer.writerow([_csv_cell(value, column.kind)
+        writer.writerow([_csv_cell(value, column.kind, table.currency.decimals)
                          for value, column in zip(row, table.columns, strict=True)])
     return buffer.getvalue().encode("utf-8")
 
 
-def _csv_cell(value: object, kind: Kind) -> str:
+def _csv_cell(value: object, kind: Kind, decimals: int = 2) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if kind is Kind.USD and isinstance(value, int | float):
-        return f"{value:.2f}"
+        return f"{value:.{decimals}f}"  # to the currency's minor unit (cents for USD)
     return csv_cell(str(value))
 
 

@@ -12,7 +12,13 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from costsim.domain.display import XLSX_HOURS, XLSX_PERCENT, XLSX_USD_AMOUNT, XLSX_USD_RATE
+from costsim.domain.display import (
+    XLSX_HOURS,
+    XLSX_PERCENT,
+    XLSX_USD_AMOUNT,
+    XLSX_USD_RATE,
+    xlsx_amount_format,
+)
 from costsim.report.tables import (
     Kind,
     Table,
@@ -66,6 +72,8 @@ def _sheet(sheet: Worksheet, tables: Sequence[Table]) -> None:
                 if isinstance(value, str):
                     # text stays text: openpyxl would store "=..." as a formula
                     cell.data_type = "s"
+                elif column.kind is Kind.USD and value is not None:
+                    cell.number_format = xlsx_amount_format(table.currency)
                 elif column.kind in NUMBER_FORMATS and value is not None:
                     cell.number_format = NUMBER_FORMATS[column.kind]
                 widths[col] = max(widths.get(col, 0), len(str(value)) if value is not None

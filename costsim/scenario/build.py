@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
 from costsim.domain.commitments import CapacityBlock, SavingsPlan
+from costsim.domain.currency import USD, Currency
 from costsim.domain.host_parts import NodeParts
 from costsim.domain.measurements import (
     Measurements,
@@ -234,7 +235,24 @@ class Builder:
                     measurements=self.measurements(("measurements",), spec),
                     servers=self.declared,
                     quotas=tuple(self.quota(("quotas", i), i, q)
-                                 for i, q in enumerate(spec.quotas)))
+                                 for i, q in enumerate(spec.quotas)),
+                    currency=self.currency(spec))
+
+    @staticmethod
+    def currency(spec: ScenarioSpec) -> Currency:
+        """The display currency (USD when the file names none); the rate goes with it."""
+        if spec.currency is None:
+            if spec.fx_rate_per_usd is not None:
+                raise BuildError(("fx_rate_per_usd",), "goes with currency (the ISO 4217 "
+                                 "code it converts to), and currency is missing")
+            return USD
+        if spec.currency != "USD" and spec.fx_rate_per_usd is None:
+            raise BuildError(("fx_rate_per_usd",), f"is required with currency "
+                             f"{spec.currency} (how many {spec.currency} one USD buys), and "
+                             "it is missing")
+        return make(("currency",), Currency, code=spec.currency,
+                    fx_rate_per_usd=1.0 if spec.fx_rate_per_usd is None
+                    else spec.fx_rate_per_usd)
 
     def server(self, path: KeyPath, name: str, s: ServerSpec) -> ServerDeclaration:
         """A declared server; its name may not hide a shipped one."""

@@ -248,8 +248,10 @@ def load_document(doc: YamlDocument, path: Path, names: KnownNames, *, sha256: s
                           referenced_sha256=referenced, variant=variant,
                           as_written=_without_default_kind(spec.model_dump(
                               mode="json", by_alias=True,
-                              # a file without servers or quotas reads as it always did
-                              exclude={key for key in ("servers", "quotas")
+                              # a file without servers, quotas or a currency reads as it
+                              # always did
+                              exclude={key for key in ("servers", "quotas", "currency",
+                                                       "fx_rate_per_usd")
                                        if not getattr(spec, key)} or None)))
 
 

@@ -13,6 +13,7 @@ from costsim.scenario.load import json_schema
 
 # Units read off the key's name (DESIGN §5: units live in names).
 _UNITS = (("_usd_per_hour", "$ per instance-hour"), ("usd_per_hour", "$ per hour"),
+          ("_per_usd", "currency units per $"),
           ("_usd", "$"), ("_pct_per_year", "% per year"),
           ("_pct_per_month", "% per month"), ("_pct", "%"), ("_gib", "GiB (2^30 bytes)"),
           ("_gb_per_month", "GB (10^9 bytes) per month"), ("_gb", "GB (10^9 bytes)"),
@@ -60,7 +61,8 @@ def _type(node: dict[str, Any], defs: dict[str, Any]) -> str:
     options = node.get("anyOf") or node.get("oneOf")
     if options:
         kinds = [_type(option, defs) for option in options if option.get("type") != "null"]
-        if any(option.get("type") == "string" and "pattern" in option for option in options):
+        if any(option.get("type") == "string" and "pattern" in option for option in options) \
+                and any(k in ("number", "integer") for k in kinds):
             kinds = [k for k in kinds if k != "string"]  # the numeric-string form of a number
         return " or ".join(dict.fromkeys(kinds))
     if "const" in node:

@@ -63,5 +63,7 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
                 del plan[key]
             for item in plan.get(key, ()):
                 del item["index"]  # the file position, for error messages only
+    if scenario.currency.is_usd:
+        del out["currency"]  # likewise a scenario shown in USD
     out["calendar"]["end"] = scenario.calendar.end.isoformat()
     return out

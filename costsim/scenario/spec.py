@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from costsim.domain.calendar import MAX_HORIZON_MONTHS
+from costsim.domain.currency import MAX_FX_RATE_PER_USD
 from costsim.domain.plans import MAX_GPUS
 from costsim.domain.pricing import Payment
 from costsim.domain.scenario import MAX_BUDGET_USD
@@ -227,4 +228,12 @@ class ScenarioSpec(Spec):
     quotas: list[QuotaSpec] = Field(default_factory=list, max_length=10_000,
                                     description="GPU quotas: fixed counts over one are "
                                     "infeasible, elastic fleets are capped at them")
+    currency: Annotated[str, StringConstraints(strip_whitespace=True, to_upper=True,
+                                               pattern=r"^[A-Za-z]{3}$")] | None = Field(
+        None, description="the currency reports show: an ISO 4217 code in use (EUR, GBP, "
+        "CNY, JPY ...; none: USD); JSON stays in USD; needs fx_rate_per_usd")
+    fx_rate_per_usd: Number | None = Field(None, gt=0, le=MAX_FX_RATE_PER_USD,
+                                           description="units of `currency` one USD buys "
+                                           "(0.92 for EUR at $1 = €0.92); required with "
+                                           "currency")
 

@@ -16,6 +16,8 @@ from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import price_book
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.breakeven import BreakEven
+from costsim.domain.currency import USD, Currency
+from costsim.domain.display import money_amount
 from costsim.domain.plans import Plan
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.errors import CatalogError
@@ -90,8 +92,20 @@ def _versus(value: float, sign: str, limit: float, decimals: int) -> str:
     return f"{value:.{decimals}%} {sign} {limit:.{decimals}%}"
 
 
-def recommend(plans: Sequence[PlanResult], risk: RiskLimits) -> Recommendation:
-    """The feasible plan with the lowest mean cost within the risk limits."""
+def mean_cost_in(result: PlanResult, currency: Currency) -> float | None:
+    """A plan's mean cost in ``currency``: the sum of its ledger lines each converted (the
+    rule of costsim.domain.currency), as every report shows it; None when infeasible."""
+    if result.cost_usd is None:
+        return None
+    if currency.is_usd or result.ledger is None:
+        return currency.amount(result.cost_usd.mean)
+    return currency.total(line.amount_usd for line in result.ledger.lines)
+
+
+def recommend(plans: Sequence[PlanResult], risk: RiskLimits,
+              currency: Currency = USD) -> Recommendation:
+    """The feasible plan with the lowest mean cost within the risk limits; the reason's
+    amounts are written in the scenario's display ``currency``, as the text and HTML show it."""
     passed: list[tuple[str, str]] = []
     candidates: list[PlanResult] = []
     for result in plans:
@@ -111,11 +125,12 @@ def recommend(plans: Sequence[PlanResult], risk: RiskLimits) -> Recommendation:
     others = [r for r in candidates if r is not best]
     estimated = best.estimated_inputs
     mark = "~" if estimated else ""
-    reason = f"lowest mean cost (${best.cost_usd.mean:,.2f}{mark})"
+    best_mean = mean_cost_in(best, currency) or 0.0
+    reason = f"lowest mean cost ({money_amount(best_mean, currency)}{mark})"
     if others:
         runner = min(others, key=lambda r: r.cost_usd.mean if r.cost_usd else 0.0)
-        assert runner.cost_usd is not None
-        reason += (f", ${runner.cost_usd.mean - best.cost_usd.mean:,.2f}{mark} below the next "
+        gap = (mean_cost_in(runner, currency) or 0.0) - best_mean
+        reason += (f", {money_amount(gap, currency)}{mark} below the next "
                    f"('{runner.name}')")
     if any(v is not None for v in (risk.max_p_over_budget, risk.max_p_deadline_missed,
                                    risk.min_slo_attainment)):
@@ -185,7 +200,8 @@ def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
         scenario=scenario, scenario_sha256=scenario_sha256, costsim_version=costsim_version,
         price_book_date=price_book_date, seed=seed, replications=replications, plans=results,
         baseline=baseline or chosen[0].name,
-        recommendation=recommend(results, scenario.risk), defaults=defaults_used(),
+        recommendation=recommend(results, scenario.risk, scenario.currency),
+        defaults=defaults_used(),
         breakevens=plan_breakevens(scenario, chosen),
         inputs=inputs or {}, wall_s=(clock() - start) if clock else 0.0,
         events=sum(r.events for r in results), warnings=scenario.horizon_warnings())

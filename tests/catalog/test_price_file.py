@@ -106,3 +106,64 @@ def test_bad_scenario_override_entries(entries: list[object], message: str) -> N
 
     with pytest.raises(CostsimError, match=message):
         overrides_from_entries(entries)  # type: ignore[arg-type]
+
+
+# -- rows in the scenario's currency (DESIGN §13) ------------------------------------------------
+CURRENCY_HEADER = ("cloud,region,instance_type,gpu,gpus_per_instance,on_demand_usd_per_hour,"
+                   "spot_usd_per_hour,option,term,upfront_usd,recurring_usd_per_hour,"
+                   "effective_date,currency\n")
+
+
+def test_rows_in_the_scenario_currency_are_converted_to_usd(tmp_path: Path) -> None:
+    from costsim.catalog.price_file import load_price_file_entries
+    from costsim.domain.currency import Currency
+
+    eur = Currency(code="EUR", fx_rate_per_usd=0.92)
+    path = _write(tmp_path, CURRENCY_HEADER
+                  + "lambda,us-east-1,box-eur,A100-40GB,2,2.208,,,,,,2026-11-01,EUR\n"
+                  + "lambda,us-east-1,box-usd,A100-40GB,2,2.40,,,,,,2026-11-01,usd\n"
+                  + "lambda,us-east-1,box-none,A100-40GB,2,2.40,1.2,,,,,2026-11-01,\n"
+                  + "aws,,,H100,,,,reserved,1y,920,18.4,2026-11-01,EUR\n")
+    offerings, (quote,) = load_price_file_entries(path, eur)
+    # hand-computed: €2.208 / 0.92 = $2.40; €920 / 0.92 = $1,000; €18.40 / 0.92 = $20
+    assert [o.on_demand_usd_per_hour for o in offerings] == pytest.approx([2.40, 2.40, 2.40])
+    assert offerings[2].spot_usd_per_hour == pytest.approx(1.2)
+    assert quote.upfront_usd == pytest.approx(1000.0)
+    assert quote.recurring_usd_per_hour == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize(("scenario_code", "row_code", "rule"), [
+    ("EUR", "GBP", "must be USD or the scenario's currency EUR"),
+    ("EUR", "EURO", "must be USD or the scenario's currency EUR"),
+    ("USD", "EUR", "must be USD (a row in another currency needs a scenario"),
+])
+def test_a_row_in_another_currency_names_file_line_and_column(
+        tmp_path: Path, scenario_code: str, row_code: str, rule: str) -> None:
+    from costsim.catalog.price_file import load_price_file_entries
+    from costsim.domain.currency import Currency
+
+    currency = Currency(code=scenario_code, fx_rate_per_usd=0.92 if scenario_code != "USD"
+                        else 1.0)
+    path = _write(tmp_path, CURRENCY_HEADER
+                  + "lambda,us-east-1,box,A100-40GB,2,2.40,,,,,,2026-11-01,USD\n"
+                  + f"lambda,us-east-1,box2,A100-40GB,2,2.40,,,,,,2026-11-01,{row_code}\n")
+    with pytest.raises(InputError) as caught:
+        load_price_file_entries(path, currency)
+    assert str(caught.value).startswith(f"{path}:3:13: currency: {rule}")
+    assert repr(row_code) in str(caught.value)
+
+
+def test_a_converted_price_keeps_its_bound_in_the_row_currency(tmp_path: Path) -> None:
+    """The largest instance price is $72,000/h; in yen at 150 per USD that is ¥10,800,000."""
+    from costsim.catalog.price_file import load_price_file_entries
+    from costsim.domain.currency import Currency
+
+    jpy = Currency(code="JPY", fx_rate_per_usd=150.0)
+    path = _write(tmp_path, CURRENCY_HEADER
+                  + "lambda,us-east-1,box,A100-40GB,2,10800000,,,,,,2026-11-01,JPY\n")
+    (offering,), _ = load_price_file_entries(path, jpy)
+    assert offering.on_demand_usd_per_hour == pytest.approx(72_000)
+    _write(tmp_path, CURRENCY_HEADER
+           + "lambda,us-east-1,box,A100-40GB,2,10800001,,,,,,2026-11-01,JPY\n")
+    with pytest.raises(InputError, match="must be at most 10,800,000"):
+        load_price_file_entries(path, jpy)

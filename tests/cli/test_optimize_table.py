@@ -99,3 +99,15 @@ def test_long_lines_wrap_at_spaces_never_inside_a_name() -> None:
     wrapped = [line for line in text.splitlines() if "H100" in line or "Screened" in line]
     assert len(wrapped) > 3
     assert all(len(line) <= 120 for line in wrapped)
+
+
+def test_a_document_in_another_currency_shows_its_figures_converted() -> None:
+    """optimize.json stays USD and names the currency; the text converts (issue 21 item 5):
+    $100 at 0.9 EUR per USD is €90, a $500 saving €450."""
+    document = {**_document(), "currency": "EUR", "fx_rate_per_usd": 0.9}
+    lines = ranked_table(document).splitlines()
+    assert lines[2].split()[3] == "€90"
+    assert "balanced 3 (€450)" in reservation_lines(document)[1]
+    text = render_optimize(document, None, scenario_file="s.yaml", report_dir=None)
+    assert "in €" in text
+    assert "Amounts in EUR at 0.9 per USD" in " ".join(text.split())

@@ -162,3 +162,23 @@ def test_a_sweep_file_and_set_flags_are_crossed(scenario: Path, tmp_path: Path) 
                 "prices.gpu_price_change_pct.H100": change})
         for name, peak in (("small", 5), ("big", 50)) for change in (-10, -40)]
     assert variants[3].scenario.phases[0].load.peak_requests_per_s == 50
+
+
+@pytest.mark.usefixtures("no_extra")
+def test_a_sweep_in_another_currency_names_it_and_prints_its_figures(
+        cli: Cli, scenario: Path, tmp_path: Path) -> None:
+    """Issue 21 item 5: sweep.json and --json stay USD with currency and fx_rate_per_usd at
+    the top; the text shows euros."""
+    scenario.write_text(scenario.read_text() + "currency: EUR\nfx_rate_per_usd: 0.9\n")
+    flags = ("--set", "phases.serve.load.peak_requests_per_s=5", "--plan", "h100-on-demand",
+             "--replications", "2", "--workers", "1")
+    code, stdout, err = cli("sweep", str(scenario), *flags, "--out", str(tmp_path / "a"),
+                            "--json")
+    assert code == 0, err
+    document = json.loads(stdout)
+    assert (document["currency"], document["fx_rate_per_usd"]) == ("EUR", 0.9)
+    assert "mean" in document["rows"][0]["cost_usd"]
+    code, stdout, err = cli("sweep", str(scenario), *flags, "--out", str(tmp_path / "b"))
+    assert code == 0, err
+    assert "€" in stdout
+    assert "$" not in stdout.split("Costs:")[0]

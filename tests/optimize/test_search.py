@@ -304,3 +304,18 @@ def test_the_optimizer_searches_within_quotas() -> None:
             assert any("exceeds the quota" in why for why in ranked.why_not)
         elif ranked.result.feasible:  # every plan the search built holds the quota
             assert prepare_plan(within, ranked.candidate.plan).feasible
+
+
+def test_explanation_is_written_in_the_display_currency() -> None:
+    """Issue 21 item 5: a scenario shown in EUR gets the sentence in euros ($ × the rate)."""
+    from costsim.domain.currency import Currency
+    from costsim.optimize.explain import explain
+
+    result = optimized("seed-three-jobs")
+    assert result.best is not None
+    assert result.best.objective_usd is not None
+    eur = Currency(code="EUR", fx_rate_per_usd=0.5)
+    text = explain(result.best, result.ranked, Objective.MEAN, eur)
+    assert f"€{eur.amount(result.best.objective_usd):,.0f}" in text
+    assert "$" not in text
+    assert explain(result.best, result.ranked, Objective.MEAN) == result.explanation

@@ -268,3 +268,53 @@ def test_long_plan_names_stay_inside_every_chart(run: RunResult) -> None:
         run.recommendation, plan=chosen))
     for chart in build_charts(long, ()):
         assert_inside(chart)
+
+
+def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
+        run: RunResult) -> None:
+    """Issue 21 item 5: the data stay USD, the axis titles name the scenario's currency and
+    the tick and bar labels are the USD figures × the rate, with its symbol."""
+    from costsim.domain.currency import Currency
+
+    eur = dataclasses.replace(run, scenario=dataclasses.replace(
+        run.scenario, currency=Currency(code="EUR", fx_rate_per_usd=0.92)))
+    (axes,) = _chart(cost_by_plan(eur)).figure.axes
+    assert axes.get_xlabel().startswith("Economic cost over the horizon (EUR, mean")
+    ticks = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+    assert ticks
+    assert all(t.startswith(("€", "-€")) for t in ticks)
+    # the ticks sit at round euro amounts (€0, €100k, €200k ...), each the USD position × 0.92
+    euros = np.array(axes.get_xticks()) * 0.92
+    step = euros[1] - euros[0]
+    assert step > 0
+    assert np.allclose(euros / step, np.round(euros / step))
+    assert f"{step:.3g}"[0] in "125"
+    budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
+    assert "€" in str(budget[0].get_label())
+    assert "EUR" in _chart(cumulative_cost(eur)).figure.axes[0].get_ylabel()
+    assert all(a.get_ylabel() in ("EUR per month", "")
+               for a in _chart(monthly_cash_flow(eur)).figure.axes)
+    titles = [a.get_title(loc="left") for a in _chart(cost_by_phase_category(eur)).figure.axes]
+    assert titles
+    assert all(t.endswith(": EUR, mean") for t in titles)
+    from costsim.report.budget_split import spend_split_chart
+
+    spend = [a.get_title(loc="left") for a in _chart(spend_split_chart(eur)).figure.axes]
+    assert spend
+    assert all(": €" in t for t in spend)
+
+
+def test_the_sweep_charts_name_the_display_currency() -> None:
+    from costsim.domain.currency import Currency
+
+    gbp = Currency(code="GBP", fx_rate_per_usd=0.8)
+    (axes,) = _chart(cost_distribution(_sweep(), gbp)).figure.axes
+    assert axes.get_xlabel().startswith("Economic cost over the horizon (GBP)")
+    spread = _chart(tornado(_sweep(), gbp))
+    ticks = [t.get_text() for a in spread.figure.axes for t in a.get_xticklabels()
+             if t.get_text()]
+    assert ticks
+    assert all("£" in t for t in ticks)
+    swings = [t.get_text() for a in spread.figure.axes for t in a.texts if "(+" in t.get_text()]
+    assert swings
+    assert all("(+£" in t for t in swings)

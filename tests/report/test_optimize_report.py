@@ -254,3 +254,20 @@ def test_the_training_front_is_log_log_with_ticks_that_do_not_collide(
                  if id(t) in drawn and t.get_text()]
         assert len(boxes) >= 3
         assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+
+
+def test_a_display_currency_labels_every_optimize_chart_in_it(answer: OptimizeResult) -> None:
+    """Issue 21 item 5: the answer's run in EUR names EUR on each cost axis (data stay USD)."""
+    from costsim.domain.currency import Currency
+
+    assert answer.run is not None
+    eur = dataclasses.replace(answer, run=dataclasses.replace(answer.run, scenario=(
+        dataclasses.replace(answer.run.scenario,
+                            currency=Currency(code="EUR", fx_rate_per_usd=0.9)))))
+    labels = {chart.slug: [a.get_ylabel() + a.get_xlabel() for a in chart.figure.axes]
+              for chart in optimize_charts(eur)}
+    assert set(labels) == {"pareto_front", "training_front", "reservation_curve",
+                           "cost_by_plan"}
+    for slug, texts in labels.items():
+        assert any("EUR" in t for t in texts), slug
+        assert not any("USD" in t for t in texts), slug
