@@ -16,7 +16,7 @@ import numpy as np
 import simpy
 
 from costsim.domain.uncertainty import Distribution
-from costsim.sim.draws import draw
+from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
 from costsim.sim.occupancy import (
     BoundedPool,
@@ -101,8 +101,9 @@ class RunContext:
         return named_rng(self.root, *names)
 
     def sample(self, names: tuple[str, ...], dist: Distribution) -> float:
-        """One draw of ``dist`` from the stream ``names``."""
-        return draw(dist, self.rng(*names))
+        """One draw of ``dist`` from the stream ``names`` (the first value of that stream,
+        memoized: every plan of the replication draws the same)."""
+        return draw_named(dist, self.root, *names)
 
     # -- bounded capacity -------------------------------------------------------------------
     def add_commitment(self, pool: CommitmentPool) -> None:

@@ -21,13 +21,12 @@ from costsim.domain.phases import TrainingPhase
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
-from costsim.sim.draws import draw
+from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import book_commitment, book_owned
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
-from costsim.sim.streams import named_rng
 from costsim.sim.transfer import book_data_moves
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -38,7 +37,8 @@ DEFAULT_STORAGE_CLOUD = "aws"
 
 def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
     """One value per uncertainty variable, each from its own named stream (so adding a
-    variable never changes the others' draws)."""
+    variable never changes the others' draws); drawn once per replication for every plan
+    (:func:`costsim.sim.draws.draw_named`)."""
     block = prep.scenario.uncertainty
     values: dict[str, float] = {}
     for name in block.variables():
@@ -46,7 +46,7 @@ def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[s
         if dist is None and name == "throughput_error":
             dist = prep.throughput_error
         if dist is not None:
-            values[name] = draw(dist, named_rng(root, "uncertainty", name))
+            values[name] = draw_named(dist, root, "uncertainty", name)
     return values
 
 
