@@ -48,15 +48,25 @@ class DemandHistogram:
         if float(array.min()) < -_NOISE_GPUS:
             raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(array.min())}")
         values = np.maximum(array.ravel(), 0.0)
+        # hours of exactly no demand before the first and after the last hour with some (a
+        # GPU type one phase used for days of an 18-month horizon) are counted, not binned:
+        # level 0, adding exactly 0 GPU-hours, the same figures as binning them
+        nonzero = np.flatnonzero(values)
+        idle = values.size
+        if nonzero.size:
+            idle -= int(nonzero[-1]) + 1 - int(nonzero[0])
+            values = values[int(nonzero[0]):int(nonzero[-1]) + 1]
+        else:
+            values = values[:0]
         by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
         # bincount, not unique: O(hours + peak GPUs) without a sort, once per replication
-        hours = np.bincount(by_hour)
-        gpu_hours = np.bincount(by_hour, weights=values)
+        hours = np.bincount(by_hour, minlength=1)
+        hours[0] += idle
+        gpu_hours = np.bincount(by_hour, weights=values, minlength=1)
         levels = np.flatnonzero(hours)
         return cls(gpu=gpu, replications=array.shape[0],
-                   levels=tuple(int(j) for j in levels),
-                   hours=tuple(int(n) for n in hours[levels]),
-                   gpu_hours=tuple(float(u) for u in gpu_hours[levels]))
+                   levels=tuple(levels.tolist()), hours=tuple(hours[levels].tolist()),
+                   gpu_hours=tuple(gpu_hours[levels].tolist()))
 
     @classmethod
     def pooled(cls, parts: Sequence[DemandHistogram]) -> DemandHistogram:

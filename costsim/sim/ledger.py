@@ -182,9 +182,18 @@ class LedgerBook:
 
     def spend(self, key: LineKey, month: int, amount_usd: float, gpu_hours: float = 0.0) -> None:
         """A pay-as-you-go charge: economic, cash (opex) and amortized views in one month."""
-        self.charge(key, amount_usd, gpu_hours)
-        self.cash(month, amount_usd, capex=False)
-        self.amortize(month, amount_usd)
+        # charge + cash + amortize inlined (the same additions in the same order): a
+        # replication books ~100 of these
+        if not math.isfinite(amount_usd) or not math.isfinite(gpu_hours):
+            raise ValueError(f"non-finite charge on {key}: {amount_usd}, {gpu_hours}")
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = [0.0, 0.0]
+        line[0] += gpu_hours
+        line[1] += amount_usd
+        if 0 <= month < len(self._labels):
+            self._opex[month] += amount_usd
+            self._amortized[month] += amount_usd
 
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
