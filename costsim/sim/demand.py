@@ -45,19 +45,18 @@ class DemandHistogram:
         array = np.atleast_2d(np.asarray(hourly, dtype=np.float64))
         if array.size == 0:
             raise ValueError(f"demand of {gpu} covers no hours")
-        if float(array.min()) < -_NOISE_GPUS:
-            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(array.min())}")
-        values = np.maximum(array.ravel(), 0.0)
         # hours of exactly no demand before the first and after the last hour with some (a
         # GPU type one phase used for days of an 18-month horizon) are counted, not binned:
         # level 0, adding exactly 0 GPU-hours, the same figures as binning them
-        nonzero = np.flatnonzero(values)
-        idle = values.size
-        if nonzero.size:
-            idle -= int(nonzero[-1]) + 1 - int(nonzero[0])
-            values = values[int(nonzero[0]):int(nonzero[-1]) + 1]
-        else:
-            values = values[:0]
+        flat = array.ravel()
+        some = flat != 0
+        first = int(some.argmax())
+        last = flat.size - int(some[::-1].argmax()) if some[first] else first
+        span = flat[first:last]
+        if span.size and float(span.min()) < -_NOISE_GPUS:
+            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(span.min())}")
+        values = np.maximum(span, 0.0)
+        idle = flat.size - span.size
         by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
         # bincount, not unique: O(hours + peak GPUs) without a sort, once per replication
         hours = np.bincount(by_hour, minlength=1)
