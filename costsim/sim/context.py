@@ -169,7 +169,9 @@ class RunContext:
         end = min(self.hours, h0 + len(gpus))
         if end <= h0:
             return
-        hourly = self.demand.setdefault(gpu, np.zeros(self.hours))
+        hourly = self.demand.get(gpu)
+        if hourly is None:
+            hourly = self.demand[gpu] = np.zeros(self.hours)
         hourly[h0:end] += gpus[: end - h0]
 
     # -- rentals ----------------------------------------------------------------------------

@@ -150,7 +150,8 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
-         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours)
+         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours
+    ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
     return Replication(
         index=index, ledger=ledger,
         timelines=tuple(ctx.timelines[p.name] for p in statics.order),
@@ -163,7 +164,7 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         phase_costs=tuple(sorted(phase_cost.items())),
         gpu_demand=tuple(DemandHistogram.from_hourly(gpu, hourly)
                          for gpu, hourly in sorted(ctx.demand.items())),
-        gpu_demand_by_hour=tuple((gpu, tuple(float(u) for u in hourly))
+        gpu_demand_by_hour=tuple((gpu, tuple(hourly.tolist()))
                                  for gpu, hourly in sorted(ctx.demand.items()))
         if ctx.keep_fleet else (),
         gpu_demand_in_phases=_demand_in_phases(ctx, statics.long_phase_gpus))

@@ -226,14 +226,22 @@ def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
     lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0] / n, amount_usd=amount)
                   for key, amount in zip(ordered, amounts, strict=True))
 
-    def column(field: str) -> list[float]:
-        totals = [sum(round(getattr(led.months[index], field) * 100) for led in ledgers)
-                  for index in range(len(ledgers[0].months))]
+    # integer cents per month and view, summed in one pass over the ledgers (integer sums:
+    # the order does not matter)
+    months = len(ledgers[0].months)
+    capex, opex, amortized = [0] * months, [0] * months, [0] * months
+    for ledger in ledgers:
+        for index, row in enumerate(ledger.months):
+            capex[index] += round(row.capex_usd * 100)
+            opex[index] += round(row.opex_usd * 100)
+            amortized[index] += round(row.amortized_usd * 100)
+
+    def column(totals: list[int]) -> list[float]:
         return [c / 100 for c in apportion_cents(totals, n)]
 
     labels = [row.month for row in ledgers[0].months]
     return Ledger(lines=lines, months=_month_rows(
-        labels, column("capex_usd"), column("opex_usd"), column("amortized_usd")))
+        labels, column(capex), column(opex), column(amortized)))
 
 
 def _month_rows(labels: Sequence[str], capex: Sequence[float], opex: Sequence[float],
