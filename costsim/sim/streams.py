@@ -79,9 +79,9 @@ def stream_key(root: np.random.SeedSequence, names: tuple[str, ...]) -> StreamKe
     """What identifies the stream ``names`` under ``root`` (None when the root's entropy is
     not an integer, which :func:`replication_seeds` never gives: then nothing is cached)."""
     entropy = root.entropy
-    if not isinstance(entropy, int):
+    if type(entropy) is not int:
         return None
-    return (entropy, tuple(int(k) for k in root.spawn_key), names)
+    return (entropy, tuple(root.spawn_key), names)
 
 
 def named_rng(root: np.random.SeedSequence, *names: str) -> np.random.Generator:
