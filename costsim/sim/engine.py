@@ -152,6 +152,9 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
          sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours
     ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
+    windows = _demand_windows(ctx, statics.long_phase_gpus)
+    demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu))
+              for gpu, hourly in sorted(ctx.demand.items())]
     return Replication(
         index=index, ledger=ledger,
         timelines=tuple(ctx.timelines[p.name] for p in statics.order),
@@ -162,12 +165,11 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         reserved_by_month=by_month, pools=_pool_uses(ctx),
         draws=tuple(sorted(ctx.draws.items())), events=env.events_processed,
         phase_costs=tuple(sorted(phase_cost.items())),
-        gpu_demand=tuple(DemandHistogram.from_hourly(gpu, hourly)
-                         for gpu, hourly in sorted(ctx.demand.items())),
+        gpu_demand=tuple(whole for whole, _ in demand),
         gpu_demand_by_hour=tuple((gpu, tuple(hourly.tolist()))
                                  for gpu, hourly in sorted(ctx.demand.items()))
         if ctx.keep_fleet else (),
-        gpu_demand_in_phases=_demand_in_phases(ctx, statics.long_phase_gpus))
+        gpu_demand_in_phases=tuple(part for _, part in demand if part is not None))
 
 
 def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
@@ -184,12 +186,13 @@ def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
     return {gpu: tuple(names) for gpu, names in out.items()}
 
 
-def _demand_in_phases(ctx: RunContext, gpus: dict[str, tuple[str, ...]]
-                      ) -> tuple[DemandHistogram, ...]:
-    """Per GPU type, its demand over this replication's window of the experiments and
-    serving phases using it (first start to last end, the horizon's end for a cut phase):
-    the window a commitment bought when those phases start covers, placed where they ran."""
-    out = []
+def _demand_windows(ctx: RunContext, gpus: dict[str, tuple[str, ...]]
+                    ) -> dict[str, tuple[int, int]]:
+    """Per GPU type, the hours of this replication's window of the experiments and serving
+    phases using it (first start to last end, the horizon's end for a cut phase): the window
+    a commitment bought when those phases start covers, placed where they ran (its demand
+    there is the replication's ``gpu_demand_in_phases``)."""
+    out = {}
     for gpu, phases in sorted(gpus.items()):
         lines = [ctx.timelines[p] for p in phases if ctx.timelines[p].start_s is not None]
         if gpu not in ctx.demand or not lines:
@@ -199,8 +202,8 @@ def _demand_in_phases(ctx: RunContext, gpus: dict[str, tuple[str, ...]]
                                        for t in lines))
         h0 = int(start_s // SECONDS_PER_HOUR)
         h1 = max(h0 + 1, math.ceil(end_s / SECONDS_PER_HOUR - 1e-9))
-        out.append(DemandHistogram.from_hourly(gpu, ctx.demand[gpu][h0:h1]))
-    return tuple(out)
+        out[gpu] = (h0, h1)
+    return out
 
 
 def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:
