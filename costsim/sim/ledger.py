@@ -214,16 +214,19 @@ def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
     if not ledgers:
         raise ValueError("no ledgers to average")
     n = len(ledgers)
-    sums: dict[LineKey, list[float]] = {}
-    cents: dict[LineKey, int] = {}
+    # per line: GPU-hours summed in replication order, and integer cents (one dict lookup a
+    # line: hashing a LineKey is most of this loop's cost)
+    sums: dict[LineKey, tuple[list[float], list[int]]] = {}
     for ledger in ledgers:
         for line in ledger.lines:
-            acc = sums.setdefault(line.key, [0.0, 0.0])
-            acc[0] += line.gpu_hours
-            cents[line.key] = cents.get(line.key, 0) + round(line.amount_usd * 100)
+            acc = sums.get(line.key)
+            if acc is None:
+                acc = sums[line.key] = ([0.0], [0])
+            acc[0][0] += line.gpu_hours
+            acc[1][0] += round(line.amount_usd * 100)
     ordered = sorted(sums, key=_sort_key)
-    amounts = [c / 100 for c in apportion_cents([cents[key] for key in ordered], n)]
-    lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0] / n, amount_usd=amount)
+    amounts = [c / 100 for c in apportion_cents([sums[key][1][0] for key in ordered], n)]
+    lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0][0] / n, amount_usd=amount)
                   for key, amount in zip(ordered, amounts, strict=True))
 
     # integer cents per month and view, summed in one pass over the ledgers (integer sums:
