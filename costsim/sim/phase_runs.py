@@ -307,9 +307,10 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
                 preemptions += spot.reclaims
                 missing_gpu_hours = float(spot.unreplaced_gpus.sum())
         requests += float(fleet.requests @ cover)
-        served += float(served_hourly.sum())
-        tokens += float(served_hourly.sum()) * (entry.prompt_tokens + entry.output_tokens)
-        output_tokens += float(served_hourly.sum()) * entry.output_tokens
+        served_sum = float(served_hourly.sum())
+        served += served_sum
+        tokens += served_sum * (entry.prompt_tokens + entry.output_tokens)
+        output_tokens += served_sum * entry.output_tokens
         replica_hours += float(fleet.replicas @ cover) - missing_gpu_hours / entry.gpus_per_replica
         fleet_total += fleet.replicas
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
