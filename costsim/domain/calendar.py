@@ -7,7 +7,9 @@ seconds, no time zones: cloud bills are per UTC hour).
 
 from __future__ import annotations
 
+import bisect
 import calendar as _stdlib_calendar
+import functools
 import itertools
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -18,6 +20,13 @@ from costsim.units import SECONDS_PER_DAY
 # Twenty years covers the longest owned-hardware life in the server catalog with room to spare;
 # beyond it a cloud price book means nothing.
 MAX_HORIZON_MONTHS = 240
+
+# The simulator asks a calendar for its months in every replication of every plan (ledger rows,
+# billing segments, commitment obligations): hundreds of ``add_months`` calls per replication
+# for answers that depend only on (start, horizon_months). They are computed once per calendar
+# and kept (bounded: a sweep's variants may have many calendars). Pure functions of their
+# arguments, so a cached answer is the computed one.
+_CALENDARS_KEPT = 256
 
 
 def add_months(day: date, months: int) -> date:
@@ -83,7 +92,7 @@ class Calendar:
     @property
     def horizon_s(self) -> float:
         """Length of the horizon in seconds."""
-        return self.seconds_at(self.end)
+        return _month_starts_s(self.start, self.horizon_months)[-1]
 
     def seconds_at(self, day: date) -> float:
         """Simulated time of 00:00 on ``day`` (negative before the start)."""
@@ -95,21 +104,18 @@ class Calendar:
 
     def month_starts_s(self) -> tuple[float, ...]:
         """Boundaries of the horizon's months in seconds: ``horizon_months + 1`` values."""
-        return tuple(self.seconds_at(add_months(self.start, m))
-                     for m in range(self.horizon_months + 1))
+        return _month_starts_s(self.start, self.horizon_months)
 
     def month_labels(self) -> tuple[str, ...]:
         """``YYYY-MM`` label of each month of the horizon (a start mid-month keeps its month)."""
-        return tuple(f"{d.year:04d}-{d.month:02d}"
-                     for d in (add_months(self.start, m) for m in range(self.horizon_months)))
+        return _month_labels(self.start, self.horizon_months)
 
     def month_index(self, t_s: float) -> int:
         """Index of the horizon month holding ``t_s`` (clamped to the first and last month)."""
-        starts = self.month_starts_s()
-        for index in range(self.horizon_months):
-            if t_s < starts[index + 1]:
-                return index
-        return self.horizon_months - 1
+        # the first month m with t_s < starts[m + 1], else the last (a NaN, like a time past
+        # the horizon, compares false everywhere and lands there too)
+        starts = _month_starts_s(self.start, self.horizon_months)
+        return bisect.bisect_right(starts, t_s, 1, self.horizon_months) - 1
 
     def month_start(self, index: int) -> date:
         """The first day of horizon month ``index`` (the start date moved ``index`` months)."""
@@ -119,11 +125,7 @@ class Calendar:
         """Calendar months from a price's ``effective_date`` (ISO) to horizon month ``index``:
         the months its drift compounds over (0 for a month before the price's date; a price
         without a readable date counts from the scenario's start)."""
-        try:
-            dated = date.fromisoformat(effective_date)
-        except ValueError:
-            dated = self.start
-        return max(0, months_between(dated, self.month_start(index)))
+        return _months_priced_since(self.start, effective_date, index)
 
     def billing_segments(self) -> tuple[BillingSegment, ...]:
         """The horizon cut at every horizon-month and calendar-month boundary, in order.
@@ -132,25 +134,53 @@ class Calendar:
         months (the same months when the start is the 1st). Each segment lies in one of each, so
         a calendar month's charge split over its segments lands in the right ledger row.
         """
-        cuts = set(self.month_starts_s())
-        first = date(self.start.year, self.start.month, 1)
-        for k in range(1, self.horizon_months + 2):
-            day = add_months(first, k)
-            if day >= self.end:
-                break
-            cuts.add(self.seconds_at(day))
-        points = sorted(cuts)
-        out = []
-        for t0, t1 in itertools.pairwise(points):
-            day = self.date_at(t0)
-            month_first = date(day.year, day.month, 1)
-            month_s = self.seconds_at(add_months(month_first, 1)) - self.seconds_at(month_first)
-            out.append(BillingSegment(month_index=self.month_index(t0), start_s=t0, end_s=t1,
-                                      calendar_month=f"{day.year:04d}-{day.month:02d}",
-                                      calendar_month_s=month_s))
-        return tuple(out)
+        return _billing_segments(self)
 
     def months_s(self, months: float) -> float:
         """A duration of ``months`` average months (365.25/12 days each) in seconds, for
         durations that do not start on a known date (a phase placed by its dependencies)."""
         return months * 365.25 / 12 * SECONDS_PER_DAY
+
+
+@functools.lru_cache(maxsize=_CALENDARS_KEPT)
+def _month_starts_s(start: date, horizon_months: int) -> tuple[float, ...]:
+    return tuple((add_months(start, m) - start).days * SECONDS_PER_DAY
+                 for m in range(horizon_months + 1))
+
+
+@functools.lru_cache(maxsize=_CALENDARS_KEPT)
+def _month_labels(start: date, horizon_months: int) -> tuple[str, ...]:
+    return tuple(f"{d.year:04d}-{d.month:02d}"
+                 for d in (add_months(start, m) for m in range(horizon_months)))
+
+
+@functools.lru_cache(maxsize=4 * _CALENDARS_KEPT)
+def _months_priced_since(start: date, effective_date: str, index: int) -> int:
+    try:
+        dated = date.fromisoformat(effective_date)
+    except ValueError:
+        dated = start
+    return max(0, months_between(dated, add_months(start, index)))
+
+
+@functools.lru_cache(maxsize=_CALENDARS_KEPT)
+def _billing_segments(calendar: Calendar) -> tuple[BillingSegment, ...]:
+    cuts = set(calendar.month_starts_s())
+    first = date(calendar.start.year, calendar.start.month, 1)
+    end = calendar.end
+    for k in range(1, calendar.horizon_months + 2):
+        day = add_months(first, k)
+        if day >= end:
+            break
+        cuts.add(calendar.seconds_at(day))
+    points = sorted(cuts)
+    out = []
+    for t0, t1 in itertools.pairwise(points):
+        day = calendar.date_at(t0)
+        month_first = date(day.year, day.month, 1)
+        month_s = (calendar.seconds_at(add_months(month_first, 1))
+                   - calendar.seconds_at(month_first))
+        out.append(BillingSegment(month_index=calendar.month_index(t0), start_s=t0, end_s=t1,
+                                  calendar_month=f"{day.year:04d}-{day.month:02d}",
+                                  calendar_month_s=month_s))
+    return tuple(out)

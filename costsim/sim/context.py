@@ -7,6 +7,7 @@ book rentals; the pure rules they rest on live in :mod:`costsim.sim.pools`,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -15,11 +16,13 @@ from typing import Any
 
 import numpy as np
 import simpy
+from numpy.typing import NDArray
 
+from costsim.domain.calendar import Calendar
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.commit_pools import CapacityBlockPool
-from costsim.sim.draws import draw
+from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
 from costsim.sim.occupancy import (
     BoundedPool,
@@ -34,6 +37,23 @@ from costsim.sim.results import PhaseTimeline, ServingRecord, TrainingRunRecord
 from costsim.sim.streams import named_rng
 from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_HOUR
+
+IntArray = NDArray[np.int64]
+
+
+@functools.lru_cache(maxsize=64)
+def _hour_grid(calendar: Calendar) -> tuple[int, tuple[tuple[int, int], ...], IntArray]:
+    """The horizon's hours, each month's [first, end) hours and each hour's month: the same
+    for every replication of every plan on ``calendar``, so computed once (the month array
+    read-only, as it is shared)."""
+    hours = math.ceil(calendar.horizon_s / SECONDS_PER_HOUR)
+    month_hours = tuple((int(a // SECONDS_PER_HOUR), int(b // SECONDS_PER_HOUR))
+                        for a, b in itertools.pairwise(calendar.month_starts_s()))
+    month_of_hour = np.zeros(hours, dtype=np.int64)
+    for m, (a, b) in enumerate(month_hours):
+        month_of_hour[a:b] = m
+    month_of_hour.flags.writeable = False
+    return hours, month_hours, month_of_hour
 
 
 class CountingEnvironment(simpy.Environment):
@@ -122,13 +142,8 @@ class RunContext:
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
         self.horizon_s = calendar.horizon_s
-        self.hours = math.ceil(self.horizon_s / SECONDS_PER_HOUR)
-        starts = calendar.month_starts_s()
-        self.month_hours = [(int(a // SECONDS_PER_HOUR), int(b // SECONDS_PER_HOUR))
-                            for a, b in itertools.pairwise(starts)]
-        self.month_of_hour = np.zeros(self.hours, dtype=np.int64)
-        for m, (a, b) in enumerate(self.month_hours):
-            self.month_of_hour[a:b] = m
+        self.hours, month_hours, self.month_of_hour = _hour_grid(calendar)
+        self.month_hours = list(month_hours)
         for pool in self.prep.commitments:
             self.add_commitment(pool)
         for i, block in enumerate(self.prep.capacity_blocks):
@@ -160,8 +175,9 @@ class RunContext:
         return named_rng(self.root, *names)
 
     def sample(self, names: tuple[str, ...], dist: Distribution) -> float:
-        """One draw of ``dist`` from the stream ``names``."""
-        return draw(dist, self.rng(*names))
+        """One draw of ``dist`` from the stream ``names`` (the first value of that stream,
+        memoized: every plan of the replication draws the same)."""
+        return draw_named(dist, self.root, *names)
 
     # -- bounded capacity -------------------------------------------------------------------
     def add_commitment(self, pool: CommitmentPool) -> None:
@@ -239,7 +255,9 @@ class RunContext:
         end = min(self.hours, h0 + len(gpus))
         if end <= h0:
             return
-        hourly = self.demand.setdefault(gpu, np.zeros(self.hours))
+        hourly = self.demand.get(gpu)
+        if hourly is None:
+            hourly = self.demand[gpu] = np.zeros(self.hours)
         hourly[h0:end] += gpus[: end - h0]
 
     # -- rentals ----------------------------------------------------------------------------

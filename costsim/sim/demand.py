@@ -42,21 +42,45 @@ class DemandHistogram:
     @classmethod
     def from_hourly(cls, gpu: str, hourly: FloatArray) -> DemandHistogram:
         """From demand per hour: one replication (1-D) or replications × hours (2-D)."""
+        return cls.from_hourly_and_window(gpu, hourly)[0]
+
+    @classmethod
+    def from_hourly_and_window(cls, gpu: str, hourly: FloatArray,
+                               window: tuple[int, int] | None = None
+                               ) -> tuple[DemandHistogram, DemandHistogram | None]:
+        """:meth:`from_hourly` of ``hourly`` and, for a 1-D ``hourly``, of its hours
+        ``window`` = [h0, h1) (None without one): each the figures :meth:`from_hourly` gives
+        for it, the hours' levels computed once for both.
+
+        Raises:
+            ValueError: no hours (in ``hourly`` or the window), or a demand below 0 GPUs.
+        """
         array = np.atleast_2d(np.asarray(hourly, dtype=np.float64))
         if array.size == 0:
             raise ValueError(f"demand of {gpu} covers no hours")
-        if float(array.min()) < -_NOISE_GPUS:
-            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(array.min())}")
-        values = np.maximum(array.ravel(), 0.0)
+        # hours of exactly no demand before the first and after the last hour with some (a
+        # GPU type one phase used for days of an 18-month horizon) are counted, not binned:
+        # level 0, adding exactly 0 GPU-hours, the same figures as binning them
+        flat = array.ravel()
+        some = flat != 0
+        first = int(some.argmax())
+        last = flat.size - int(some[::-1].argmax()) if some[first] else first
+        span = flat[first:last]
+        if span.size and float(span.min()) < -_NOISE_GPUS:
+            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(span.min())}")
+        values = np.maximum(span, 0.0)
         by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
-        # bincount, not unique: O(hours + peak GPUs) without a sort, once per replication
-        hours = np.bincount(by_hour)
-        gpu_hours = np.bincount(by_hour, weights=values)
-        levels = np.flatnonzero(hours)
-        return cls(gpu=gpu, replications=array.shape[0],
-                   levels=tuple(int(j) for j in levels),
-                   hours=tuple(int(n) for n in hours[levels]),
-                   gpu_hours=tuple(float(u) for u in gpu_hours[levels]))
+        whole = _binned(gpu, array.shape[0], by_hour, values, flat.size - span.size)
+        if window is None:
+            return whole, None
+        h0, h1 = window[0], min(window[1], flat.size)
+        if array.shape[0] != 1 or h1 <= h0:
+            raise ValueError(f"demand of {gpu} covers no hours in {window}")
+        # the window's hours outside the span hold exactly 0 GPUs: level 0, nothing summed
+        a, b = max(h0, first) - first, min(h1, last) - first
+        a, b = (a, b) if a < b else (0, 0)
+        part = _binned(gpu, 1, by_hour[a:b], values[a:b], (h1 - h0) - (b - a))
+        return whole, part
 
     @classmethod
     def pooled(cls, parts: Sequence[DemandHistogram]) -> DemandHistogram:
@@ -124,3 +148,17 @@ class DemandHistogram:
         suffix_s = np.concatenate([np.cumsum(s[::-1])[::-1], [0.0]])
         first_above = np.searchsorted(np.asarray(self.levels), c, side="right")
         return suffix_s[first_above], suffix_n[first_above]
+
+
+def _binned(gpu: str, replications: int, by_hour: NDArray[np.int64], values: FloatArray,
+            idle: int) -> DemandHistogram:
+    """The histogram of hours at levels ``by_hour`` with demands ``values``, and ``idle``
+    hours more at no demand."""
+    # bincount, not unique: O(hours + peak GPUs) without a sort, once per replication
+    hours = np.bincount(by_hour, minlength=1)
+    hours[0] += idle
+    gpu_hours = np.bincount(by_hour, weights=values, minlength=1)
+    levels = np.flatnonzero(hours)
+    return DemandHistogram(gpu=gpu, replications=replications,
+                           levels=tuple(levels.tolist()), hours=tuple(hours[levels].tolist()),
+                           gpu_hours=tuple(gpu_hours[levels].tolist()))

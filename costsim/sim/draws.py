@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -13,6 +15,7 @@ from costsim.domain.uncertainty import (
     Triangular,
     Uniform,
 )
+from costsim.sim.streams import StreamKey, named_rng, named_rng_of, stream_key
 
 
 def draw(dist: Distribution, rng: np.random.Generator) -> float:
@@ -57,3 +60,26 @@ def draw_many(dist: Distribution, rng: np.random.Generator, n: int) -> NDArray[n
             return np.full(n, float(dist.low))
         return rng.triangular(dist.low, dist.mode, dist.high, size=n)
     raise TypeError(f"unknown distribution {dist!r}")
+
+
+# One draw per (stream, distribution): every plan of a replication draws the same uncertainty
+# values from the same named streams (that is how plans share futures), so the value drawn for
+# the first plan is kept for the others. Bounded like the stream seeds (a few thousand
+# replications); a miss draws again from the same stream, the same value.
+_DRAWS_KEPT = 2**15
+
+
+@functools.lru_cache(maxsize=_DRAWS_KEPT)
+def _cached_draw(dist: Distribution, key: StreamKey) -> float:
+    return draw(dist, named_rng_of(key))
+
+
+def draw_named(dist: Distribution, root: np.random.SeedSequence, *names: str) -> float:
+    """One sample of ``dist`` from the stream ``names`` under ``root``: the first value of
+    that stream, the same for every plan that asks (memoized)."""
+    if isinstance(dist, Fixed):
+        return dist.value
+    key = stream_key(root, names)
+    if key is None:
+        return draw(dist, named_rng(root, *names))
+    return _cached_draw(dist, key)

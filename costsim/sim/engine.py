@@ -11,25 +11,24 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Generator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from costsim.catalog.storage import storage_price
-from costsim.domain.phases import TrainingPhase
+from costsim.domain.phases import Phase, TrainingPhase
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.commit_pools import book_capacity_block, book_savings_plan
 from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
-from costsim.sim.draws import draw
+from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import book_commitment, book_owned
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
-from costsim.sim.streams import named_rng
-from costsim.sim.transfer import book_data_moves
+from costsim.sim.transfer import DataMove, book_data_moves
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Storage is billed at the plan's cloud, else the cloud of its first rented pool; a plan on
@@ -39,7 +38,8 @@ DEFAULT_STORAGE_CLOUD = "aws"
 
 def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
     """One value per uncertainty variable, each from its own named stream (so adding a
-    variable never changes the others' draws)."""
+    variable never changes the others' draws); drawn once per replication for every plan
+    (:func:`costsim.sim.draws.draw_named`)."""
     block = prep.scenario.uncertainty
     values: dict[str, float] = {}
     for name in block.variables():
@@ -47,8 +47,83 @@ def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[s
         if dist is None and name == "throughput_error":
             dist = prep.throughput_error
         if dist is not None:
-            values[name] = draw(dist, named_rng(root, "uncertainty", name))
+            values[name] = draw_named(dist, root, "uncertainty", name)
     return values
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _StorageSegment:
+    """A billing segment with what every replication books in it alike."""
+
+    month_index: int
+    start_s: float
+    end_s: float
+    calendar_month_s: float
+    dataset_gb_s: float  # the dataset's GB-seconds over the segment
+    egress_usd: float | None  # its share of its calendar month's egress bill (None: no bill)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _PlanStatics:
+    """What a plan's replications share: derived from the prepared plan alone, computed once
+    per plan (not once per replication) with the same arithmetic."""
+
+    order: tuple[Phase, ...]  # the scenario's phase order
+    data_moves: tuple[DataMove, ...]
+    long_phase_gpus: dict[str, tuple[str, ...]]
+    storage_key: LineKey
+    egress_key: LineKey
+    storage_usd_per_gb_month: float
+    storage: tuple[_StorageSegment, ...]
+
+
+# Prepared plans seen lately and their statics, by identity (a PreparedPlan is not hashable);
+# the plan is kept with them, so its id cannot be reused while it is here.
+_STATICS: dict[int, tuple[PreparedPlan, _PlanStatics]] = {}
+_STATICS_KEPT = 64
+
+
+def _statics(prep: PreparedPlan) -> _PlanStatics:
+    kept = _STATICS.get(id(prep))
+    if kept is not None and kept[0] is prep:
+        return kept[1]
+    statics = _plan_statics(prep)
+    if len(_STATICS) >= _STATICS_KEPT:
+        _STATICS.pop(next(iter(_STATICS)))
+    _STATICS[id(prep)] = (prep, statics)
+    return statics
+
+
+def _plan_statics(prep: PreparedPlan) -> _PlanStatics:
+    data = prep.scenario.data
+    price = storage_price(storage_cloud(prep))
+    pool = f"{price.cloud} object storage"
+    segments = prep.scenario.calendar.billing_segments()
+    covered_s: dict[str, float] = defaultdict(float)  # horizon seconds in each calendar month
+    for seg in segments:
+        covered_s[seg.calendar_month] += seg.end_s - seg.start_s
+    storage = []
+    for seg in segments:
+        egress_usd = None
+        if data.egress_gb_per_month > 0:
+            covered = covered_s[seg.calendar_month]
+            month_gb = data.egress_gb_per_month * covered / seg.calendar_month_s
+            month_usd = price.egress_usd(month_gb)
+            if month_usd > 0:  # the calendar month's bill, split over its segments by time
+                egress_usd = month_usd * (seg.end_s - seg.start_s) / covered
+        storage.append(_StorageSegment(
+            month_index=seg.month_index, start_s=seg.start_s, end_s=seg.end_s,
+            calendar_month_s=seg.calendar_month_s,
+            dataset_gb_s=data.dataset_gb * (seg.end_s - seg.start_s), egress_usd=egress_usd))
+    return _PlanStatics(
+        order=prep.scenario.phase_order(), data_moves=prep.data_moves(),
+        long_phase_gpus=long_phase_gpus(prep),
+        storage_key=LineKey(phase="", pool=pool, gpu="", option="",
+                            category=Category.STORAGE, component=Component.STORAGE),
+        egress_key=LineKey(phase="", pool=pool, gpu="", option="",
+                           category=Category.DATA_TRANSFER, component=Component.NETWORK),
+        storage_usd_per_gb_month=price.object_storage_usd_per_gb_month,
+        storage=tuple(storage))
 
 
 def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
@@ -57,14 +132,15 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     if not prep.feasible:
         raise ValueError(f"plan '{prep.plan.name}' is infeasible: {prep.infeasible_reasons}")
     calendar = prep.scenario.calendar
+    statics = _statics(prep)
     env = CountingEnvironment()
     ctx = RunContext(env=env, prep=prep, root=root, book=LedgerBook(calendar.month_labels()),
                      draws=draw_uncertainty(prep, root), keep_fleet=index == 0)
     done = {name: env.event() for name in prep.phases}
-    for phase in prep.scenario.phase_order():
+    for phase in statics.order:
         env.process(_phase_process(ctx, phase.name, done))
     env.run(until=ctx.horizon_s)
-    _book_plan_costs(ctx)
+    _book_plan_costs(ctx, statics)
     # commitments and capacity blocks: GPUs paid whether used or not
     reserved = [p for p in ctx.bounded if not p.owned] + [b for _, b in ctx.blocks]
     committed_h = sum(float(p.capacity.sum()) for p in reserved)
@@ -76,10 +152,14 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
-         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours)
+         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours
+    ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
+    windows = _demand_windows(ctx, statics.long_phase_gpus)
+    demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu))
+              for gpu, hourly in sorted(ctx.demand.items())]
     return Replication(
         index=index, ledger=ledger,
-        timelines=tuple(ctx.timelines[p.name] for p in prep.scenario.phase_order()),
+        timelines=tuple(ctx.timelines[p.name] for p in statics.order),
         training=training, serving=serving,
         queue_waits=ctx.waits_histogram(), gpu_hours_used=ctx.used_gpu_hours,
         gpu_hours_paid=ctx.rental_gpu_hours + committed_h + owned_h,
@@ -87,12 +167,11 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
         reserved_by_month=by_month, pools=_pool_uses(ctx),
         draws=tuple(sorted(ctx.draws.items())), events=env.events_processed,
         phase_costs=tuple(sorted(phase_cost.items())),
-        gpu_demand=tuple(DemandHistogram.from_hourly(gpu, hourly)
-                         for gpu, hourly in sorted(ctx.demand.items())),
-        gpu_demand_by_hour=tuple((gpu, tuple(float(u) for u in hourly))
+        gpu_demand=tuple(whole for whole, _ in demand),
+        gpu_demand_by_hour=tuple((gpu, tuple(hourly.tolist()))
                                  for gpu, hourly in sorted(ctx.demand.items()))
         if ctx.keep_fleet else (),
-        gpu_demand_in_phases=_demand_in_phases(ctx))
+        gpu_demand_in_phases=tuple(part for _, part in demand if part is not None))
 
 
 def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
@@ -109,12 +188,14 @@ def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
     return {gpu: tuple(names) for gpu, names in out.items()}
 
 
-def _demand_in_phases(ctx: RunContext) -> tuple[DemandHistogram, ...]:
-    """Per GPU type, its demand over this replication's window of the experiments and
-    serving phases using it (first start to last end, the horizon's end for a cut phase):
-    the window a commitment bought when those phases start covers, placed where they ran."""
-    out = []
-    for gpu, phases in sorted(long_phase_gpus(ctx.prep).items()):
+def _demand_windows(ctx: RunContext, gpus: dict[str, tuple[str, ...]]
+                    ) -> dict[str, tuple[int, int]]:
+    """Per GPU type, the hours of this replication's window of the experiments and serving
+    phases using it (first start to last end, the horizon's end for a cut phase): the window
+    a commitment bought when those phases start covers, placed where they ran (its demand
+    there is the replication's ``gpu_demand_in_phases``)."""
+    out = {}
+    for gpu, phases in sorted(gpus.items()):
         lines = [ctx.timelines[p] for p in phases if ctx.timelines[p].start_s is not None]
         if gpu not in ctx.demand or not lines:
             continue
@@ -123,8 +204,8 @@ def _demand_in_phases(ctx: RunContext) -> tuple[DemandHistogram, ...]:
                                        for t in lines))
         h0 = int(start_s // SECONDS_PER_HOUR)
         h1 = max(h0 + 1, math.ceil(end_s / SECONDS_PER_HOUR - 1e-9))
-        out.append(DemandHistogram.from_hourly(gpu, ctx.demand[gpu][h0:h1]))
-    return tuple(out)
+        out[gpu] = (h0, h1)
+    return out
 
 
 def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:
@@ -198,7 +279,7 @@ def _phase_process(ctx: RunContext, name: str,
     done[name].succeed()
 
 
-def _book_plan_costs(ctx: RunContext) -> None:
+def _book_plan_costs(ctx: RunContext, statics: _PlanStatics) -> None:
     calendar = ctx.prep.scenario.calendar
     for hold, from_s in ctx.open_holds:  # queues still draining: fleets held to the end
         if from_s < ctx.horizon_s:
@@ -221,14 +302,14 @@ def _book_plan_costs(ctx: RunContext) -> None:
             phase = ctx.prep.scenario.phase(name)
             ctx.timelines[name] = PhaseTimeline(phase=name, kind=phase.kind, start_s=None,
                                                 end_s=None)
-    _book_storage(ctx)
-    _book_data_moves(ctx)
+    _book_storage(ctx, statics)
+    _book_data_moves(ctx, statics)
 
 
-def _book_data_moves(ctx: RunContext) -> None:
+def _book_data_moves(ctx: RunContext, statics: _PlanStatics) -> None:
     """Copies of the data between the clouds the phases run on (costsim.sim.transfer)."""
     data = ctx.prep.scenario.data
-    book_data_moves(ctx.prep.data_moves(),
+    book_data_moves(statics.data_moves,
                     {name: t.start_s for name, t in ctx.timelines.items()},
                     dataset_gb=data.dataset_gb, checkpoints_retained=data.checkpoints_retained,
                     checkpoints=ctx.checkpoint_bytes, calendar=ctx.prep.scenario.calendar,
@@ -249,35 +330,21 @@ def storage_cloud(prep: PreparedPlan) -> str:
     return DEFAULT_STORAGE_CLOUD
 
 
-def _book_storage(ctx: RunContext) -> None:
+def _book_storage(ctx: RunContext, statics: _PlanStatics) -> None:
     """Storage and egress per calendar month, as clouds invoice them (docs/simulator.md
     "Calendar and billing"): a GB kept a whole month is one GB-month, a partial month the hours
     held ÷ that month's hours; a month's egress is the scenario's monthly GB (pro rata in a
-    month the horizon only partly covers) less that month's free allowance."""
-    data = ctx.prep.scenario.data
-    price = storage_price(storage_cloud(ctx.prep))
-    pool = f"{price.cloud} object storage"
-    storage_key = LineKey(phase="", pool=pool, gpu="", option="", category=Category.STORAGE,
-                          component=Component.STORAGE)
-    egress_key = LineKey(phase="", pool=pool, gpu="", option="",
-                         category=Category.DATA_TRANSFER, component=Component.NETWORK)
-    segments = ctx.prep.scenario.calendar.billing_segments()
-    kept = [(end_s, data.checkpoints_retained * checkpoint_bytes / 1e9)
+    month the horizon only partly covers) less that month's free allowance (the same in every
+    replication: :func:`_plan_statics`)."""
+    retained = ctx.prep.scenario.data.checkpoints_retained
+    kept = [(end_s, retained * checkpoint_bytes / 1e9)
             for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
-    covered_s: dict[str, float] = defaultdict(float)  # horizon seconds in each calendar month
-    for seg in segments:
-        covered_s[seg.calendar_month] += seg.end_s - seg.start_s
-    for seg in segments:
-        gb_s = data.dataset_gb * (seg.end_s - seg.start_s)
+    for seg in statics.storage:
+        gb_s = seg.dataset_gb_s
         for from_s, gb in kept:
             gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
         if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
-            ctx.book.spend(storage_key, seg.month_index,
-                           price.object_storage_usd_per_gb_month * gb_s / seg.calendar_month_s)
-        if data.egress_gb_per_month > 0:
-            covered = covered_s[seg.calendar_month]
-            month_gb = data.egress_gb_per_month * covered / seg.calendar_month_s
-            month_usd = price.egress_usd(month_gb)
-            if month_usd > 0:  # the calendar month's bill, split over its segments by time
-                ctx.book.spend(egress_key, seg.month_index,
-                               month_usd * (seg.end_s - seg.start_s) / covered)
+            ctx.book.spend(statics.storage_key, seg.month_index,
+                           statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s)
+        if seg.egress_usd is not None:
+            ctx.book.spend(statics.egress_key, seg.month_index, seg.egress_usd)

@@ -182,9 +182,18 @@ class LedgerBook:
 
     def spend(self, key: LineKey, month: int, amount_usd: float, gpu_hours: float = 0.0) -> None:
         """A pay-as-you-go charge: economic, cash (opex) and amortized views in one month."""
-        self.charge(key, amount_usd, gpu_hours)
-        self.cash(month, amount_usd, capex=False)
-        self.amortize(month, amount_usd)
+        # charge + cash + amortize inlined (the same additions in the same order): a
+        # replication books ~100 of these
+        if not math.isfinite(amount_usd) or not math.isfinite(gpu_hours):
+            raise ValueError(f"non-finite charge on {key}: {amount_usd}, {gpu_hours}")
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = [0.0, 0.0]
+        line[0] += gpu_hours
+        line[1] += amount_usd
+        if 0 <= month < len(self._labels):
+            self._opex[month] += amount_usd
+            self._amortized[month] += amount_usd
 
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
@@ -205,26 +214,37 @@ def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
     if not ledgers:
         raise ValueError("no ledgers to average")
     n = len(ledgers)
-    sums: dict[LineKey, list[float]] = {}
-    cents: dict[LineKey, int] = {}
+    # per line: GPU-hours summed in replication order, and integer cents (one dict lookup a
+    # line: hashing a LineKey is most of this loop's cost)
+    sums: dict[LineKey, tuple[list[float], list[int]]] = {}
     for ledger in ledgers:
         for line in ledger.lines:
-            acc = sums.setdefault(line.key, [0.0, 0.0])
-            acc[0] += line.gpu_hours
-            cents[line.key] = cents.get(line.key, 0) + round(line.amount_usd * 100)
+            acc = sums.get(line.key)
+            if acc is None:
+                acc = sums[line.key] = ([0.0], [0])
+            acc[0][0] += line.gpu_hours
+            acc[1][0] += round(line.amount_usd * 100)
     ordered = sorted(sums, key=_sort_key)
-    amounts = [c / 100 for c in apportion_cents([cents[key] for key in ordered], n)]
-    lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0] / n, amount_usd=amount)
+    amounts = [c / 100 for c in apportion_cents([sums[key][1][0] for key in ordered], n)]
+    lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0][0] / n, amount_usd=amount)
                   for key, amount in zip(ordered, amounts, strict=True))
 
-    def column(field: str) -> list[float]:
-        totals = [sum(round(getattr(led.months[index], field) * 100) for led in ledgers)
-                  for index in range(len(ledgers[0].months))]
+    # integer cents per month and view, summed in one pass over the ledgers (integer sums:
+    # the order does not matter)
+    months = len(ledgers[0].months)
+    capex, opex, amortized = [0] * months, [0] * months, [0] * months
+    for ledger in ledgers:
+        for index, row in enumerate(ledger.months):
+            capex[index] += round(row.capex_usd * 100)
+            opex[index] += round(row.opex_usd * 100)
+            amortized[index] += round(row.amortized_usd * 100)
+
+    def column(totals: list[int]) -> list[float]:
         return [c / 100 for c in apportion_cents(totals, n)]
 
     labels = [row.month for row in ledgers[0].months]
     return Ledger(lines=lines, months=_month_rows(
-        labels, column("capex_usd"), column("opex_usd"), column("amortized_usd")))
+        labels, column(capex), column(opex), column(amortized)))
 
 
 def _month_rows(labels: Sequence[str], capex: Sequence[float], opex: Sequence[float],

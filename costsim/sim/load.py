@@ -23,6 +23,7 @@ from costsim.domain.simulation import SimAssumptions
 from costsim.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 FloatArray = NDArray[np.float64]
+HOURS_PER_WEEK = 7 * 24  # the weekly shape repeats after a week of hourly buckets
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,9 +56,19 @@ def resolve_shape(load: LoadProfile, defaults: SimAssumptions,
 
 def hourly_rates(shape: LoadShape, start_day: date, start_s: float, hours: int) -> FloatArray:
     """Mean request rate (requests/s) in each hour from ``start_s`` (seconds after 00:00 of
-    ``start_day``) for ``hours`` hours."""
-    t_h = start_s / SECONDS_PER_HOUR + np.arange(hours, dtype=np.float64) + 0.5  # bucket middles
-    rate = np.full(hours, shape.peak_requests_per_s, dtype=np.float64)
+    ``start_day``) for ``hours`` hours.
+
+    The day and week shape repeats every 24 or 168 hours from the phase's start, so one
+    period is evaluated (cosines, weekdays) and tiled; the growth factor is
+    exp(ln(1 + g) · months). Both agree with evaluating every hour on its own to float
+    rounding (~1e-13 relative: an hour's clock time differs in its last bits when computed from
+    a later hour), docs/simulator.md "Serving".
+    """
+    t0_h = start_s / SECONDS_PER_HOUR
+    period = HOURS_PER_WEEK if shape.weekly else 24 if shape.diurnal else 1
+    n = min(hours, period)
+    t_h = t0_h + np.arange(n, dtype=np.float64) + 0.5  # bucket middles
+    rate = np.full(n, shape.peak_requests_per_s, dtype=np.float64)
     if shape.diurnal:
         hour_of_day = np.mod(t_h, HOURS_PER_DAY)
         wave = (1 + np.cos(2 * np.pi * (hour_of_day - shape.peak_hour) / HOURS_PER_DAY)) / 2
@@ -66,7 +77,9 @@ def hourly_rates(shape: LoadShape, start_day: date, start_s: float, hours: int) 
         weekday0 = start_day.weekday()
         weekday = np.mod(weekday0 + np.floor(t_h / HOURS_PER_DAY).astype(np.int64), 7)
         rate *= np.where(weekday >= 5, shape.weekend_fraction, 1.0)
+    if hours > n:
+        rate = np.resize(rate, hours)
     if shape.growth_pct_per_month:
-        months = (t_h - start_s / SECONDS_PER_HOUR) / HOURS_PER_MONTH
-        rate *= (1 + shape.growth_pct_per_month / 100) ** months
+        months = (np.arange(hours, dtype=np.float64) + 0.5) / HOURS_PER_MONTH
+        rate *= np.exp(np.log1p(shape.growth_pct_per_month / 100) * months)
     return rate

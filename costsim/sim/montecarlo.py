@@ -196,8 +196,9 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
     costs = [r.cost_usd for r in reps]
     mean_ledger = average_ledgers([r.ledger for r in reps])
     rate = scenario.discount_rate_pct_per_year / 100
-    npv = [sum(row.cash_usd / (1 + rate) ** ((m + 1) / 12)
-               for m, row in enumerate(r.ledger.months)) for r in reps]
+    discount = [(1 + rate) ** ((m + 1) / 12) for m in range(len(reps[0].ledger.months))]
+    npv = [sum(row.cash_usd / discount[m] for m, row in enumerate(r.ledger.months))
+           for r in reps]
     finish = [max((t.end_s if t.end_s is not None else math.inf) for t in r.timelines)
               for r in reps]
     finite_finish = [f if math.isfinite(f) else scenario.calendar.horizon_s for f in finish]

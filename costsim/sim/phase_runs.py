@@ -370,15 +370,19 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         if pool is not None:
             spot = _serve_on_spot(ctx, phase.name, pool, src.fallback, h0, entry, entry_rates,
                                   fleet.replicas, rented, tput)
-            _book_replicas(ctx, phase.name, pool, h0, rented - spot.missing_gpus,
-                           entry.gpus_per_replica)
-            served_hourly = np.maximum(0.0, served_hourly - spot.requests_lost)
-            preemptions += spot.reclaims
-            missing_gpu_hours = float(spot.unreplaced_gpus.sum())
+            if spot is None:  # no reclaims: nothing missing, nothing lost
+                _book_replicas(ctx, phase.name, pool, h0, rented, entry.gpus_per_replica)
+            else:
+                _book_replicas(ctx, phase.name, pool, h0, rented - spot.missing_gpus,
+                               entry.gpus_per_replica)
+                served_hourly = np.maximum(0.0, served_hourly - spot.requests_lost)
+                preemptions += spot.reclaims
+                missing_gpu_hours = float(spot.unreplaced_gpus.sum())
         requests += float(fleet.requests @ cover)
-        served += float(served_hourly.sum())
-        tokens += float(served_hourly.sum()) * (entry.prompt_tokens + entry.output_tokens)
-        output_tokens += float(served_hourly.sum()) * entry.output_tokens
+        served_sum = float(served_hourly.sum())
+        served += served_sum
+        tokens += served_sum * (entry.prompt_tokens + entry.output_tokens)
+        output_tokens += served_sum * entry.output_tokens
         replica_hours += float(fleet.replicas @ cover) - missing_gpu_hours / entry.gpus_per_replica
         fleet_total += fleet.replicas
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
@@ -403,19 +407,18 @@ class _SpotServing:
 
 def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: RentalPool | None,
                    h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: IntArray,
-                   rented_gpus: FloatArray, throughput_error: float) -> _SpotServing:
+                   rented_gpus: FloatArray, throughput_error: float) -> _SpotServing | None:
     """Reclaims of the rented replicas when ``pool`` is spot: drawn from the phase's and
     pool's own stream (so no other phase or plan draws differently); the fallback stands in
-    for the gap (booked here), else the capacity is missing."""
-    none = np.zeros(rented_gpus.size)
+    for the gap (booked here), else the capacity is missing. None when nothing can be
+    reclaimed (not spot, or no hazard)."""
     if pool.option is not PurchaseOption.SPOT:
-        return _SpotServing(reclaims=0, missing_gpus=none, unreplaced_gpus=none,
-                            requests_lost=none)
+        return None
     tp = entry.gpus_per_replica
     hazard = pool.spot_hazard_per_s(tp, ctx.draws["spot_hazard_scale"])
     if hazard <= 0:
-        return _SpotServing(reclaims=0, missing_gpus=none, unreplaced_gpus=none,
-                            requests_lost=none)
+        return None
+    none = np.zeros(rented_gpus.size)
     drawn = spot_reclaims(rented_gpus / tp, hazard, ctx.prep.sim_defaults.spot_reacquire_s,
                           ctx.rng("phase", phase, "spot", pool.name))
     missing_gpus = drawn.missing_replicas * tp

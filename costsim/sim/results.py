@@ -84,16 +84,23 @@ class FleetProfile:
         scenario."""
         if len(replicas) == 0:
             return cls(first_day=first_hour // HOURS_A_DAY, daily_peak=(), by_clock_hour=())
-        hours = first_hour + np.arange(len(replicas))
-        days = hours // HOURS_A_DAY
-        peak = np.zeros(int(days[-1] - days[0]) + 1, dtype=np.int64)
-        np.maximum.at(peak, days - days[0], replicas)
-        clock = hours % HOURS_A_DAY
-        sums = np.bincount(clock, weights=replicas, minlength=HOURS_A_DAY)
-        counts = np.bincount(clock, minlength=HOURS_A_DAY)
-        mean = np.divide(sums, counts, out=np.zeros(HOURS_A_DAY), where=counts > 0)
-        return cls(first_day=int(days[0]), daily_peak=tuple(int(p) for p in peak),
-                   by_clock_hour=tuple(float(m) for m in mean))
+        # whole days, the hours outside the fleet's first and last day padded: 0 replicas for
+        # the peak (counts are >= 0) and not counted for the clock-hour mean (sums of whole
+        # replica counts are exact in float in any order)
+        counts = np.asarray(replicas, dtype=np.int64)
+        lead = first_hour % HOURS_A_DAY
+        days = -(-(lead + counts.size) // HOURS_A_DAY)
+        grid = np.zeros(days * HOURS_A_DAY, dtype=np.int64)
+        grid[lead:lead + counts.size] = counts
+        by_day = grid.reshape(days, HOURS_A_DAY)
+        ran = np.zeros(days * HOURS_A_DAY, dtype=np.int64)
+        ran[lead:lead + counts.size] = 1
+        hours_ran = ran.reshape(days, HOURS_A_DAY).sum(axis=0)
+        sums = by_day.sum(axis=0).astype(np.float64)
+        mean = np.divide(sums, hours_ran, out=np.zeros(HOURS_A_DAY), where=hours_ran > 0)
+        return cls(first_day=first_hour // HOURS_A_DAY,
+                   daily_peak=tuple(by_day.max(axis=1).tolist()),
+                   by_clock_hour=tuple(mean.tolist()))
 
 
 Band = tuple[float, float, float]  # P10, P50, P90 over the replications

@@ -1,0 +1,136 @@
+"""CPU seconds per plan-replication of the simulator, one process, no report (issue 20 item 1).
+
+Loads a scenario, prepares every plan, then simulates them one after the other with
+``run_scenario``-like calls on one worker, and prints the process CPU time per
+plan-replication (preparation timed apart). ``--profile N`` prints cProfile's top N functions
+by internal time. Run it with another tree first on the path to measure that tree, e.g.
+``PYTHONPATH=/path/to/old/tree python benchmarks/bench_sim_replication.py`` for a "before".
+
+Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_sim_replication.py
+[--scenario scenarios/lifecycle-assistant.yaml] [--replications 200] [--repeat 3] [--profile 30]``.
+
+Figures are the best of ``--repeat`` runs: on a loaded machine the minimum is the closest to
+the code's own cost. Each run starts from cold caches (what a fresh process would memoize).
+
+Measured (2026-12-02, 2-core VM shared with other work, load 3-4, Python 3.11.7, flagship, 200
+replications, workers 1): 8.13 ms per plan-replication at 744b6e6 (2.04 ms in the experiments
+runner, 6.09 ms the rest) -> 4.55 ms (2.00 ms, 2.55 ms) with issue 20's per-replication work
+outside the experiments runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib
+import pstats
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from costsim.cli.scenario_names import load_scenario_file
+from costsim.sim.montecarlo import PlanResult, run_plan
+from costsim.sim.prepare import PreparedPlan, prepare_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# modules whose memoized functions (functools caches) hold what one run computed for another
+_MEMOIZING = ("costsim.domain.calendar", "costsim.sim.streams", "costsim.sim.draws",
+              "costsim.sim.load", "costsim.sim.context")
+
+
+def clear_caches() -> None:
+    """Forget what an earlier run memoized, so each timed run starts cold like a fresh
+    process (after the one-time imports)."""
+    for name in _MEMOIZING:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        for value in vars(module).values():
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                clear()
+
+
+class ExperimentsClock:
+    """CPU seconds spent inside the experiments phases' runner (its per-job loop and queue),
+    so the rest of a replication's cost can be told apart."""
+
+    def __init__(self) -> None:
+        self.cpu_s = 0.0
+        self._engine = importlib.import_module("costsim.sim.engine")
+        self._runner = self._engine.run_experiments
+
+    def __enter__(self) -> ExperimentsClock:
+        runner = self._runner
+
+        def timed(ctx: Any, prep: Any) -> Generator[Any, Any, float]:
+            inner = runner(ctx, prep)
+            value: Any = None
+            while True:
+                t0 = time.process_time()
+                try:
+                    event = inner.send(value)
+                except StopIteration as stop:
+                    self.cpu_s += time.process_time() - t0
+                    return float(stop.value)
+                self.cpu_s += time.process_time() - t0
+                value = yield event
+
+        self._engine.run_experiments = timed
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._engine.run_experiments = self._runner
+
+
+def simulate(preps: list[PreparedPlan], replications: int) -> list[PlanResult]:
+    """Every prepared plan on the same futures (seed 0), one worker, from cold caches."""
+    clear_caches()
+    return [run_plan(p, seed=0, replications=replications, workers=1) for p in preps]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scenario", type=Path,
+                        default=ROOT / "scenarios" / "lifecycle-assistant.yaml")
+    parser.add_argument("--replications", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", type=int, default=0,
+                        help="print the top N functions by internal time (one extra run)")
+    args = parser.parse_args()
+    scenario = load_scenario_file(args.scenario).scenario
+    t0 = time.process_time()
+    preps = [prepare_plan(scenario, plan) for plan in scenario.plans]
+    prepare_s = time.process_time() - t0
+    feasible = sum(p.feasible for p in preps)
+    simulate(preps, 2)  # warm caches and lazy imports once
+    best = (float("inf"), 0.0)
+    results: list[PlanResult] = []
+    for _ in range(args.repeat):
+        with ExperimentsClock() as clock:
+            t0 = time.process_time()
+            results = simulate(preps, args.replications)
+            best = min(best, (time.process_time() - t0, clock.cpu_s))
+    runs = feasible * args.replications
+    print(f"{args.scenario.name}: {feasible} feasible plans x {args.replications} replications "
+          f"in {best[0]:.2f} CPU s (best of {args.repeat}): {best[0] / runs * 1e3:.3f} ms per "
+          f"plan-replication, of which {best[1] / runs * 1e3:.3f} ms in the experiments "
+          f"phases' runner, {(best[0] - best[1]) / runs * 1e3:.3f} ms the rest; preparation "
+          f"{prepare_s:.2f} CPU s")
+    for result in results:
+        cost = result.cost_usd
+        print(f"  {result.name:<24} " + (f"mean ${cost.mean:,.2f}" if cost else "infeasible"))
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        simulate(preps, args.replications)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
+
+
+if __name__ == "__main__":
+    main()
