@@ -238,7 +238,8 @@ def _row(name: str, line: int, cells: list[str], columns: dict[str, int],
         raise fail("source", "a value is required: where the price was published")
     input_usd = numbers["input_usd_per_million_tokens"]
     output_usd = numbers["output_usd_per_million_tokens"]
-    assert input_usd is not None and output_usd is not None
+    assert input_usd is not None
+    assert output_usd is not None
     return ApiPrice(provider=provider, model=model, input_usd_per_million_tokens=input_usd,
                     output_usd_per_million_tokens=output_usd, source=cell("source"),
                     effective_date=date, provider_model_id=cell("provider_model_id"),

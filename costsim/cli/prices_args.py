@@ -74,6 +74,10 @@ def check_option_and_cloud(option: PurchaseOption | None, cloud: str | None,
                             breakeven: bool) -> None:
     """Refuse combinations that can only give an empty answer (owned is its own 'cloud')."""
     owned_cloud = cloud is not None and cloud.strip().lower() == OWNED_CLOUD
+    if option is PurchaseOption.API:
+        raise InputError("--option", "", "'api' is priced per 1M tokens, not per hour: "
+                                          "costsim prices --breakeven --model M shows the "
+                                          "per-token APIs beside a GPU (docs/pricing.md)")
     if breakeven and option is PurchaseOption.OWNED:
         raise InputError("--option", "", "--breakeven compares owning with a rental option; "
                                           "got 'owned' (leave --option out for all of them)")

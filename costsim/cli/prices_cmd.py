@@ -184,7 +184,7 @@ def _table(table: list[tuple[Offering, dict[PurchaseOption, Quote]]],
 
 def _prices(args: argparse.Namespace) -> int:
     from costsim.cli.prices_args import book_from_args, check_counts, check_option_and_cloud
-    from costsim.domain.pricing import PriceFlag, PurchaseOption
+    from costsim.domain.pricing import HOURLY_OPTIONS, PriceFlag, PurchaseOption
 
     check_counts(args)
     option = PurchaseOption.parse(args.option) if args.option else None
@@ -196,7 +196,7 @@ def _prices(args: argparse.Namespace) -> int:
         return show_breakeven(args, book, option)
     found = book.offerings(gpu=args.gpu, cloud=args.cloud, region=args.region,
                            gpus_per_instance=args.count, option=option)
-    options = [option] if option else list(PurchaseOption)
+    options = [option] if option else list(HOURLY_OPTIONS)
     table: list[tuple[Offering, dict[PurchaseOption, Quote]]] = []
     for offering in found:
         quotes = {q.option: q for q in book.quotes(offering, options)}
