@@ -1,0 +1,63 @@
+"""``option: api`` in scenario files: what validate refuses (exit 2, one line each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Cli
+
+HEAD = ("name: api\nstart: 2027-01-01\nhorizon_months: 2\n"
+        "models:\n  m: {preset: llama-3.1-8b}\n"
+        "phases:\n"
+        "  - {name: tune, kind: training, model: m, task: finetune, tokens: 1000000,\n"
+        "     lora_rank: 16}\n"
+        "  - {name: serve, kind: serving, after: [tune], duration_months: 1, model: m,\n"
+        "     load: {peak_requests_per_s: 2}, requests: {prompt_tokens: 500, "
+        "output_tokens: 100}}\n")
+
+
+def _write(tmp_path: Path, serve: str, tune: str = "{gpu: H100, count: 1}",
+           prices: str = "") -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(HEAD + prices + f"plans:\n  - name: p\n    use: {{tune: {tune}, "
+                    f"serve: {serve}}}\n", encoding="utf-8")
+    return path
+
+
+def test_an_api_use_entry_validates(cli: Cli, tmp_path: Path) -> None:
+    result = cli("validate", str(_write(tmp_path, "{option: api, provider: groq, "
+                                                   "requests_per_minute: 300}")))
+    assert result.code == 0, result.err
+
+
+@pytest.mark.parametrize(("serve", "tune", "says"), [
+    ("{option: api}", "{gpu: H100, count: 1}", "needs a provider"),
+    ("{option: api, provider: groq, gpu: L4}", "{gpu: H100, count: 1}", "leave gpu out"),
+    ("{gpu: L4, provider: groq}", "{gpu: H100, count: 1}", "go(es) with option 'api'"),
+    ("{option: api, provider: groq, requests_per_minute: 0}", "{gpu: H100, count: 1}",
+     "requests_per_minute"),
+    ("{gpu: L4}", "{option: api, provider: groq}", "only a serving phase may call one"),
+    ("{fleet: [{option: api, provider: groq}, {gpu: L4}]}", "{gpu: H100, count: 1}",
+     "cannot be part of a fleet"),
+])
+def test_a_misused_api_entry_is_one_line_exit_2(cli: Cli, tmp_path: Path, serve: str,
+                                                tune: str, says: str) -> None:
+    result = cli("validate", str(_write(tmp_path, serve, tune)))
+    assert result.code == 2
+    assert says in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_a_bad_row_of_the_scenarios_api_price_file_is_one_line_exit_2(cli: Cli,
+                                                                      tmp_path: Path) -> None:
+    (tmp_path / "api.csv").write_text(
+        "provider,model,input_usd_per_million_tokens,output_usd_per_million_tokens,source,"
+        "effective_date\nacme,llama-3.1-8b,0.5,-1,quote,2026-11-15\n", encoding="utf-8")
+    path = _write(tmp_path, "{option: api, provider: acme}",
+                  prices="prices: {price_file: api.csv}\n")
+    result = cli("validate", str(path))
+    assert result.code == 2
+    assert "api.csv:2:4: output_usd_per_million_tokens" in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
