@@ -17,6 +17,7 @@ import jinja2
 
 from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
+from costsim.report.api_compare import api_comparison_rows
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.glossary import GLOSSARY
 from costsim.units import SECONDS_PER_HOUR
@@ -52,7 +53,8 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
         comparison=[row for row in comparison["plans"] if row["name"] != comparison["baseline"]],
         baseline=comparison["baseline"],
         details=[plan_details(plans[name], phase_order) for name in plans],
-        breakevens=breakeven_rows(breakevens), glossary=GLOSSARY)
+        breakevens=breakeven_rows(breakevens), glossary=GLOSSARY,
+        api_rows=api_comparison_rows(summary["plans"]))
 
 
 def template_environment() -> jinja2.Environment:
