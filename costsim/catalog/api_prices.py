@@ -118,6 +118,21 @@ def read_api_price_file(path: Path) -> tuple[ApiPrice, ...]:
     return parse_api_prices(text, str(path), user=True)
 
 
+def api_rows_of_price_file(path: Path) -> tuple[ApiPrice, ...] | None:
+    """The rows of a price file whose header is an API price file's, else None (an instance
+    price file: :mod:`costsim.catalog.price_file` reads it, and names any problem opening it).
+
+    Raises:
+        InputError: an API price file with a bad row.
+    """
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace") as handle:
+            first = handle.readline(65_536)
+    except OSError:
+        return None
+    return read_api_price_file(path) if is_api_price_header(first) else None
+
+
 @cache
 def shipped_api_prices() -> tuple[ApiPrice, ...]:
     """The shipped table (``costsim/data/api_prices.csv``)."""

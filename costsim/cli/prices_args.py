@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from costsim.catalog.api_prices import api_rows_of_price_file
 from costsim.catalog.price_file import load_price_file_entries
 from costsim.catalog.price_tables import billing_rules
 from costsim.catalog.prices import PriceBook, price_book
@@ -56,9 +57,12 @@ def book_from_args(args: argparse.Namespace) -> PriceBook:
     """The price book with the discounts and the price file the flags give, all checked."""
     flat = _percent("--discount-pct", f"{args.discount_pct:g}", args.discount_pct)
     per_cloud = _cloud_discounts(args.cloud_discount)
-    custom, quotes = load_price_file_entries(args.price_file) if args.price_file else ((), ())
+    api_rows = api_rows_of_price_file(args.price_file) if args.price_file else None
+    custom, quotes = (load_price_file_entries(args.price_file)
+                      if args.price_file and api_rows is None else ((), ()))
     return price_book(PriceOverrides(discount_pct=flat, cloud_discount_pct=per_cloud,
-                                     custom_offerings=custom, quoted_reservations=quotes))
+                                     custom_offerings=custom, quoted_reservations=quotes,
+                                     api_prices=api_rows or ()))
 
 
 def check_counts(args: argparse.Namespace) -> None:

@@ -12,7 +12,6 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from costsim.domain.api_pricing import ApiPrice
 from costsim.domain.architecture import Architecture
 from costsim.domain.measurements import (
     RunDetails,
@@ -90,13 +89,14 @@ def iter_variant_files(path: Path, variants: Iterable[Variant]) -> Iterator[Load
 
 
 def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScenario:
+    from costsim.catalog.api_prices import api_rows_of_price_file
     from costsim.catalog.price_file import load_price_file_entries
 
     names = _reading_each_file_once(known_names())
     loaded = load(names)
     if loaded.price_file is None:
         return loaded
-    api_rows = _api_price_rows(loaded.price_file)
+    api_rows = api_rows_of_price_file(loaded.price_file)
     if api_rows is not None:  # a file of pay-per-token API rows: no clouds or regions to add
         scenario = loaded.scenario
         overrides = replace(scenario.prices.overrides, api_prices=api_rows)
@@ -116,19 +116,6 @@ def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScen
     merged_scenario = replace(scenario, prices=replace(scenario.prices, overrides=merged))
     return replace(loaded, scenario=merged_scenario,
                    resolved=resolved_scenario(merged_scenario))
-
-
-def _api_price_rows(path: Path) -> tuple[ApiPrice, ...] | None:
-    """The API rows of a price file whose header is an API price file's (costsim.catalog.
-    api_prices), else None (an instance price file, read as before)."""
-    from costsim.catalog.api_prices import is_api_price_header, read_api_price_file
-
-    try:
-        with path.open(encoding="utf-8-sig", errors="replace") as handle:
-            first = handle.readline(65_536)
-    except OSError:
-        return None  # the instance reader names the problem
-    return read_api_price_file(path) if is_api_price_header(first) else None
 
 
 def _reading_each_file_once(names: KnownNames) -> KnownNames:

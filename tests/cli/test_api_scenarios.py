@@ -61,3 +61,32 @@ def test_a_bad_row_of_the_scenarios_api_price_file_is_one_line_exit_2(cli: Cli,
     assert result.code == 2
     assert "api.csv:2:4: output_usd_per_million_tokens" in result.err
     assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_prices_breakeven_model_sets_a_gpu_against_every_api(cli: Cli, tmp_path: Path) -> None:
+    """A user API row (the price file) joins the shipped ones; each API's cost per 1M tokens
+    is its price per request of 1000 + 200 tokens; the break-even agrees with the rule."""
+    import json
+    import math
+
+    path = tmp_path / "api.csv"
+    path.write_text("provider,model,input_usd_per_million_tokens,output_usd_per_million_tokens,"
+                    "source,effective_date\nacme,llama-3.1-8b,0.5,1.5,quote,2026-11-15\n",
+                    encoding="utf-8")
+    result = cli("prices", "--breakeven", "--model", "llama-3.1-8b", "--gpu", "L4",
+                 "--prompt-tokens", "1000", "--output-tokens", "200", "--price-file", str(path),
+                 "--json")
+    assert result.code == 0, result.err
+    out = json.loads(result.out)["api_breakeven"]
+    acme = next(a for a in out["apis"] if a["provider"] == "acme")
+    # (1000 × 0.5 + 200 × 1.5) / 1200 tokens = $0.6667 per 1M tokens
+    assert acme["cost_per_million_tokens_usd"] == pytest.approx(800 / 1200, rel=1e-6)
+    replica_usd, capacity = out["replica_usd_per_hour"], out["replica_requests_per_s"]
+    x = 3600 * 0.0008  # the API's $/h per request/s
+    steps = math.ceil(replica_usd / (x * capacity - replica_usd)) - 1
+    assert acme["breakeven_requests_per_s"] == pytest.approx((steps + 1) * replica_usd / x,
+                                                             rel=1e-4)
+    assert len({a["provider"] for a in out["apis"]}) >= 5
+    result = cli("prices", "--breakeven", "--model", "llama-3.1-8b")
+    assert result.code == 2
+    assert "give --gpu too" in result.err
