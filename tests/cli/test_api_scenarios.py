@@ -90,3 +90,29 @@ def test_prices_breakeven_model_sets_a_gpu_against_every_api(cli: Cli, tmp_path:
     result = cli("prices", "--breakeven", "--model", "llama-3.1-8b")
     assert result.code == 2
     assert "give --gpu too" in result.err
+
+
+def test_run_reports_self_host_vs_api_in_text_html_and_json(cli: Cli, tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: api vs L4\nstart: 2027-01-01\nhorizon_months: 1\n"
+        "models:\n  m: {preset: llama-3.1-8b}\n"
+        "phases:\n  - {name: serve, kind: serving, duration_months: 1, model: m,\n"
+        "     load: {peak_requests_per_s: 2}, requests: {prompt_tokens: 500, "
+        "output_tokens: 100}}\n"
+        "plans:\n  - name: api\n    use: {serve: {option: api, provider: deepinfra}}\n"
+        "  - name: l4\n    use: {serve: {gpu: L4}}\n", encoding="utf-8")
+    out = tmp_path / "report"
+    result = cli("run", str(path), "--replications", "2", "--out", str(out))
+    assert result.code == 0, result.err
+    assert "Self-host or call an API" in result.out
+    assert "never: the API is cheaper at every rate" in result.out
+    assert "Self-host or call an API?" in (out / "report.html").read_text(encoding="utf-8")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    plans = {p["name"]: p for p in summary["plans"]}
+    assert plans["api"]["by_category"] == {"api-usage": plans["api"]["cost_usd"]["mean"]}
+    (row,) = plans["l4"]["api_comparison"]
+    assert row["plan_serves_on"] == "self-host"
+    assert row["api_provider"] == "deepinfra"

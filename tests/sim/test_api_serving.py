@@ -117,3 +117,31 @@ def test_self_host_vs_api_is_reported_per_serving_phase(tmp_path: Path) -> None:
     assert self_host.self_host_cost_per_million_tokens_usd is not None
     assert self_host.replica_usd_per_hour is not None
     assert self_host.replica_usd_per_hour > 0
+
+
+def test_an_api_entry_is_written_back_in_the_files_words(tmp_path: Path) -> None:
+    """The optimizer pastes plans as YAML (costsim.scenario.dump): an API entry reads back as
+    the same domain entry, in the words a person writes."""
+    from costsim.scenario.dump import plan_mapping
+
+    scenario = load_scenario_file(_scenario(
+        tmp_path, "{option: api, provider: acme, requests_per_minute: 60, ttft_s: 0.5}")).scenario
+    mapping = plan_mapping(scenario.plans[0])
+    assert mapping["use"]["serve"] == {"option": "api", "provider": "acme",
+                                       "requests_per_minute": 60, "ttft_s": 0.5}
+
+
+def test_the_optimizers_screen_prices_an_api_phase_at_its_tokens(tmp_path: Path) -> None:
+    """The analytic screen (costsim.optimize.screen) costs the API phase as the simulator does
+    (no uncertainty in this scenario): $4,207.68, and half of it under a 60/min limit."""
+    from costsim.optimize.screen import _serving
+    from costsim.sim.prepare import ServingPrep
+
+    for use, usd in (("{option: api, provider: acme}", 4_207.68),
+                     ("{option: api, provider: acme, requests_per_minute: 60}", 2_103.84)):
+        scenario = load_scenario_file(_scenario(tmp_path, use)).scenario
+        prep = prepare_plan(scenario, scenario.plans[0])
+        phase = prep.phases["serve"]
+        assert isinstance(phase, ServingPrep)
+        cost, _ = _serving(scenario, phase, 0.0, prep.sim_defaults)
+        assert cost == pytest.approx(usd, abs=0.005)
