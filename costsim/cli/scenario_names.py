@@ -98,6 +98,7 @@ def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScen
         return loaded
     api_rows = api_rows_of_price_file(loaded.price_file)
     if api_rows is not None:  # a file of pay-per-token API rows: no clouds or regions to add
+        loaded = load(replace(names, with_price_file=True))  # so the book's are checked now
         scenario = loaded.scenario
         overrides = replace(scenario.prices.overrides, api_prices=api_rows)
         with_api = replace(scenario, prices=replace(scenario.prices, overrides=overrides))

@@ -125,5 +125,5 @@ def test_estimate_flags_are_the_ones_that_change_the_rate() -> None:
 
     estimates = {flag for flag in PriceFlag if flag.is_estimate}
     assert estimates == {PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.RESERVED_BY_CONTRACT,
-                         PriceFlag.OWNED_COST_ESTIMATE}
+                         PriceFlag.OWNED_COST_ESTIMATE, PriceFlag.API_PRICE_ESTIMATE}
     assert not any(flag.blocks(PurchaseOption.RESERVED_1Y_NO_UPFRONT) for flag in estimates)
