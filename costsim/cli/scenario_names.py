@@ -96,14 +96,15 @@ def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScen
     loaded = load(names)
     if loaded.price_file is None:
         return loaded
-    api_rows = api_rows_of_price_file(loaded.price_file)
+    price_file = loaded.price_file
+    api_rows = api_rows_of_price_file(price_file)
     if api_rows is not None:  # a file of pay-per-token API rows: no clouds or regions to add
         loaded = load(replace(names, with_price_file=True))  # so the book's are checked now
         scenario = loaded.scenario
         overrides = replace(scenario.prices.overrides, api_prices=api_rows)
         with_api = replace(scenario, prices=replace(scenario.prices, overrides=overrides))
         return replace(loaded, scenario=with_api, resolved=resolved_scenario(with_api))
-    offerings, quotes = load_price_file_entries(loaded.price_file)
+    offerings, quotes = load_price_file_entries(price_file)
     # again, now that the file's clouds and regions are known names too
     loaded = load(replace(
         names, clouds=names.clouds | {o.cloud for o in offerings},
