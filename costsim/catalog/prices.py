@@ -28,6 +28,7 @@ from costsim.catalog.resources import csv_bool
 from costsim.catalog.servers import OWNED_CLOUD, owned_offerings, server_bom
 from costsim.domain.gpu import GPUS_PER_NODE
 from costsim.domain.pricing import (
+    HOURLY_OPTIONS,
     RENTAL_OPTIONS,
     BillingRule,
     Offering,
@@ -196,6 +197,8 @@ class PriceBook:
         reservation = None
         hazard = None
         source = offering.source
+        if option is PurchaseOption.API:
+            return None  # per-token prices are not an offering's (catalog/api_prices.py)
         if option is PurchaseOption.OWNED:
             if offering.cloud != OWNED_CLOUD:
                 return None
@@ -238,7 +241,7 @@ class PriceBook:
                      spot_hazard=hazard)
 
     def quotes(self, offering: Offering,
-               options: Iterable[PurchaseOption] = tuple(PurchaseOption)) -> tuple[Quote, ...]:
+               options: Iterable[PurchaseOption] = HOURLY_OPTIONS) -> tuple[Quote, ...]:
         """Quotes of ``offering`` for every option it is sold with."""
         found = (self.quote(offering, option) for option in options)
         return tuple(q for q in found if q is not None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from costsim.catalog.api_prices import api_rows_of_price_file
 from costsim.catalog.price_file import load_price_file_entries
 from costsim.catalog.price_tables import billing_rules
 from costsim.catalog.prices import PriceBook, price_book
@@ -56,9 +57,12 @@ def book_from_args(args: argparse.Namespace) -> PriceBook:
     """The price book with the discounts and the price file the flags give, all checked."""
     flat = _percent("--discount-pct", f"{args.discount_pct:g}", args.discount_pct)
     per_cloud = _cloud_discounts(args.cloud_discount)
-    custom, quotes = load_price_file_entries(args.price_file) if args.price_file else ((), ())
+    api_rows = api_rows_of_price_file(args.price_file) if args.price_file else None
+    custom, quotes = (load_price_file_entries(args.price_file)
+                      if args.price_file and api_rows is None else ((), ()))
     return price_book(PriceOverrides(discount_pct=flat, cloud_discount_pct=per_cloud,
-                                     custom_offerings=custom, quoted_reservations=quotes))
+                                     custom_offerings=custom, quoted_reservations=quotes,
+                                     api_prices=api_rows or ()))
 
 
 def check_counts(args: argparse.Namespace) -> None:
@@ -74,6 +78,10 @@ def check_option_and_cloud(option: PurchaseOption | None, cloud: str | None,
                             breakeven: bool) -> None:
     """Refuse combinations that can only give an empty answer (owned is its own 'cloud')."""
     owned_cloud = cloud is not None and cloud.strip().lower() == OWNED_CLOUD
+    if option is PurchaseOption.API:
+        raise InputError("--option", "", "'api' is priced per 1M tokens, not per hour: "
+                                          "costsim prices --breakeven --model M shows the "
+                                          "per-token APIs beside a GPU (docs/pricing.md)")
     if breakeven and option is PurchaseOption.OWNED:
         raise InputError("--option", "", "--breakeven compares owning with a rental option; "
                                           "got 'owned' (leave --option out for all of them)")

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costsim.cli.common import EXIT_OK, add_json_flag, examples, format_table, print_json
-from costsim.cli.ranges import CLOUD_NAMES
+from costsim.cli.flags import value_argtype
+from costsim.cli.ranges import CLOUD_NAMES, FLAG_RANGES
 
 if TYPE_CHECKING:
     from costsim.catalog.prices import PriceBook
@@ -41,7 +42,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "renting."),
         epilog=examples("costsim prices --gpu H100 --option on-demand --limit 10",
                         "costsim prices --gpu A100 --cloud aws --region us-east-1 --json",
-                        "costsim prices --breakeven --gpu H100 --discount-pct 10"),
+                        "costsim prices --breakeven --gpu H100 --discount-pct 10",
+                        "costsim prices --breakeven --model llama-3.1-8b --gpu L4"),
     )
     prices.add_argument("--gpu", metavar="NAME",
                         help="canonical GPU name, alias, or the name nvidia-smi prints "
@@ -60,6 +62,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     prices.add_argument("--breakeven", action="store_true",
                         help="owned cost per delivered GPU-hour vs utilization, and the "
                              "break-even utilization against each rental option (default off)")
+    prices.add_argument("--model", metavar="PRESET",
+                        help="with --breakeven and --gpu: self-host the model on the GPU vs "
+                             "every pay-per-token API that prices it (default: none)")
+    prices.add_argument("--prompt-tokens", type=value_argtype("prompt-tokens"), metavar="N",
+                        help="with --model: prompt tokens per request, "
+                             f"{FLAG_RANGES['--prompt-tokens'].describe()} (default 512)")
+    prices.add_argument("--output-tokens", type=value_argtype("output-tokens"), metavar="N",
+                        help="with --model: output tokens per request, "
+                             f"{FLAG_RANGES['--output-tokens'].describe()} (default 256)")
     prices.add_argument("--price-file", type=Path, metavar="CSV",
                         help="custom prices that replace or add rows, see docs/pricing.md "
                              "(default: none)")
@@ -184,19 +195,28 @@ def _table(table: list[tuple[Offering, dict[PurchaseOption, Quote]]],
 
 def _prices(args: argparse.Namespace) -> int:
     from costsim.cli.prices_args import book_from_args, check_counts, check_option_and_cloud
-    from costsim.domain.pricing import PriceFlag, PurchaseOption
+    from costsim.domain.pricing import HOURLY_OPTIONS, PriceFlag, PurchaseOption
+    from costsim.errors import InputError
 
     check_counts(args)
     option = PurchaseOption.parse(args.option) if args.option else None
     check_option_and_cloud(option, args.cloud, args.breakeven)
     book = book_from_args(args)
+    if args.model is not None or args.prompt_tokens is not None or (
+            args.output_tokens is not None):
+        if not args.breakeven or args.model is None:
+            raise InputError("--model", "", "--model, --prompt-tokens and --output-tokens go "
+                             "with --breakeven --model PRESET --gpu NAME")
+        from costsim.cli.prices_api import show_api_breakeven
+
+        return show_api_breakeven(args, book)
     if args.breakeven:
         from costsim.cli.prices_breakeven import show_breakeven
 
         return show_breakeven(args, book, option)
     found = book.offerings(gpu=args.gpu, cloud=args.cloud, region=args.region,
                            gpus_per_instance=args.count, option=option)
-    options = [option] if option else list(PurchaseOption)
+    options = [option] if option else list(HOURLY_OPTIONS)
     table: list[tuple[Offering, dict[PurchaseOption, Quote]]] = []
     for offering in found:
         quotes = {q.option: q for q in book.quotes(offering, options)}

@@ -175,6 +175,26 @@ def measured_line(run: RunResult) -> str:
             "(report: Assumptions, summary.json inputs.measured_inputs).")
 
 
+def api_lines(run: RunResult) -> list[str]:
+    """Self-host vs API per serving phase of the feasible plans (empty without serving)."""
+    from costsim.report.api_compare import api_comparison_rows
+    from costsim.report.summary import api_comparison_json
+
+    plans = ({"name": plan.name,
+              "api_comparison": [api_comparison_json(c) for c in plan.api_comparison]}
+             for plan in ranked(run.plans))
+    rows = api_comparison_rows(plans, run.scenario.currency)
+    if not rows:
+        return []
+    sym = run.scenario.currency.symbol
+    table = format_table([(r["plan"], r["phase"], r["serves_on"], r["self_host"], r["api"],
+                           r["breakeven"]) for r in rows],
+                         ("plan", "phase", "on", f"self-host {sym}/1M tok", f"API {sym}/1M tok",
+                          "self-hosting wins"), right_align=(3, 4), max_width=TABLE_WIDTH,
+                         shrink=(5,))
+    return ["Self-host or call an API (per serving phase; ~ an estimated price):", table]
+
+
 def render_run(run: RunResult, report_dir: str | None) -> str:
     """The whole text output of ``costsim run``."""
     scenario = run.scenario
@@ -183,6 +203,8 @@ def render_run(run: RunResult, report_dir: str | None) -> str:
     parts = [head, ""]
     if ranked(run.plans):
         parts += [plan_table(run), ""]
+    if api := api_lines(run):
+        parts += [*api, ""]
     if infeasible := infeasible_lines(run):
         parts += [*infeasible, ""]
     parts += recommendation_lines(run)

@@ -89,13 +89,22 @@ def iter_variant_files(path: Path, variants: Iterable[Variant]) -> Iterator[Load
 
 
 def _with_price_file(load: Callable[[KnownNames], LoadedScenario]) -> LoadedScenario:
+    from costsim.catalog.api_prices import api_rows_of_price_file
     from costsim.catalog.price_file import load_price_file_entries
 
     names = _reading_each_file_once(known_names())
     loaded = load(names)
     if loaded.price_file is None:
         return loaded
-    offerings, quotes = load_price_file_entries(loaded.price_file, loaded.scenario.currency)
+    price_file = loaded.price_file
+    api_rows = api_rows_of_price_file(price_file)
+    if api_rows is not None:  # a file of pay-per-token API rows: no clouds or regions to add
+        loaded = load(replace(names, with_price_file=True))  # so the book's are checked now
+        scenario = loaded.scenario
+        overrides = replace(scenario.prices.overrides, api_prices=api_rows)
+        with_api = replace(scenario, prices=replace(scenario.prices, overrides=overrides))
+        return replace(loaded, scenario=with_api, resolved=resolved_scenario(with_api))
+    offerings, quotes = load_price_file_entries(price_file, loaded.scenario.currency)
     # again, now that the file's clouds and regions are known names too
     loaded = load(replace(
         names, clouds=names.clouds | {o.cloud for o in offerings},

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
+from costsim.domain.api_pricing import ApiUse
 from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.errors import ScenarioError
 
@@ -65,6 +66,8 @@ class UseEntry:
     ``traffic`` (serving) is the share of each request bucket, in the phase's ``requests``
     order, this entry serves (None: the simulator routes each bucket whole to the cheapest
     entry); over a fleet each bucket's shares add up to 1 (:class:`PhaseUse`).
+    ``api`` (with option ``api``, a serving phase's only entry) calls a pay-per-token API
+    instead of running GPUs; ``gpu`` is then empty.
     """
 
     gpu: str
@@ -77,8 +80,10 @@ class UseEntry:
     region: str | None = None
     autoscale: Autoscale | None = None
     traffic: tuple[float, ...] | None = None
+    api: ApiUse | None = None
 
     def __post_init__(self) -> None:
+        self._check_api()
         if self.traffic is not None:
             if not self.traffic:
                 raise ScenarioError("", "traffic", "needs one share per request bucket, got none")
@@ -104,6 +109,31 @@ class UseEntry:
         if self.fallback is not None and self.fallback is not PurchaseOption.ON_DEMAND:
             raise ScenarioError("", "fallback", f"must be on-demand, got '{self.fallback}'")
 
+    def _check_api(self) -> None:
+        """Option ``api`` goes with a provider and no GPU keys; a provider with option api."""
+        is_api = self.option is PurchaseOption.API
+        if is_api and self.api is None:
+            raise ScenarioError("", "provider", "option 'api' needs a provider (e.g. together; "
+                                "docs/pricing.md lists the shipped ones)")
+        if not is_api and self.api is not None:
+            raise ScenarioError("", "provider", f"a provider goes with option 'api', got "
+                                f"option '{self.option}'")
+        if not is_api:
+            return
+        for key in ("count", "spill", "fallback", "spot_share", "cloud", "region",
+                    "autoscale", "traffic"):
+            if getattr(self, key) is not None:
+                raise ScenarioError("", key, "has no meaning for option 'api' (the provider "
+                                    "runs the GPUs; its rate limit bounds the requests)")
+        if self.gpu:
+            raise ScenarioError("", "gpu", f"option 'api' runs on the provider's hardware; "
+                                f"leave gpu out (got '{self.gpu}')")
+
+    @property
+    def is_api(self) -> bool:
+        """Whether this entry calls a pay-per-token API."""
+        return self.api is not None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PhaseUse:
@@ -115,10 +145,18 @@ class PhaseUse:
     def __post_init__(self) -> None:
         if not self.entries:
             raise ScenarioError("", f"use.{self.phase}", "needs at least one GPU entry")
+        if len(self.entries) > 1 and any(entry.is_api for entry in self.entries):
+            raise ScenarioError("", f"use.{self.phase}.fleet", "an 'api' entry serves the "
+                                "phase alone; it cannot be part of a fleet")
         gpus = [entry.gpu for entry in self.entries]
         if len(set(gpus)) != len(gpus):
             raise ScenarioError("", f"use.{self.phase}.fleet", f"names a GPU twice: {gpus}")
         self._check_traffic()
+
+    @property
+    def api(self) -> ApiUse | None:
+        """The API the phase calls (an ``api`` entry is the phase's only one), else None."""
+        return self.entries[0].api
 
     @property
     def routed(self) -> bool:

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from costsim.domain.api_pricing import ApiPrice
 from costsim.domain.reservation import ReservationTerms
 from costsim.domain.spot import SpotHazard
 from costsim.errors import CatalogError, InputError
@@ -39,6 +40,7 @@ class PurchaseOption(StrEnum):
     RESERVED_3Y_PARTIAL_UPFRONT = "reserved-3y-partial-upfront"
     RESERVED_3Y_ALL_UPFRONT = "reserved-3y-all-upfront"
     OWNED = "owned"
+    API = "api"  # pay-per-token (serving only): priced per 1M tokens, not per hour
 
     @property
     def is_reserved(self) -> bool:
@@ -79,8 +81,11 @@ class PurchaseOption(StrEnum):
                              f"{', '.join(o.value for o in cls)}") from None
 
 
-RENTAL_OPTIONS: tuple[PurchaseOption, ...] = tuple(o for o in PurchaseOption
-                                                   if o is not PurchaseOption.OWNED)
+RENTAL_OPTIONS: tuple[PurchaseOption, ...] = tuple(
+    o for o in PurchaseOption if o not in (PurchaseOption.OWNED, PurchaseOption.API))
+# the options an instance offering is priced with (per hour): every option but per-token APIs
+HOURLY_OPTIONS: tuple[PurchaseOption, ...] = tuple(o for o in PurchaseOption
+                                                   if o is not PurchaseOption.API)
 
 
 class PriceFlag(StrEnum):
@@ -104,6 +109,8 @@ class PriceFlag(StrEnum):
     USER_OVERRIDE = "user-override"
     # the reserved rate is a sales quote the user gave (it replaced the table's estimate)
     QUOTED_RESERVATION = "quoted-reservation"
+    # a pay-per-token API's price is costsim's estimate (``~`` in costsim/data/api_prices.csv)
+    API_PRICE_ESTIMATE = "api-price-estimate"
 
     @property
     def is_estimate(self) -> bool:
@@ -142,7 +149,8 @@ BLOCKING_FLAGS: dict[PriceFlag, frozenset[PurchaseOption]] = {
 # the hazard only enters expected-hours costing.
 ESTIMATE_FLAGS: tuple[PriceFlag, ...] = (PriceFlag.RESERVED_BY_CONTRACT,
                                          PriceFlag.RESERVED_DISCOUNT_ESTIMATE,
-                                         PriceFlag.OWNED_COST_ESTIMATE)
+                                         PriceFlag.OWNED_COST_ESTIMATE,
+                                         PriceFlag.API_PRICE_ESTIMATE)
 _ESTIMATES = frozenset(ESTIMATE_FLAGS)
 
 
@@ -278,6 +286,9 @@ class PriceOverrides:
     custom_offerings: tuple[Offering, ...] = ()
     quoted_reservations: tuple[QuotedReservation, ...] = ()
     allowed_flags: tuple[PriceFlag, ...] = ()
+    # pay-per-token API rows of the scenario's price file (costsim.domain.api_pricing.ApiPrice):
+    # they replace the shipped row of the same (provider, model)
+    api_prices: tuple[ApiPrice, ...] = ()
 
     def __post_init__(self) -> None:
         for where, pct in (("discount_pct", self.discount_pct),

@@ -249,6 +249,10 @@ class Scenario:
             if use.phase not in phase_names:
                 raise _unknown(f"{where}.use", "phase", use.phase, phase_names)
             phase = self.phase(use.phase)
+            if phase.kind is not PhaseKind.SERVING and use.api is not None:
+                raise ScenarioError("", f"{where}.use.{use.phase}.option", f"'api' serves "
+                                    f"requests: only a serving phase may call one; "
+                                    f"{phase.kind} phase '{phase.name}' runs on GPUs")
             if phase.kind is not PhaseKind.SERVING and len(use.entries) > 1:
                 raise ScenarioError("", f"{where}.use.{use.phase}", "only a serving phase may "
                                     f"mix GPU types; {phase.kind} phase '{phase.name}' names "

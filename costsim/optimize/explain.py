@@ -143,6 +143,8 @@ def buys(plan: Plan) -> str:
 
 
 def _entry(entry: UseEntry) -> str:
+    if entry.api is not None:
+        return f"the {entry.api.provider} API (pay per token)"
     count = f"{entry.count}×" if entry.count is not None and not entry.option.is_reserved else ""
     option = {PurchaseOption.ON_DEMAND: "on demand", PurchaseOption.OWNED: "owned servers",
               PurchaseOption.SPOT: "spot"}.get(entry.option, "reserved")

@@ -276,6 +276,11 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
     growth = scenario.uncertainty.demand_growth_pct_per_month
     shape = resolve_shape(phase.load, sim, None if growth is None else growth.mean)
     rates = hourly_rates(shape, scenario.calendar.start, start_s, hours)
+    if prep.api is not None:  # a pay-per-token API: the served requests at its price
+        api = prep.api
+        served = np.minimum(rates, api.capacity_requests_per_s) * cover * SECONDS_PER_HOUR
+        return (float(served.sum()) * api.price.usd_per_request(api.prompt_tokens,
+                                                                 api.output_tokens), duration)
     cost = 0.0
     for entry in prep.entries:
         replicas = replicas_for(rates * entry.request_share, entry.sizing_capacity_s,

@@ -44,6 +44,7 @@ CATEGORY_COLORS: dict[Category, str] = {
     Category.DATA_TRANSFER: "#CC79A7", Category.CAPEX: "#000000",
     Category.RESIDUAL_VALUE: "#999999", Category.POWER_COLOCATION: "#009E73",
     Category.MAINTENANCE_STAFF: "#8FBC8F", Category.STRANDED_COMMITMENT: "#F0E442",
+    Category.API_USAGE: "#004D80",
 }
 # Cumulative cash is drawn on a log scale when the dearest plan ends above this multiple of
 # the cheapest: on a linear scale one owned plan's capex (or one plan 5× the others) squeezes

@@ -31,6 +31,8 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
      "SLO cannot be met, a commitment no phase uses); its reasons are listed."),
     ("compute", "GPU (and bundled CPU/RAM) time paid for work."),
     ("reserved-idle", "Committed hours within the horizon that no work used."),
+    ("api-usage", "A pay-per-token API's charges: input and output tokens served, each at "
+     "the provider's price per 1M tokens."),
     ("stranded-commitment", "The part of a reservation's obligation that falls after the "
      "horizon's end."),
     ("spot-lost-work", "Spot hours paid for work lost to preemptions (redone from the last "

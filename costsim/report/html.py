@@ -19,6 +19,7 @@ import jinja2
 from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.currency import USD, Currency, currency_of
+from costsim.report.api_compare import api_comparison_rows
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.currency_view import displayed
 from costsim.report.glossary import GLOSSARY
@@ -47,6 +48,7 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
     """The page of a run, in the summary's display currency (``comparison``: of the plans
     as converted)."""
     currency = currency_of(summary)
+    api_rows = api_comparison_rows(summary["plans"], currency)  # from the USD figures
     summary = displayed(summary)
     environment = template_environment(currency)
     plans = {plan["name"]: plan for plan in summary["plans"]}
@@ -59,7 +61,8 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
         comparison=[row for row in comparison["plans"] if row["name"] != comparison["baseline"]],
         baseline=comparison["baseline"],
         details=[plan_details(plans[name], phase_order, currency) for name in plans],
-        breakevens=breakeven_rows(breakevens, currency), glossary=GLOSSARY)
+        breakevens=breakeven_rows(breakevens, currency), glossary=GLOSSARY,
+        api_rows=api_rows)
 
 
 def template_environment(currency: Currency = USD, *, convert: bool = False

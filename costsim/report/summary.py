@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from costsim.domain.currency import currency_json
+from costsim.sim.api_serving import ApiComparison
 from costsim.sim.ledger import Ledger, LedgerLine
 from costsim.sim.montecarlo import PlanMetrics, PlanResult, Stats
 from costsim.sim.results import DefaultUsed, PriceUsed
@@ -99,6 +100,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
                                 for month, stats in plan.cumulative_cash_usd_by_month],
         "events": plan.events,
         "estimated_inputs": estimated_inputs_json(plan),
+        "api_comparison": [api_comparison_json(c) for c in plan.api_comparison],
         # the training phases' steady rates and their basis (DESIGN §12), when the scenario
         # has measured training runs
         **({"training_rates": [
@@ -106,6 +108,24 @@ def plan_json(plan: PlanResult) -> JsonDict:
              "tokens_per_s": round(r.tokens_per_s, 3), "basis": r.basis,
              "profile_source": r.profile_source or None} for r in plan.training_rates]}
            if plan.training_rates else {}),
+    }
+
+
+def api_comparison_json(c: ApiComparison) -> JsonDict:
+    """Self-host vs API for one serving phase (docs/pricing.md "Pay-per-token APIs")."""
+    return {
+        "phase": c.phase, "model": c.model, "plan_serves_on": c.plan_serves_on,
+        "self_host_gpu": c.self_host_gpu,
+        "self_host_cost_per_million_tokens_usd": _round(
+            c.self_host_cost_per_million_tokens_usd, RATE_DIGITS),
+        "api_provider": c.api_provider,
+        "api_cost_per_million_tokens_usd": _round(c.api_cost_per_million_tokens_usd,
+                                                  RATE_DIGITS),
+        "api_price_estimate": c.api_price_estimate,
+        "replica_usd_per_hour": _round(c.replica_usd_per_hour, RATE_DIGITS),
+        "replica_requests_per_s": _round(c.replica_requests_per_s, RATE_DIGITS),
+        "breakeven_requests_per_s": _round(c.breakeven_requests_per_s, RATE_DIGITS),
+        "peak_requests_per_s": c.peak_requests_per_s,
     }
 
 
@@ -158,6 +178,9 @@ def price_json(price: PriceUsed) -> JsonDict:
         "source": price.source, "effective_date": price.effective_date,
         "estimate": price.estimate, "flags": list(price.flags),
         **({} if price.usd_per_gb is None else {"usd_per_gb": price.usd_per_gb}),
+        **({} if price.input_usd_per_million_tokens is None else {
+            "input_usd_per_million_tokens": price.input_usd_per_million_tokens,
+            "output_usd_per_million_tokens": price.output_usd_per_million_tokens}),
     }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from costsim.domain.api_pricing import ApiUse
 from costsim.domain.architecture import Architecture
 from costsim.domain.calendar import Calendar
 from costsim.domain.commitments import CapacityBlock, SavingsPlan
@@ -555,7 +556,12 @@ class Builder:
             (*path, "autoscale"), Autoscale, min_replicas=e.autoscale.min,
             max_replicas=e.autoscale.max, target_utilization=e.autoscale.target_utilization,
             scale_up_delay_s=e.autoscale.scale_up_delay_s)
-        return make(path, UseEntry, gpu=self.gpu((*path, "gpu"), e.gpu),
+        api = None if e.provider is None else make(
+            path, ApiUse, provider=e.provider.strip().lower(),
+            requests_per_minute=e.requests_per_minute, tokens_per_minute=e.tokens_per_minute,
+            ttft_s=e.ttft_s, output_tokens_per_s=e.output_tokens_per_s)
+        return make(path, UseEntry, gpu="" if e.gpu is None else self.gpu((*path, "gpu"), e.gpu),
+                    api=api,
                     option=e.purchase_option(), count=e.count,
                     spill=None if e.spill is None else PurchaseOption(e.spill),
                     fallback=None if e.fallback is None else PurchaseOption(e.fallback),

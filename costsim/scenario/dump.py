@@ -89,6 +89,12 @@ def _put(mapping: dict[str, Any], key: str, value: object) -> None:
 
 
 def _entry(entry: UseEntry) -> dict[str, Any]:
+    if entry.api is not None:  # a pay-per-token API: the provider and what the plan states
+        api: dict[str, Any] = {"option": "api", "provider": entry.api.provider}
+        for key in ("requests_per_minute", "tokens_per_minute", "ttft_s",
+                    "output_tokens_per_s"):
+            _put(api, key, getattr(entry.api, key))
+        return api
     out: dict[str, Any] = {"gpu": entry.gpu}
     option = entry.option
     if option.is_reserved:

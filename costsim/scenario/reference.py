@@ -18,7 +18,8 @@ _UNITS = (("_usd_per_hour", "$ per instance-hour"), ("usd_per_hour", "$ per hour
           ("_pct_per_month", "% per month"), ("_pct", "%"), ("_gib", "GiB (2^30 bytes)"),
           ("_gb_per_month", "GB (10^9 bytes) per month"), ("_gb", "GB (10^9 bytes)"),
           ("_tb", "TB (10^12 bytes)"), ("_gbps", "Gbit/s"), ("_per_s", "per second"),
-          ("_per_day", "per day"), ("_s", "seconds"), ("_days", "days"),
+          ("_per_minute", "per minute"), ("_per_day", "per day"), ("_s", "seconds"),
+          ("_days", "days"),
           ("_months", "months"), ("_years", "years"), ("tokens", "tokens"),
           ("gpu_hours", "GPU-hours"))
 # Where each object sits in the file.

@@ -6,6 +6,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from costsim.domain.api_pricing import (
+    MAX_OUTPUT_TOKENS_PER_S,
+    MAX_REQUESTS_PER_MINUTE,
+    MAX_TOKENS_PER_MINUTE,
+    MAX_TTFT_S,
+)
 from costsim.domain.commitments import MAX_BLOCK_DAYS, MAX_USD_PER_HOUR, MIN_BLOCK_DAYS
 from costsim.domain.plans import MAX_GPUS, MAX_SERVERS
 from costsim.domain.pricing import Payment, PurchaseOption
@@ -15,7 +21,7 @@ from costsim.scenario.spec_common import Date, Name, Number, Spec, Term, Whole
 OptionWord = Literal["on-demand", "spot", "reserved", "owned", "reserved-1y-no-upfront",
                      "reserved-1y-partial-upfront", "reserved-1y-all-upfront",
                      "reserved-3y-no-upfront", "reserved-3y-partial-upfront",
-                     "reserved-3y-all-upfront"]
+                     "reserved-3y-all-upfront", "api"]
 Overflow = Literal["on-demand", "spot"]
 # A fleet entry's traffic list has one share per request bucket: at most as many as a phase's
 # `requests` list may hold (spec_phases.RequestsSpec).
@@ -36,9 +42,11 @@ class AutoscaleSpec(Spec):
 class UseEntrySpec(Spec):
     """One GPU type a phase uses, with its purchase option."""
 
-    gpu: Name = Field(description="GPU name (catalog names, aliases, nvidia-smi names)")
+    gpu: Name | None = Field(None, description="GPU name (catalog names, aliases, nvidia-smi "
+                             "names); required unless option is api")
     option: OptionWord = Field("on-demand", description="on-demand, spot, reserved (with term "
-                               "and payment), owned, or an exact reserved-<term>-<payment>")
+                               "and payment), owned, an exact reserved-<term>-<payment>, or "
+                               "api (a serving phase calls a pay-per-token API, with provider)")
     term: Term | None = Field(None, description="1y or 3y (with option reserved)")
     payment: Payment | None = Field(None, description="with option reserved (default "
                                     "no-upfront)")
@@ -59,6 +67,39 @@ class UseEntrySpec(Spec):
         description="serving: the share (each in [0, 1]) of each request size, in the phase's "
         "`requests` order, this entry serves; over a fleet each size's shares add up to 1, and "
         "every entry gives them or none does (none: each size goes whole to the cheapest entry)")
+    provider: Name | None = Field(None, description="with option api: the API provider "
+                                  "(docs/pricing.md; costsim/data/api_prices.csv or the price "
+                                  "file's API rows)")
+    requests_per_minute: Number | None = Field(
+        None, gt=0, le=MAX_REQUESTS_PER_MINUTE, description="with option api: the rate limit "
+        "in requests per minute (none: the provider's published one, else no limit)")
+    tokens_per_minute: Number | None = Field(
+        None, gt=0, le=MAX_TOKENS_PER_MINUTE, description="with option api: the rate limit "
+        "in prompt + output tokens per minute (none: the provider's published one, else none)")
+    ttft_s: Number | None = Field(None, gt=0, le=MAX_TTFT_S, description="with option api: "
+                                  "median time to first token (none: the provider's published "
+                                  "figure)")
+    output_tokens_per_s: Number | None = Field(
+        None, gt=0, le=MAX_OUTPUT_TOKENS_PER_S, description="with option api: median output "
+        "tokens per second of a request (none: the provider's published figure)")
+
+    @model_validator(mode="after")
+    def _api_words(self) -> UseEntrySpec:
+        api_keys = [key for key in ("provider", "requests_per_minute", "tokens_per_minute",
+                                    "ttft_s", "output_tokens_per_s")
+                    if getattr(self, key) is not None]
+        if self.option == "api":
+            if self.provider is None:
+                raise ValueError("option 'api' needs a provider (e.g. together)")
+            if self.gpu is not None:
+                raise ValueError("option 'api' runs on the provider's hardware; leave gpu out")
+        else:
+            if api_keys:
+                raise ValueError(f"{', '.join(api_keys)} go(es) with option 'api'; option is "
+                                 f"'{self.option}'")
+            if self.gpu is None:
+                raise ValueError("a use entry needs a gpu (or option: api with a provider)")
+        return self
 
     @model_validator(mode="after")
     def _reserved_words(self) -> UseEntrySpec:

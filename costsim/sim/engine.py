@@ -19,6 +19,7 @@ import numpy as np
 from costsim.catalog.storage import storage_price
 from costsim.domain.phases import Phase, TrainingPhase
 from costsim.domain.uncertainty import Distribution
+from costsim.sim.api_serving import run_api_serving
 from costsim.sim.commit_pools import book_capacity_block, book_savings_plan
 from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
@@ -271,6 +272,8 @@ def _phase_process(ctx: RunContext, name: str,
         end = yield from run_training(ctx, prep)
     elif isinstance(prep, ExperimentsPrep):
         end = yield from run_experiments(ctx, prep)
+    elif prep.api is not None:  # a pay-per-token API serves the phase
+        end = yield from run_api_serving(ctx, prep)
     else:
         end = yield from run_serving(ctx, prep)
     ctx.timelines[name] = PhaseTimeline(phase=name, kind=phase.kind, start_s=start,

@@ -42,6 +42,7 @@ class Category(StrEnum):
     POWER_COLOCATION = "power-colocation"
     MAINTENANCE_STAFF = "maintenance-staff"
     STRANDED_COMMITMENT = "stranded-commitment"
+    API_USAGE = "api-usage"  # per-token charges of a pay-per-token API (DESIGN §7)
 
 
 class Component(StrEnum):
@@ -57,11 +58,12 @@ class Component(StrEnum):
     CPU = "cpu"
     MEMORY = "memory"
     CHASSIS = "chassis"
+    API_TOKENS = "api-tokens"  # a pay-per-token API: GPU time bought by the token
 
     @property
     def budget_group(self) -> str:
         """``gpu``, ``memory-storage`` or ``other``: the seed rule's three budget shares."""
-        if self in (Component.GPU_INSTANCE, Component.GPU):
+        if self in (Component.GPU_INSTANCE, Component.GPU, Component.API_TOKENS):
             return "gpu"
         if self in (Component.MEMORY, Component.STORAGE):
             return "memory-storage"

@@ -19,6 +19,7 @@ import numpy as np
 
 from costsim.domain.phases import PhaseKind
 from costsim.domain.scenario import Scenario
+from costsim.sim.api_serving import ApiComparison, api_comparisons, api_warnings
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger, average_ledgers
@@ -111,6 +112,8 @@ class PlanResult:
     training_rates: tuple[TrainingRate, ...] = ()
     # what this plan's run did that a reader must know (DESIGN §7 "Warnings")
     warnings: tuple[str, ...] = ()
+    # self-host vs API per serving phase (costsim.sim.api_serving)
+    api_comparison: tuple[ApiComparison, ...] = ()
 
     @property
     def estimated_inputs(self) -> tuple[EstimatedInput, ...]:
@@ -252,7 +255,8 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
             DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
                 h for r in reps for h in r.gpu_demand_in_phases).items())),
         events=sum(r.events for r in reps), training_rates=training_rates(prep),
-        warnings=horizon_cuts(scenario, reps) + block_warnings(prep, reps))
+        warnings=horizon_cuts(scenario, reps) + block_warnings(prep, reps) + api_warnings(prep),
+        api_comparison=api_comparisons(prep, reps))
 
 
 def horizon_cuts(scenario: Scenario, reps: Sequence[Replication]) -> tuple[str, ...]:

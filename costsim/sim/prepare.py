@@ -45,6 +45,7 @@ from costsim.perf.train_estimate import (
     TrainingEstimate,
     estimate_training_run,
 )
+from costsim.sim.api_serving import ApiPhasePrep, prepare_api
 from costsim.sim.capacity import EntrySource, entry_source, plan_commitments
 from costsim.sim.commit_pools import (
     CapacityBlockPool,
@@ -113,6 +114,7 @@ class ServingPrep:
 
     phase: ServingPhase
     entries: tuple[ServingEntryPrep, ...]
+    api: ApiPhasePrep | None = None  # option api: a pay-per-token API serves it (no entries)
 
 
 PhasePrep = TrainingPrep | ExperimentsPrep | ServingPrep
@@ -170,6 +172,8 @@ class PreparedPlan:
                         used.append(_rental_price(name, pool))
                 if source.implied_commitment is not None:
                     used.append(_commitment_price(name, source.implied_commitment))
+        used.extend(_api_price(name, phase.api) for name, phase in self.phases.items()
+                    if isinstance(phase, ServingPrep) and phase.api is not None)
         used.extend(_commitment_price("", pool) for pool in self.commitments)
         used.extend(_savings_plan_prices(self))
         used.extend(_block_price(block) for block in self.capacity_blocks)
@@ -225,6 +229,9 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
         elif isinstance(phase, ExperimentsPhase):
             prep = _experiments(scenario, plan, phase, book, defaults, sim_defaults,
                                 tuple(commitments), tuple(owned), reasons)
+        elif use.api is not None:
+            api = prepare_api(scenario, plan.name, phase, use.api, reasons)
+            prep = None if api is None else ServingPrep(phase=phase, entries=(), api=api)
         else:
             entries = prepare_serving(scenario, plan, phase, use.entries, book, defaults,
                                       sim_defaults, reasons)
@@ -324,6 +331,20 @@ def _rental_price(phase: str, pool: RentalPool) -> PriceUsed:
                      source=pool.source, effective_date=pool.offering.effective_date,
                      estimate=pool.estimate,
                      flags=tuple(flag.value for flag in pool.offering.flags))
+
+
+def _api_price(phase: str, api: ApiPhasePrep) -> PriceUsed:
+    """An API's price as the plan relies on it: per 1M input and output tokens (no hourly
+    rate; ``rate_usd_per_gpu_hour`` 0)."""
+    price = api.price
+    return PriceUsed(phase=phase, pool=api.pool, gpu="", option="api",
+                     rate_usd_per_gpu_hour=0.0, upfront_usd=0.0, source=price.source,
+                     effective_date=price.effective_date, estimate=price.estimate,
+                     flags=tuple(f.value for f, on in (
+                         (PriceFlag.USER_OVERRIDE, price.user_row),
+                         (PriceFlag.API_PRICE_ESTIMATE, price.estimate)) if on),
+                     input_usd_per_million_tokens=price.input_usd_per_million_tokens,
+                     output_usd_per_million_tokens=price.output_usd_per_million_tokens)
 
 
 def _commitment_price(phase: str, pool: CommitmentPool) -> PriceUsed:

@@ -230,6 +230,9 @@ class PriceUsed:
     estimate: bool  # rests on an assumption (estimated discount, owned-cost model)
     flags: tuple[str, ...] = ()
     usd_per_gb: float | None = None  # a data move's egress rate (option "data-transfer")
+    # a pay-per-token API's prices (option "api")
+    input_usd_per_million_tokens: float | None = None
+    output_usd_per_million_tokens: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

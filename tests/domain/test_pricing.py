@@ -14,11 +14,11 @@ from costsim.errors import CatalogError
 
 
 def test_purchase_options_are_the_closed_set_of_design_5() -> None:
-    """Exactly the nine strings of DESIGN.md §5, with term and payment parsed from them."""
+    """Exactly the ten strings of DESIGN.md §5, with term and payment parsed from them."""
     assert [o.value for o in PurchaseOption] == [
         "on-demand", "spot", "reserved-1y-no-upfront", "reserved-1y-partial-upfront",
         "reserved-1y-all-upfront", "reserved-3y-no-upfront", "reserved-3y-partial-upfront",
-        "reserved-3y-all-upfront", "owned"]
+        "reserved-3y-all-upfront", "owned", "api"]
     option = PurchaseOption.reserved(3, Payment.PARTIAL_UPFRONT)
     assert option is PurchaseOption.RESERVED_3Y_PARTIAL_UPFRONT
     assert option.term_years == 3
@@ -125,5 +125,5 @@ def test_estimate_flags_are_the_ones_that_change_the_rate() -> None:
 
     estimates = {flag for flag in PriceFlag if flag.is_estimate}
     assert estimates == {PriceFlag.RESERVED_DISCOUNT_ESTIMATE, PriceFlag.RESERVED_BY_CONTRACT,
-                         PriceFlag.OWNED_COST_ESTIMATE}
+                         PriceFlag.OWNED_COST_ESTIMATE, PriceFlag.API_PRICE_ESTIMATE}
     assert not any(flag.blocks(PurchaseOption.RESERVED_1Y_NO_UPFRONT) for flag in estimates)
