@@ -172,12 +172,19 @@ def note(axes: Axes, text: str) -> None:
 
 
 def render(figure: Figure) -> tuple[bytes, bytes]:
-    """The figure as PNG and SVG bytes."""
+    """The figure as PNG and SVG bytes: laid out once, then one pass of each backend.
+
+    Matplotlib cannot replay one drawing into two backends, and rasterizing the SVG would need
+    a new dependency and change the PNG's text rendering; so the figure is built once and laid
+    out during the PNG pass (the constrained layout runs inside the Agg draw, at PNG_DPI, the
+    figure's own dpi, so the positions are those a separate layout pass gave), then the layout
+    is frozen and the SVG pass draws the same positions. Two passes, not three: a separate
+    ``draw_without_rendering`` before the PNG was a whole extra draw (docs/report.md,
+    "How charts are drawn").
+    """
     with mpl.rc_context(RC):
         png, svg = io.BytesIO(), io.BytesIO()
-        # lay out once, not once per format (the constrained layout is the costly part)
-        figure.draw_without_rendering()
-        figure.set_layout_engine("none")
         figure.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        figure.set_layout_engine("none")  # keep the PNG pass's layout for the SVG
         figure.savefig(svg, format="svg", metadata={"Date": None})
     return png.getvalue(), svg.getvalue()
