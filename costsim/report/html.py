@@ -8,34 +8,19 @@ charts are embedded as base64 SVG images, so the file needs nothing beside it.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import jinja2
 
 from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
+from costsim.report.chart_files import RenderedChart
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.glossary import GLOSSARY
 from costsim.units import SECONDS_PER_HOUR
 
 TEMPLATE = "report.html.j2"
-
-
-@dataclass(frozen=True, slots=True)
-class RenderedChart:
-    """A chart as the page embeds it."""
-
-    slug: str
-    title: str
-    svg: bytes
-
-    @property
-    def data_uri(self) -> str:
-        """The SVG as a ``data:`` URI for an ``<img>``."""
-        return "data:image/svg+xml;base64," + base64.b64encode(self.svg).decode("ascii")
 
 
 def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
