@@ -97,14 +97,11 @@ def _run(args: argparse.Namespace) -> int:
     loaded = load_scenario_file(args.scenario)
     try:
         run = simulate_with_progress(loaded, args)
-        from costsim.cli.run_pipeline import default_workers
         from costsim.report import summary_json, write_report
 
         summary = summary_json(run, generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"))
         with staged_out_dir(out, args.force) as staging:
-            # the charts are drawn by as many processes as simulated (docs/report.md)
-            write_report(run, summary, staging, breakevens=run.breakevens,
-                         workers=args.workers or default_workers())
+            write_report(run, summary, staging, breakevens=run.breakevens)
     except KeyboardInterrupt:
         return interrupted("run")
     if args.json:

@@ -20,9 +20,8 @@ __all__ = ["compare_json", "diff_json", "summary_json", "write_report"]
 
 
 def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
-                 breakevens: Sequence[BreakEven] | None = None,
-                 workers: int = 1) -> tuple[Path, ...]:
+                 breakevens: Sequence[BreakEven] | None = None) -> tuple[Path, ...]:
     """Write the report folder's files (see :func:`costsim.report.write.write_report`)."""
     from costsim.report.write import write_report as write
 
-    return write(run, summary, out_dir, breakevens=breakevens, workers=workers)
+    return write(run, summary, out_dir, breakevens=breakevens)

@@ -1,25 +1,19 @@
-"""Drawing charts into files: serially, or in a process pool beside the rest of the report.
+"""Drawing charts into files, one chart at a time.
 
-A chart job is a module-level builder and its arguments (the run result, the break-even
-curves): what a worker process needs to build the figure itself, since a built figure does not
-pickle (its tick formatters are closures). Each job gives one figure, drawn into PNG and SVG
-bytes by :func:`~costsim.report.chart_style.render`; the bytes are written in the jobs' order,
-so the files and the page are the same however the charts were drawn.
+A chart job is a builder and its arguments (the run result, the break-even curves): the figure
+is built when it is drawn, drawn into PNG and SVG bytes by
+:func:`~costsim.report.chart_style.render`, and dropped, so one figure at a time is alive.
+Drawing the jobs in a process pool was measured and left out: it was slower than drawing them
+here, even on two idle cores (docs/report.md "How charts are drawn").
 
-Drawing in a pool pays on more than one core: the flagship's nine charts cost ~7 CPU s, about
-three quarters of a run's fixed cost, and they are independent (docs/report.md "How charts are
-drawn" has the measurements). With one worker they are drawn here, one after the other.
-
-This module imports no plotting library: the sweep's and optimize's processes that only write
-charts do not load the spreadsheet or page code with it.
+This module imports no plotting library at import time and no spreadsheet or page code: the
+sweep's and optimize's processes that only write charts load just what drawing needs.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,32 +65,14 @@ def draw(chart: Chart) -> DrawnChart:
 
 
 def draw_job(job: ChartJob) -> DrawnChart | None:
-    """Build and draw one job's chart (in a worker process, or here)."""
+    """Build and draw one job's chart."""
     chart = job.builder(*job.args)
     return None if chart is None else draw(chart)
 
 
-@contextmanager
-def drawing(jobs: Sequence[ChartJob], workers: int) -> Iterator[Callable[[], list[DrawnChart]]]:
-    """Start drawing ``jobs``; the context's value returns the drawn charts in the jobs' order
-    (those with nothing to show left out).
-
-    With ``workers`` > 1 the jobs go to a pool of at most that many processes at once, so the
-    caller can write its other files while they draw; with 1 they are drawn when asked for.
-    The pool is shut down when the context ends (Ctrl-C included: no worker is left behind).
-    """
-    if workers <= 1 or len(jobs) <= 1:
-        yield lambda: [d for d in (draw_job(job) for job in jobs) if d is not None]
-        return
-    from costsim.sim.montecarlo import quiet_on_interrupt
-
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                               initializer=quiet_on_interrupt)
-    try:
-        futures: list[Future[DrawnChart | None]] = [pool.submit(draw_job, job) for job in jobs]
-        yield lambda: [d for d in (f.result() for f in futures) if d is not None]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+def draw_jobs(jobs: Sequence[ChartJob]) -> list[DrawnChart]:
+    """The jobs' charts drawn, in the jobs' order (those with nothing to show left out)."""
+    return [drawn for drawn in map(draw_job, jobs) if drawn is not None]
 
 
 def write_drawn(out_dir: Path, drawn: Sequence[DrawnChart], written: list[Path],

@@ -1,10 +1,9 @@
 """``write_report``: every file of a report folder (docs/report.md).
 
 Each file is written atomically inside ``out_dir`` (the CLI creates the folder and owns the
-rules about existing ones); the HTML last, with the charts' SVGs. With ``workers`` > 1 the
-charts are drawn in a process pool while the tables are written
-(:mod:`costsim.report.chart_files`). Tables are read from the summary document, so CSV, XLSX
-and HTML agree with ``summary.json`` to the cent.
+rules about existing ones); charts first (:mod:`costsim.report.chart_files`), the HTML last,
+with the charts' SVGs. Tables are read from the summary document, so CSV, XLSX and HTML agree
+with ``summary.json`` to the cent.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.display import csv_cell
-from costsim.report.chart_files import drawing, write_charts, write_drawn
+from costsim.report.chart_files import draw_jobs, write_charts, write_drawn
 from costsim.report.charts import chart_jobs, missing_charts
 from costsim.report.compare import compare_plans
 from costsim.report.files import json_bytes, write_atomic
@@ -28,26 +27,21 @@ from costsim.sim.run_result import RunResult
 
 
 def write_report(run: RunResult, summary: Mapping[str, Any], out_dir: Path, *,
-                 breakevens: Sequence[BreakEven] | None = None,
-                 workers: int = 1) -> tuple[Path, ...]:
+                 breakevens: Sequence[BreakEven] | None = None) -> tuple[Path, ...]:
     """Write report.html, summary.json, ledger.csv, monthly.csv, report.xlsx and
-    charts/*.png + *.svg into the existing folder ``out_dir``; return the paths written (the
-    charts first).
+    charts/*.png + *.svg into the existing folder ``out_dir``; return the paths written.
 
     ``breakevens`` (default: the run's own, for the GPUs its plans use) feed the break-even
-    chart. ``workers`` > 1 draws the charts in that many processes (the files are the same).
+    chart.
     """
-    curves = run.breakevens if breakevens is None else tuple(breakevens)
-    tables: list[Path] = []
-    with drawing(chart_jobs(run, curves), workers) as drawn_charts:
-        tables.append(write_atomic(out_dir, "ledger.csv", csv_bytes(ledger_table(summary))))
-        tables.append(write_atomic(out_dir, "monthly.csv", csv_bytes(monthly_table(summary))))
-        tables.append(write_atomic(out_dir, "report.xlsx", workbook_bytes(summary)))
-        tables.append(write_atomic(out_dir, "summary.json", json_bytes(summary)))
-        drawn = drawn_charts()
     written: list[Path] = []
+    curves = run.breakevens if breakevens is None else tuple(breakevens)
+    drawn = draw_jobs(chart_jobs(run, curves))
     rendered = write_drawn(out_dir, drawn, written)
-    written += tables
+    written.append(write_atomic(out_dir, "ledger.csv", csv_bytes(ledger_table(summary))))
+    written.append(write_atomic(out_dir, "monthly.csv", csv_bytes(monthly_table(summary))))
+    written.append(write_atomic(out_dir, "report.xlsx", workbook_bytes(summary)))
+    written.append(write_atomic(out_dir, "summary.json", json_bytes(summary)))
     comparison = compare_plans(summary["plans"], summary["baseline"],
                                [phase.name for phase in run.scenario.phases])
     html = report_html(summary, comparison, rendered, missing_charts(drawn), curves)

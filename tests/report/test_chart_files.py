@@ -1,46 +1,28 @@
-"""Charts drawn in a process pool give the same files, in the same order, as drawn one after
-the other (costsim/report/chart_files.py); each chart is drawn by one PNG and one SVG pass."""
+"""Charts drawn from jobs (costsim/report/chart_files.py): one figure built per job, in the
+report's order, a job with nothing to show left out; each chart laid out once and drawn by one
+PNG and one SVG pass."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from matplotlib.figure import Figure
 
-from costsim.report import write_report
-from costsim.report.chart_files import ChartJob, draw_job, drawing
+from costsim.report.chart_files import ChartJob, draw, draw_jobs
 from costsim.report.chart_style import render
-from costsim.report.charts import chart_jobs
+from costsim.report.charts import CHART_SUBJECTS, build_charts, chart_jobs
 from costsim.sim.run_result import RunResult
 
 
-def _tree(folder: Path) -> dict[str, bytes]:
-    """Every file's bytes; the workbook's only by name (its zip entries carry the time it was
-    written)."""
-    return {str(p.relative_to(folder)): b"" if p.suffix == ".xlsx" else p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def test_a_pool_writes_the_same_files_as_one_process(run: RunResult, summary: dict[str, Any],
-                                                     report_dir: Path, tmp_path: Path) -> None:
-    written = write_report(run, summary, tmp_path, workers=2)
-    assert _tree(tmp_path) == _tree(report_dir)  # the session's report, drawn serially
-    charts = [p for p in written if p.parent.name == "charts"]
-    assert list(written[:len(charts)]) == charts  # the charts first, as before
-    assert {p.name for p in charts} == {p.name for p in (report_dir / "charts").iterdir()}
-
-
-def test_drawn_charts_keep_the_jobs_order_and_leave_out_empty_ones(run: RunResult) -> None:
-    jobs = chart_jobs(run, run.breakevens)
-    with drawing(jobs, workers=1) as serial:
-        one = serial()
-    with drawing(jobs, workers=3) as pooled:
-        three = pooled()
-    assert [(c.slug, c.png, c.svg) for c in three] == [(c.slug, c.png, c.svg) for c in one]
-    expected = [d.slug for d in (draw_job(job) for job in jobs) if d is not None]
-    assert [c.slug for c in one] == expected
+def test_jobs_draw_the_built_charts_in_the_report_order(run: RunResult) -> None:
+    drawn = draw_jobs(chart_jobs(run, run.breakevens))
+    built = build_charts(run, run.breakevens)
+    assert [d.slug for d in drawn] == [c.slug for c in built]
+    order = [slug for slug, _ in CHART_SUBJECTS]
+    assert [d.slug for d in drawn] == sorted((d.slug for d in drawn), key=order.index)
+    first = draw(built[0])  # the same figure built again draws the same bytes
+    assert (first.png, first.svg) == (drawn[0].png, drawn[0].svg)
 
 
 def _nothing(run: RunResult) -> None:
@@ -48,13 +30,14 @@ def _nothing(run: RunResult) -> None:
 
 
 def test_a_job_with_nothing_to_show_is_left_out(run: RunResult) -> None:
-    with drawing([ChartJob(builder=_nothing, args=(run,))] * 2, workers=2) as drawn:
-        assert drawn() == []
+    jobs = [ChartJob(builder=_nothing, args=(run,)), *chart_jobs(run, run.breakevens)[:1]]
+    assert [d.slug for d in draw_jobs(jobs)] == ["cost_by_plan"]
 
 
 def test_render_draws_each_format_once(monkeypatch: pytest.MonkeyPatch,
                                        run: RunResult) -> None:
-    """One PNG pass (which lays the figure out) and one SVG pass: no separate layout draw."""
+    """One Agg pass and one SVG pass; no layout-only draw (savefig makes one for a figure that
+    still has a layout engine, even the placeholder a frozen layout leaves)."""
     chart = chart_jobs(run, run.breakevens)[0]
     built = chart.builder(*chart.args)
     assert built is not None
@@ -69,4 +52,4 @@ def test_render_draws_each_format_once(monkeypatch: pytest.MonkeyPatch,
     png, svg = render(built.figure)
     assert png.startswith(b"\x89PNG")
     assert b"<svg" in svg
-    assert len(draws) == 2, draws
+    assert draws == ["RendererAgg", "MixedModeRenderer"]
