@@ -165,8 +165,8 @@ def _write_and_print(result: SweepResult, scenario_sha256: str, args: argparse.N
     from costsim.catalog.price_tables import price_book_date
     from costsim.cli.sweep_table import render_sweep
     from costsim.domain.currency import currency_json
+    from costsim.report.files import json_bytes
     from costsim.report.sweep import sweep_json, write_sweep_report
-    from costsim.report.write import json_bytes
     from costsim.sweep.cache import write_atomic
     from costsim.sweep.table_file import write_table
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from costsim.domain.breakeven import BreakEven
 from costsim.report.budget_split import spend_split_chart
+from costsim.report.chart_files import ChartJob, DrawnChart
 from costsim.report.chart_style import Chart
 from costsim.report.charts_capacity import break_even, reserved_utilization, serving_fleet
 from costsim.report.charts_cost import (
@@ -35,16 +36,28 @@ CHART_SUBJECTS: tuple[tuple[str, str], ...] = (
 )
 
 
+def chart_jobs(run: RunResult, breakevens: Sequence[BreakEven] = ()) -> list[ChartJob]:
+    """Every chart of the report as a job (builder and arguments), in the report's order; a
+    job whose run has nothing to show builds ``None``."""
+    curves = tuple(breakevens)
+    return [ChartJob(builder=cost_by_plan, args=(run,)),
+            ChartJob(builder=cost_per_training_run, args=(run,)),
+            ChartJob(builder=cumulative_cost, args=(run,)),
+            ChartJob(builder=monthly_cash_flow, args=(run,)),
+            ChartJob(builder=cost_by_phase_category, args=(run,)),
+            ChartJob(builder=reserved_utilization, args=(run,)),
+            ChartJob(builder=break_even, args=(curves, run.scenario.currency)),
+            ChartJob(builder=serving_fleet, args=(run,)),
+            ChartJob(builder=spend_split_chart, args=(run,))]
+
+
 def build_charts(run: RunResult, breakevens: Sequence[BreakEven] = ()) -> list[Chart]:
     """The charts this run has data for."""
-    built = (cost_by_plan(run), cost_per_training_run(run), cumulative_cost(run),
-             monthly_cash_flow(run), cost_by_phase_category(run), reserved_utilization(run),
-             break_even(breakevens, run.scenario.currency), serving_fleet(run),
-             spend_split_chart(run))
+    built = (job.builder(*job.args) for job in chart_jobs(run, breakevens))
     return [chart for chart in built if chart is not None]
 
 
-def missing_charts(charts: Sequence[Chart]) -> list[str]:
+def missing_charts(charts: Sequence[Chart | DrawnChart]) -> list[str]:
     """What the charts left out would have shown (for the report's note)."""
     drawn = {chart.slug for chart in charts}
     return [subject for slug, subject in CHART_SUBJECTS if slug not in drawn]

@@ -9,9 +9,12 @@ An interrupted write (Ctrl-C included) removes its temporary file.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 REPORT_FILE_MODE = 0o644
 
@@ -47,3 +50,8 @@ def write_atomic(out_dir: Path, relative: str, data: bytes) -> Path:
             os.unlink(temp_name)
         raise
     return target
+
+
+def json_bytes(document: Mapping[str, Any]) -> bytes:
+    """A JSON document as written to disk: indented, UTF-8, no NaN or infinity."""
+    return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()

@@ -9,9 +9,7 @@ with a display currency gets the page in that currency (:mod:`costsim.report.cur
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -20,26 +18,13 @@ from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.currency import USD, Currency, currency_of
 from costsim.report.api_compare import api_comparison_rows
+from costsim.report.chart_files import RenderedChart
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.currency_view import displayed
 from costsim.report.glossary import GLOSSARY
 from costsim.units import SECONDS_PER_HOUR
 
 TEMPLATE = "report.html.j2"
-
-
-@dataclass(frozen=True, slots=True)
-class RenderedChart:
-    """A chart as the page embeds it."""
-
-    slug: str
-    title: str
-    svg: bytes
-
-    @property
-    def data_uri(self) -> str:
-        """The SVG as a ``data:`` URI for an ``<img>``."""
-        return "data:image/svg+xml;base64," + base64.b64encode(self.svg).decode("ascii")
 
 
 def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],

@@ -15,11 +15,11 @@ from typing import Any
 
 from costsim.domain.currency import currency_of
 from costsim.optimize.result import OptimizeResult
+from costsim.report.chart_files import RenderedChart, write_charts
 from costsim.report.chart_style import Chart
 from costsim.report.charts_optimize import optimize_charts
-from costsim.report.files import write_atomic
-from costsim.report.html import RenderedChart, template_environment
-from costsim.report.write import json_bytes, write_charts
+from costsim.report.files import json_bytes, write_atomic
+from costsim.report.html import template_environment
 
 TEMPLATE = "optimize.html.j2"
 PLAN_FILE = "best-plan.yaml"

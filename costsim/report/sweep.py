@@ -65,8 +65,8 @@ def write_sweep_report(result: SweepResult, out_dir: Path,
                        currency: Currency = USD) -> tuple[Path, ...]:
     """Draw the sweep's charts into ``out_dir/report/charts`` (PNG and SVG), labelled in the
     scenario's display ``currency``; return the paths."""
+    from costsim.report.chart_files import write_charts
     from costsim.report.charts_sweep import sweep_charts
-    from costsim.report.write import write_charts
 
     written: list[Path] = []
     (out_dir / REPORT_DIR).mkdir(exist_ok=True)

@@ -58,6 +58,6 @@ def gpt2_rows_hit_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reports without charts: drawing them takes seconds a run, and the CLI tests check the
     folder rules, not the drawings (tests/report does; one CLI test keeps them)."""
-    monkeypatch.setattr("costsim.report.write.build_charts", lambda *args, **kwargs: [])
+    monkeypatch.setattr("costsim.report.write.chart_jobs", lambda *args, **kwargs: [])
     monkeypatch.setattr("costsim.report.optimize_write.optimize_charts",
                         lambda *args, **kwargs: [])
