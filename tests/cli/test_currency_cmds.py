@@ -43,7 +43,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
 
     tmp = tmp_path_factory.mktemp("currency")
     patch = pytest.MonkeyPatch()
-    patch.setattr("costsim.report.write.build_charts", lambda *args, **kwargs: [])
+    patch.setattr("costsim.report.write.chart_jobs", lambda *args, **kwargs: [])
     try:
         assert main(["run", str(SMALL), *RUN, "--out", str(tmp / "usd")]) == 0
         eur = _scenario(tmp, f"currency: EUR\nfx_rate_per_usd: {RATE}\n")
