@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from costsim.catalog.breakeven import break_evens
+from costsim.catalog.breakeven import break_even, break_evens
 from costsim.catalog.gpus import find_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import price_book
+from costsim.catalog.servers import declared_server
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.currency import USD, Currency
@@ -166,11 +167,15 @@ def defaults_used() -> tuple[DefaultUsed, ...]:
 
 def plan_breakevens(scenario: Scenario, plans: Sequence[Plan]) -> tuple[BreakEven, ...]:
     """Break-even curves of owning, reserving and renting each GPU the plans use, where a
-    shipped server carries that GPU, priced with the scenario's overrides."""
+    shipped server carries that GPU, then of every server the scenario declares
+    (``servers:``, as declared: its own capex and operating costs), priced with the
+    scenario's overrides."""
     book = price_book(scenario.prices.overrides)
     gpus = sorted({found.name for plan in plans for use in plan.uses for entry in use.entries
                    if (found := find_gpu(entry.gpu)) is not None})
-    return tuple(curve for gpu in gpus for curve in break_evens(book, gpu))
+    shipped = tuple(curve for gpu in gpus for curve in break_evens(book, gpu))
+    return shipped + tuple(break_even(book, declared_server(declared))
+                           for declared in scenario.servers)
 
 
 def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
