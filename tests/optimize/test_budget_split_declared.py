@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from costsim.catalog.prices import price_book
 from costsim.cli.scenario_names import load_scenario_file
-from costsim.domain.scenario import Scenario
+from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.errors import CatalogError
 from costsim.optimize.budget_split import optimize_budget_split
+from costsim.optimize.space import search_space
 from costsim.report.html import breakeven_rows
 from costsim.sim.run_result import plan_breakevens
 from tests.optimize.split_scenarios import training_scenario
@@ -83,3 +85,16 @@ def test_the_run_report_has_a_break_even_row_for_the_declared_server() -> None:
     rows = [row for row in breakeven_rows(curves) if row["server"].startswith(BOX)]
     assert len(rows) == len(box[0].rentals)
     assert all("capex $34,532.00" in row["server"] for row in rows)
+
+
+def test_the_search_space_owns_the_declared_server_beside_the_shipped_one() -> None:
+    """The optimizer's owned training choices: the first shipped server of each GPU rated on
+    demand, and now each declared server of the GPU (the box: A100-40GB, 2 per server)."""
+    scenario = _training(None)
+    space = search_space(scenario, price_book(), RiskLimits())
+    owned = {(c.owned[0].server, c.owned[0].count, c.use.entries[0].count)
+             for c in space.choices("pretrain") if c.owned}
+    boxes = {row for row in owned if row[0] == BOX}
+    assert boxes
+    # as many boxes as the count needs: ⌈count / 2⌉
+    assert all(servers == -(-gpus // 2) for _, servers, gpus in boxes)
