@@ -82,9 +82,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "for checking the screen on small scenarios (default off)")
     opt.add_argument("--budget-split", action="store_true",
                      help="also choose an owned cluster for the scenario's training phases: "
-                          "server type and count, system RAM, NVMe, CPU cores and NICs per "
-                          "server, for the most throughput within budget_usd (or the least "
-                          "capex meeting every deadline); adds budget_split to the JSON and "
+                          "server type (shipped, or declared in servers:) and count, system "
+                          "RAM, NVMe, CPU cores and NICs per server, for the most throughput "
+                          "within budget_usd (or the least capex meeting every deadline); adds "
+                          "budget_split to the JSON and "
                           "its charts to the report (default off)")
     add_simulation_flags(opt, baseline=False)
     add_report_folder_flags(opt, "<scenario file name>-optimize-<UTC time>")

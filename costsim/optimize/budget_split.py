@@ -17,6 +17,10 @@ at least one 16 GiB DIMM in each of a socket's 8 channels; DGX H100: 32 × 64 Gi
 1–16 data drives of ``nvme_drive_tb`` (DGX H100: 8 × 3.84 TB), CPUs as the board's sockets ×
 a core count of one family (8–64 cores per socket, priced per core), NICs as 1, 2, 4 or 8
 of the server's NIC model carrying GPU traffic (HGX: up to one 400G NIC per GPU).
+
+A server the scenario declares (``servers:``) is a candidate beside the shipped ones, as it
+was declared: its GPU count, parts and BOM are fixed (one rung each), so only the number of
+servers varies; its capex is its BOM's total.
 """
 
 from __future__ import annotations
@@ -39,17 +43,20 @@ from costsim.catalog.servers import (
 )
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.host_parts import HostPartAssumptions, NodeParts
+from costsim.domain.owned import ServerDeclaration
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.scenario import Scenario
-from costsim.errors import CostsimError, InputError
+from costsim.errors import CatalogError, CostsimError, InputError
 from costsim.optimize.budget_split_parts import (
     PhaseWork,
     cluster_choice,
+    declaration_of,
     group_shares,
     lead_time_s,
     phase_works,
     plan_of,
     rule_checks,
+    split_server,
     time_left_s,
 )
 from costsim.optimize.budget_split_result import (
@@ -105,10 +112,16 @@ def part_ladder(server: str, gpus: int, assumptions: HostPartAssumptions) -> Par
     )
 
 
+def declared_ladder(parts: NodeParts) -> PartLadder:
+    """A declared server's one rung of each part: its parts as declared."""
+    return PartLadder(ram_gib=(parts.ram_gib,), nvme_tb=(parts.nvme_tb,),
+                      cpu_cores=(parts.cpu_cores,), nic_gbps=(parts.nic_gbps,))
+
+
 def _line_usd(server: str, gpus: int, kinds: tuple[str, ...], *, ram_gib: int | None = None,
               nvme_tb: float | None = None, cpu_cores: int | None = None,
               nic_gbps: float | None = None) -> float:
-    """The BOM lines of ``kinds`` of one server with the given parts."""
+    """The BOM lines of ``kinds`` of one shipped server with the given parts."""
     bom = server_bom(server, gpus, ram_gib, "budget split", nvme_tb=nvme_tb,
                      cpu_cores=cpu_cores, nic_gbps=nic_gbps)
     return sum(line.amount_usd for line in bom.bom if line.kind in kinds)
@@ -197,7 +210,8 @@ def optimize_budget_split(scenario: Scenario, *, budget_usd: float | None = None
 
     ``budget_usd`` (else the scenario's) caps the capex; ``objective`` defaults to the most
     throughput when there is a budget, else the least capex meeting every deadline.
-    ``servers`` limits the server types (default: every one in costsim/data/servers.csv).
+    ``servers`` limits the server types (default: every one in costsim/data/servers.csv and
+    every one the scenario declares in ``servers:``).
 
     Raises:
         InputError: no training phase, no budget and no deadline, an unknown server, or no
@@ -222,12 +236,14 @@ def optimize_budget_split(scenario: Scenario, *, budget_usd: float | None = None
     if goal is SplitObjective.COST and any(w.deadline_s is None for w in works):
         raise InputError(scenario.name, "phases.deadline_days", "the least-cost split needs "
                          "a deadline on every training phase")
-    names = tuple(servers) if servers is not None else server_names()
+    declared = scenario.servers
+    known = (*server_names(), *(d.name for d in declared))
+    names = tuple(servers) if servers is not None else known
     for name in names:
-        if name not in server_names():
-            server_bom(name, source="--budget-split servers")  # raises with "did you mean"
+        if name not in known:
+            raise CatalogError("server", name, known, source="--budget-split servers")
     search = _Search(works=works, goal=goal, budget=budget, defaults=perf_defaults(),
-                     assumptions=host_part_assumptions())
+                     assumptions=host_part_assumptions(), declared=declared)
     for name in names:
         search.server(name)
     best = search.best
@@ -237,15 +253,13 @@ def optimize_budget_split(scenario: Scenario, *, budget_usd: float | None = None
         raise InputError(scenario.name, "budget_usd", f"no owned cluster of {', '.join(names)} "
                          f"fits the training phases {what}; " + "; ".join(search.skipped[:3]))
     choice = cluster_choice(best.server, best.gpus_per_server, best.servers, best.parts, works,
-                            perf_defaults(), host_part_assumptions())
-    bom = server_bom(best.server, best.gpus_per_server, source="budget split",
-                     ram_gib=best.parts.ram_gib, nvme_tb=best.parts.nvme_tb,
-                     cpu_cores=best.parts.cpu_cores, nic_gbps=best.parts.nic_gbps).bom
+                            perf_defaults(), host_part_assumptions(), declared)
+    bom = split_server(best.server, best.gpus_per_server, best.parts, declared).bom
     shares = group_shares(bom, best.servers)
     return BudgetSplitResult(
         scenario=scenario.name, objective=goal, budget_usd=budget, best=choice, bom=bom,
         shares=shares, rules=rule_checks(shares, choice),
-        sensitivity=_sensitivity(best, works, budget, search.ladder_of(best)),
+        sensitivity=_sensitivity(best, works, budget, search.ladder_of(best), declared),
         plan=plan_of(scenario, choice), configurations=search.configurations,
         skipped=tuple(search.skipped))
 
@@ -255,24 +269,43 @@ class _Search:
 
     def __init__(self, *, works: tuple[PhaseWork, ...], goal: SplitObjective,
                  budget: float | None, defaults: PerfDefaults,
-                 assumptions: HostPartAssumptions) -> None:
+                 assumptions: HostPartAssumptions,
+                 declared: tuple[ServerDeclaration, ...] = ()) -> None:
         self.works, self.goal, self.budget = works, goal, budget
         self.defaults, self.assumptions = defaults, assumptions
+        self.declared = declared
         self._found: list[tuple[_Cluster, np.ndarray, np.ndarray]] = []
         self.configurations = 0
         self.skipped: list[str] = []
 
     def ladder_of(self, best: _Best) -> PartLadder:
         """The part ladder of the chosen server."""
+        mine = declaration_of(best.server, self.declared)
+        if mine is not None:
+            return declared_ladder(mine.parts)
         return part_ladder(best.server, best.gpus_per_server, self.assumptions)
+
+    def _options(self, name: str) -> list[tuple[int, PartLadder, _Prices]]:
+        """(GPUs per server, part ladder, prices) of each build of server type ``name``."""
+        mine = declaration_of(name, self.declared)
+        if mine is not None:
+            zero = np.zeros(1)
+            capex = split_server(name, mine.gpu_count, None, self.declared).capex_usd
+            return [(mine.gpu_count, declared_ladder(mine.parts),
+                     _Prices(fixed_usd=capex, ram_usd=zero, nvme_usd=zero, cpu_usd=zero,
+                             nic_usd=zero))]
+        row = server_row(name)
+        options = []
+        for per_server in (int(n) for n in row["allowed_gpu_counts"].split(";")):
+            ladder = part_ladder(name, per_server, self.assumptions)
+            options.append((per_server, ladder, _prices(name, per_server, ladder)))
+        return options
 
     def server(self, name: str) -> None:
         """Score every cluster of server type ``name``."""
-        row = server_row(name)
-        gpu = get_gpu(row["gpu"])
-        for per_server in (int(n) for n in row["allowed_gpu_counts"].split(";")):
-            ladder = part_ladder(name, per_server, self.assumptions)
-            prices = _prices(name, per_server, ladder)
+        mine = declaration_of(name, self.declared)
+        gpu = get_gpu(mine.gpu if mine is not None else server_row(name)["gpu"])
+        for per_server, ladder, prices in self._options(name):
             cheapest = (prices.fixed_usd + prices.ram_usd.min() + prices.nvme_usd.min()
                         + prices.cpu_usd.min() + prices.nic_usd.min())
             most = MAX_SERVERS if self.budget is None else min(
@@ -286,7 +319,7 @@ class _Search:
 
     def _cluster(self, name: str, gpu: GpuSpec, per_server: int, count: int,
                  ladder: PartLadder, prices: _Prices) -> None:
-        lead_s = lead_time_s(name)
+        lead_s = lead_time_s(name, self.declared)
         node_usd = (prices.fixed_usd + prices.cpu_usd[:, None, None]
                     + prices.nvme_usd[None, :, None] + prices.ram_usd[None, None, :])
         for k, nic in enumerate(ladder.nic_gbps):
@@ -343,7 +376,8 @@ class _Search:
 
 
 def _sensitivity(best: _Best, works: tuple[PhaseWork, ...], budget: float | None,
-                 ladder: PartLadder) -> tuple[SensitivityPoint, ...]:
+                 ladder: PartLadder,
+                 declared: tuple[ServerDeclaration, ...] = ()) -> tuple[SensitivityPoint, ...]:
     """Throughput and capex with one part changed along its ladder, the rest as chosen."""
     defaults, assumptions = perf_defaults(), host_part_assumptions()
     points: list[SensitivityPoint] = []
@@ -357,15 +391,13 @@ def _sensitivity(best: _Best, works: tuple[PhaseWork, ...], budget: float | None
     variants += [("cpu_cores", float(c), count, replace(chosen, cpu_cores=c))
                  for c in ladder.cpu_cores]
     variants += [("nic_gbps", g, count, replace(chosen, nic_gbps=g)) for g in ladder.nic_gbps]
-    lead_s = lead_time_s(best.server)
+    lead_s = lead_time_s(best.server, declared)
     for part, amount, servers, parts in variants:
-        server = server_bom(best.server, best.gpus_per_server, source="budget split",
-                            ram_gib=parts.ram_gib, nvme_tb=parts.nvme_tb,
-                            cpu_cores=parts.cpu_cores, nic_gbps=parts.nic_gbps)
+        server = split_server(best.server, best.gpus_per_server, parts, declared)
         capex = servers * server.capex_usd
         try:
             cluster = cluster_choice(best.server, best.gpus_per_server, servers, parts, works,
-                                     defaults, assumptions)
+                                     defaults, assumptions, declared)
         except CostsimError:
             rate, on_time = 0.0, False
         else:

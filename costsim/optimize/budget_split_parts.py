@@ -8,11 +8,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from costsim.catalog.gpus import get_gpu
-from costsim.catalog.servers import server_bom, server_row
+from costsim.catalog.servers import declared_server, server_bom, server_row
 from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
 from costsim.domain.host_parts import HostPartAssumptions, NodeParts
-from costsim.domain.owned import BomLine
+from costsim.domain.owned import BomLine, OwnedServer, ServerDeclaration
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.phases import TrainingPhase
 from costsim.domain.plans import OwnedPurchase, PhaseUse, Plan, UseEntry
@@ -70,9 +70,34 @@ class PhaseWork:
         return phase_setup(self.arch, self.phase, gpu)
 
 
-def lead_time_s(server: str) -> float:
-    """Weeks from order to delivery of ``server`` (servers.csv), in seconds."""
-    return float(server_row(server)["lead_time_weeks"]) * 7 * SECONDS_PER_DAY
+def declaration_of(server: str,
+                   declared: tuple[ServerDeclaration, ...]) -> ServerDeclaration | None:
+    """The scenario's declaration named ``server`` (its ``servers:`` block), or None for a
+    shipped server (the loader refuses a declared name that hides a shipped one)."""
+    return next((d for d in declared if d.name == server), None)
+
+
+def split_server(server: str, gpus_per_server: int, parts: NodeParts | None,
+                 declared: tuple[ServerDeclaration, ...] = ()) -> OwnedServer:
+    """One server of a candidate cluster: a declared server as declared (its parts and BOM are
+    fixed), a shipped one with ``gpus_per_server`` GPUs and ``parts`` (None: as shipped)."""
+    mine = declaration_of(server, declared)
+    if mine is not None:
+        return declared_server(mine)
+    if parts is None:
+        return server_bom(server, gpus_per_server, source="budget split")
+    return server_bom(server, gpus_per_server, source="budget split", ram_gib=parts.ram_gib,
+                      nvme_tb=parts.nvme_tb, cpu_cores=parts.cpu_cores,
+                      nic_gbps=parts.nic_gbps)
+
+
+def lead_time_s(server: str, declared: tuple[ServerDeclaration, ...] = ()) -> float:
+    """Weeks from order to delivery of ``server`` (its declaration, else servers.csv), in
+    seconds."""
+    mine = declaration_of(server, declared)
+    weeks = (mine.lead_time_weeks if mine is not None
+             else float(server_row(server)["lead_time_weeks"]))
+    return weeks * 7 * SECONDS_PER_DAY
 
 
 def time_left_s(work: PhaseWork, lead_s: float) -> float:
@@ -101,13 +126,16 @@ def phase_works(scenario: Scenario, assumptions: HostPartAssumptions) -> tuple[P
 
 def cluster_choice(server: str, gpus_per_server: int, servers: int, parts: NodeParts,
                    works: tuple[PhaseWork, ...], defaults: PerfDefaults,
-                   assumptions: HostPartAssumptions) -> ClusterChoice:
-    """The cluster's figures per phase from the part-shortage model.
+                   assumptions: HostPartAssumptions,
+                   declared: tuple[ServerDeclaration, ...] = ()) -> ClusterChoice:
+    """The cluster's figures per phase from the part-shortage model (``declared``: the
+    scenario's own servers, one of which ``server`` may name).
 
     Raises:
         InfeasibleError: a phase does not fit the GPUs' memory.
     """
-    gpu = get_gpu(server_row(server)["gpu"])
+    one = split_server(server, gpus_per_server, parts, declared)
+    gpu = get_gpu(one.gpu)
     gpus = servers * gpus_per_server
     phases = []
     for work in works:
@@ -130,9 +158,7 @@ def cluster_choice(server: str, gpus_per_server: int, servers: int, parts: NodeP
             ram_to_vram_with_offload=run.needs.ram_to_vram_with_offload,
             nvme_need_tb=run.needs.nvme_bytes / 1e12,
             layout=f"tp={lay.tp} pp={lay.pp} dp={lay.dp} zero={lay.zero}"))
-    capex = servers * server_bom(server, gpus_per_server, source="budget split",
-                                 ram_gib=parts.ram_gib, nvme_tb=parts.nvme_tb,
-                                 cpu_cores=parts.cpu_cores, nic_gbps=parts.nic_gbps).capex_usd
+    capex = servers * one.capex_usd
     return ClusterChoice(server=server, gpu=gpu.name, gpus_per_server=gpus_per_server,
                          servers=servers, parts=parts, capex_usd=round(capex, 2),
                          phases=tuple(phases))
@@ -179,11 +205,17 @@ def rule_checks(shares: tuple[GroupShare, ...], choice: ClusterChoice) -> tuple[
 
 def plan_of(scenario: Scenario, choice: ClusterChoice) -> Plan:
     """The cluster as a plan: its servers bought on the scenario's first day with the chosen
-    parts, every training phase on all its GPUs (other phases are left to the user)."""
-    purchase = OwnedPurchase(server=choice.server, count=choice.servers,
-                             purchase=scenario.calendar.start, ram_gib=choice.parts.ram_gib,
-                             nvme_tb=choice.parts.nvme_tb, cpu_cores=choice.parts.cpu_cores,
-                             nic_gbps=choice.parts.nic_gbps)
+    parts, every training phase on all its GPUs (other phases are left to the user). A server
+    the scenario declares is bought as declared (its ``owned`` entry takes no part keys)."""
+    if declaration_of(choice.server, scenario.servers) is not None:
+        purchase = OwnedPurchase(server=choice.server, count=choice.servers,
+                                 purchase=scenario.calendar.start)
+    else:
+        purchase = OwnedPurchase(server=choice.server, count=choice.servers,
+                                 purchase=scenario.calendar.start,
+                                 ram_gib=choice.parts.ram_gib, nvme_tb=choice.parts.nvme_tb,
+                                 cpu_cores=choice.parts.cpu_cores,
+                                 nic_gbps=choice.parts.nic_gbps)
     uses = tuple(PhaseUse(phase=p.phase, entries=(UseEntry(gpu=choice.gpu,
                                                            option=PurchaseOption.OWNED,
                                                            count=choice.gpus),))
@@ -191,5 +223,5 @@ def plan_of(scenario: Scenario, choice: ClusterChoice) -> Plan:
     return Plan(name="budget-split", uses=uses, owned=(purchase,))
 
 
-__all__ = ["PhaseWork", "cluster_choice", "group_shares", "lead_time_s", "phase_works",
-           "plan_of", "rule_checks", "shares_of", "time_left_s"]
+__all__ = ["PhaseWork", "cluster_choice", "declaration_of", "group_shares", "lead_time_s",
+           "phase_works", "plan_of", "rule_checks", "shares_of", "split_server", "time_left_s"]

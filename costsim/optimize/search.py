@@ -32,7 +32,13 @@ from costsim.optimize.screen import (
 )
 from costsim.optimize.space import search_space
 from costsim.sim.montecarlo import PlanResult, Progress
-from costsim.sim.run_result import RunResult, limit_breaches, recommend, simulate_scenario
+from costsim.sim.run_result import (
+    RunResult,
+    horizon_passed_over,
+    limit_breaches,
+    recommend,
+    simulate_scenario,
+)
 
 # Finalists the Monte Carlo runs besides the hand-written plans: a plan at 200 replications
 # takes 1–3 s on one core (docs/simulator.md §7), so 8 finalists, the scenario's plans and two
@@ -75,7 +81,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
 
     run = simulate(candidates)
     by_name = {c.plan.name: c for c in candidates}
-    ranked = rank(run.plans, by_name, objective, risk)
+    ranked = rank(run.plans, by_name, objective, risk, scenario.calendar.end.isoformat())
     sizings: tuple[ReservationSizing, ...] = ()
     for leader in [r for r in ranked if r.within_limits][:ROUND_TRIES]:
         sizings, variants = reservation_round(scenario, leader.candidate.plan, leader.result,
@@ -90,7 +96,7 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
             more = simulate(extra)
             by_name.update({c.plan.name: c for c in extra})
             run = _merged(run, more, risk)
-            ranked = rank(run.plans, by_name, objective, risk)
+            ranked = rank(run.plans, by_name, objective, risk, scenario.calendar.end.isoformat())
         break
     best = ranked[0] if ranked and ranked[0].within_limits else None
     if clock:
@@ -105,13 +111,18 @@ def optimize_scenario(scenario: Scenario, *, seed: int, replications: int,
 
 
 def rank(results: tuple[PlanResult, ...], candidates: Mapping[str, Candidate],
-         objective: Objective, risk: RiskLimits) -> tuple[RankedPlan, ...]:
-    """Simulated candidates, best first: within the limits by objective, then the rest."""
+         objective: Objective, risk: RiskLimits,
+         horizon_end: str = "the horizon's end") -> tuple[RankedPlan, ...]:
+    """Simulated candidates, best first: within the limits by objective, then the rest (a
+    plan the horizon cuts is outside them while another finishes, as ``run`` recommends)."""
     ranked = []
+    cut = horizon_passed_over(results, risk, horizon_end)
     for result in results:
         value = objective.of(result.cost_usd) if result.feasible and result.cost_usd else None
         why = (list(result.infeasible_reasons) if not result.feasible
                else limit_breaches(result, risk))
+        if result.name in cut:
+            why.append(cut[result.name])
         ranked.append(RankedPlan(candidate=candidates[result.name], result=result,
                                  objective_usd=value, within_limits=value is not None and not why,
                                  why_not=tuple(why)))
@@ -159,8 +170,9 @@ def _merged(first: RunResult, second: RunResult, risk: RiskLimits) -> RunResult:
     scenario = dataclasses.replace(first.scenario,
                                    plans=first.scenario.plans + second.scenario.plans)
     return dataclasses.replace(first, scenario=scenario, plans=plans,
-                               recommendation=recommend(plans, risk,
-                                                        first.scenario.currency),
+                               recommendation=recommend(
+                                   plans, risk, first.scenario.currency,
+                                   first.scenario.calendar.end.isoformat()),
                                breakevens=first.breakevens + tuple(
                                    b for b in second.breakevens if b not in first.breakevens),
                                wall_s=first.wall_s + second.wall_s,

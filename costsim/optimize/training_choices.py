@@ -7,15 +7,18 @@ own layout search, :func:`costsim.sim.prepare.training_estimate`, and pools, so 
 memory or the offerings rule out never enters). A reservation enters only where it can pay for
 the run: its whole obligation is below what the same GPUs cost on demand for the run. Owned
 servers, which the front does not rate (their cost depends on the purchase date and lead time),
-are added where a shipped server BOM carries the GPU, for each count the front rated on demand,
-bought at the scenario's start (their lead time delays a run that starts before delivery), and
-prepared on a probe by the simulator's own preparation.
+are added where a shipped server BOM carries the GPU, and for each server of the GPU the scenario
+declares (``servers:``, as declared), for each count the front rated on demand, bought at the
+scenario's start (their lead time delays a run that starts before delivery; servers delivered
+after the horizon make the probe infeasible, costsim.sim.delivery), and prepared on a probe by
+the simulator's own preparation.
 """
 
 from __future__ import annotations
 
 import math
 
+from costsim.catalog.gpus import find_gpu
 from costsim.catalog.prices import PriceBook
 from costsim.catalog.servers import server_bom, server_names
 from costsim.domain.phases import TrainingPhase
@@ -52,24 +55,33 @@ def training_choices(scenario: Scenario, phase: TrainingPhase, book: PriceBook, 
         if option.option.is_reserved and (rent is None or option.cost_usd >= rent.cost_usd):
             continue  # the term costs more than renting the run: it cannot pay
         choices.append(_choice(phase, option))
-    servers: dict[str, str] = {}
-    for name in server_names():
-        servers.setdefault(server_bom(name).gpu, name)  # the first shipped server of each GPU
     for gpu, count in sorted(on_demand):
-        server = servers.get(gpu)
-        if server is None:
-            continue
-        owned = (OwnedPurchase(server=server, purchase=scenario.calendar.start,
-                               count=math.ceil(count / server_bom(server).gpu_count)),)
-        use = PhaseUse(phase=phase.name, entries=(UseEntry(gpu=gpu, count=count,
-                                                           option=PurchaseOption.OWNED),))
-        prep = probe(phase, use, (), owned)
-        if isinstance(prep, TrainingPrep):
-            choices.append(PhaseChoice(
-                phase=phase.name, slug=f"{count}{gpu.lower()}-owned", use=use, prep=prep,
-                owned=owned, label=f"{count}×{gpu} on {owned[0].count} owned {server} "
-                f"server(s)", notes=(_note(phase, count, gpu, prep.layout, prep.steady_s),)))
+        for server, per_server, slug in _owned_servers(scenario).get(gpu, ()):
+            owned = (OwnedPurchase(server=server, purchase=scenario.calendar.start,
+                                   count=math.ceil(count / per_server)),)
+            use = PhaseUse(phase=phase.name, entries=(UseEntry(gpu=gpu, count=count,
+                                                               option=PurchaseOption.OWNED),))
+            prep = probe(phase, use, (), owned)
+            if isinstance(prep, TrainingPrep):
+                choices.append(PhaseChoice(
+                    phase=phase.name, slug=f"{count}{gpu.lower()}-{slug}", use=use, prep=prep,
+                    owned=owned, label=f"{count}×{gpu} on {owned[0].count} owned {server} "
+                    f"server(s)", notes=(_note(phase, count, gpu, prep.layout, prep.steady_s),)))
     return choices, front
+
+
+def _owned_servers(scenario: Scenario) -> dict[str, list[tuple[str, int, str]]]:
+    """Per GPU: (server, GPUs per server, slug) of the first shipped server carrying it
+    (slug ``owned``), then of each server the scenario declares with it (slug its name)."""
+    servers: dict[str, list[tuple[str, int, str]]] = {}
+    for name in server_names():
+        shipped = server_bom(name)
+        servers.setdefault(shipped.gpu, [(name, shipped.gpu_count, "owned")])
+    for declared in scenario.servers:
+        found = find_gpu(declared.gpu)
+        gpu = found.name if found is not None else declared.gpu
+        servers.setdefault(gpu, []).append((declared.name, declared.gpu_count, declared.name))
+    return servers
 
 
 def _choice(phase: TrainingPhase, option: TrainingOption) -> PhaseChoice:

@@ -168,7 +168,8 @@ def breakeven_rows(breakevens: Sequence[BreakEven],
             owning = result.owning_break_even_utilization(rental)
             reserving = result.reserving_break_even_utilization(rental)
             rows.append({
-                "server": f"{server.name} ({server.gpu_count}× {server.gpu})",
+                "server": (f"{server.name} ({server.gpu_count}× {server.gpu}, capex "
+                           f"{money(currency.rate(server.capex_usd), currency)})"),
                 "option": rental.option.value,
                 "offering": f"{rental.cloud} {rental.region} {rental.instance_type}",
                 "rate": rate(currency.rate(rental.price_usd_per_gpu_hour), currency),

@@ -36,6 +36,7 @@ from costsim.sim.results import (
     estimated_inputs,
 )
 from costsim.sim.streams import replication_seeds
+from costsim.sim.unrun import cut_replications, unrun_training
 from costsim.sim.waits import WaitHistogram
 
 Progress = Callable[[int, int], None]
@@ -112,6 +113,9 @@ class PlanResult:
     training_rates: tuple[TrainingRate, ...] = ()
     # what this plan's run did that a reader must know (DESIGN §7 "Warnings")
     warnings: tuple[str, ...] = ()
+    # replications in which the horizon cut a phase (:func:`horizon_cuts`): its cost there
+    # leaves out the rest of the work (run_result.horizon_passed_over)
+    horizon_cut_replications: int = 0
     # self-host vs API per serving phase (costsim.sim.api_serving)
     api_comparison: tuple[ApiComparison, ...] = ()
 
@@ -195,6 +199,11 @@ def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
 
 def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
     """The plan's result from its replications (in index order)."""
+    unrun = unrun_training(prep, reps)
+    if unrun.reasons:  # its work never ran: no cost to rank (costsim.sim.unrun)
+        return PlanResult(name=prep.plan.name, feasible=False,
+                          infeasible_reasons=unrun.reasons, replications=0,
+                          prices=prep.prices_used(), measured=prep.measured_used())
     scenario = prep.scenario
     costs = [r.cost_usd for r in reps]
     mean_ledger = average_ledgers([r.ledger for r in reps])
@@ -255,7 +264,9 @@ def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
             DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
                 h for r in reps for h in r.gpu_demand_in_phases).items())),
         events=sum(r.events for r in reps), training_rates=training_rates(prep),
-        warnings=horizon_cuts(scenario, reps) + block_warnings(prep, reps) + api_warnings(prep),
+        warnings=(horizon_cuts(scenario, reps) + unrun.warnings + block_warnings(prep, reps)
+                  + api_warnings(prep)),
+        horizon_cut_replications=cut_replications(scenario, reps),
         api_comparison=api_comparisons(prep, reps))
 
 

@@ -142,16 +142,20 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
 def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: float,
                      work: float) -> float | None:
     """The first time from ``start`` (on an hour boundary) when ``gpus`` bounded GPUs stay free
-    for ``work`` seconds; None when that never happens within the horizon."""
+    for ``work`` seconds, or until the horizon ends: a run that cannot finish inside the
+    horizon starts as soon as its GPUs are free and is cut at the horizon's end, as a rented
+    run is (the ``horizon_cuts`` warning), rather than never starting and costing nothing.
+    None when the GPUs are never free within the horizon."""
     free = ctx.free_profile(gpu, owned)
     short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))  # hours without room, so far
     span = max(1, math.ceil(work / SECONDS_PER_HOUR))
     first = int(start // SECONDS_PER_HOUR)
-    last = len(free) - span
-    if last < first:
+    hours = len(free)
+    if hours <= first:
         return None
-    candidates = np.arange(first, last + 1)
-    room = short[candidates + span] - short[candidates] == 0
+    candidates = np.arange(first, hours)
+    ends = np.minimum(candidates + span, hours)
+    room = short[ends] - short[candidates] == 0
     if not room.any():
         return None
     return max(start, float(candidates[np.argmax(room)]) * SECONDS_PER_HOUR)

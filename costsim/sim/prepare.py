@@ -53,6 +53,7 @@ from costsim.sim.commit_pools import (
     capacity_block_pool,
     savings_plan_pool,
 )
+from costsim.sim.delivery import undelivered
 from costsim.sim.owned_parts import owned_training
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
 from costsim.sim.phase_setup import phase_setup
@@ -219,6 +220,7 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
             owned.append(owned_pool(purchase, scenario.calendar, scenario.servers))
         except CostsimError as error:
             reasons.append(f"plan '{plan.name}', owned {i}: {error}")
+    reasons.extend(undelivered(scenario, plan, tuple(owned), _canonical))
     phases: dict[str, PhasePrep] = {}
     for phase in scenario.phase_order():
         use = plan.use_of(phase.name)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from costsim.catalog.breakeven import break_evens
+from costsim.catalog.breakeven import break_even, break_evens
 from costsim.catalog.gpus import find_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import price_book
+from costsim.catalog.servers import declared_server
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.currency import USD, Currency
@@ -84,6 +85,25 @@ def limit_breaches(result: PlanResult, risk: RiskLimits) -> list[str]:
     return breaches
 
 
+def horizon_passed_over(results: Sequence[PlanResult], risk: RiskLimits,
+                        horizon_end: str) -> dict[str, str]:
+    """Plans whose work the horizon cut (a phase unfinished or never started at its end, in
+    some replication), passed over while another plan within the risk limits finishes all its
+    work in every replication: a cut plan's cost leaves out the rest of its work, so it is
+    not comparable (a training run on servers delivered days before the horizon ends costs a
+    few days' depreciation). When no plan finishes, none is passed over for it (the
+    ``horizon_cuts`` warnings say what each leaves out). Name → reason."""
+    fit = [r for r in results if r.feasible and r.cost_usd is not None
+           and not limit_breaches(r, risk)]
+    if not any(r.horizon_cut_replications == 0 for r in fit):
+        return {}
+    return {r.name: (f"the horizon cut its work in {r.horizon_cut_replications} of "
+                     f"{r.replications} replications (a phase had not ended or never started "
+                     f"by {horizon_end}): its cost leaves out the rest of the work, while "
+                     f"other plans finish theirs")
+            for r in fit if r.horizon_cut_replications > 0}
+
+
 def _versus(value: float, sign: str, limit: float, decimals: int) -> str:
     """``value sign limit`` as percentages with enough decimals to tell them apart (99.97 %
     against a 100 % limit must not read "100.0% < 100.0%")."""
@@ -103,11 +123,14 @@ def mean_cost_in(result: PlanResult, currency: Currency) -> float | None:
 
 
 def recommend(plans: Sequence[PlanResult], risk: RiskLimits,
-              currency: Currency = USD) -> Recommendation:
-    """The feasible plan with the lowest mean cost within the risk limits; the reason's
-    amounts are written in the scenario's display ``currency``, as the text and HTML show it."""
+              currency: Currency = USD, horizon_end: str = "the horizon's end") -> Recommendation:
+    """The feasible plan with the lowest mean cost within the risk limits, among those that
+    finish their work inside the horizon where any does (:func:`horizon_passed_over`); the
+    reason's amounts are written in the scenario's display ``currency``, as the text and HTML
+    show it."""
     passed: list[tuple[str, str]] = []
     candidates: list[PlanResult] = []
+    cut = horizon_passed_over(plans, risk, horizon_end)
     for result in plans:
         if not result.feasible or result.cost_usd is None:
             passed.append((result.name, "infeasible: " + "; ".join(result.infeasible_reasons)))
@@ -115,6 +138,9 @@ def recommend(plans: Sequence[PlanResult], risk: RiskLimits,
         breaches = limit_breaches(result, risk)
         if breaches:
             passed.append((result.name, "outside the risk limits: " + "; ".join(breaches)))
+            continue
+        if result.name in cut:
+            passed.append((result.name, "unfinished: " + cut[result.name]))
             continue
         candidates.append(result)
     if not candidates:
@@ -166,11 +192,15 @@ def defaults_used() -> tuple[DefaultUsed, ...]:
 
 def plan_breakevens(scenario: Scenario, plans: Sequence[Plan]) -> tuple[BreakEven, ...]:
     """Break-even curves of owning, reserving and renting each GPU the plans use, where a
-    shipped server carries that GPU, priced with the scenario's overrides."""
+    shipped server carries that GPU, then of every server the scenario declares
+    (``servers:``, as declared: its own capex and operating costs), priced with the
+    scenario's overrides."""
     book = price_book(scenario.prices.overrides)
     gpus = sorted({found.name for plan in plans for use in plan.uses for entry in use.entries
                    if (found := find_gpu(entry.gpu)) is not None})
-    return tuple(curve for gpu in gpus for curve in break_evens(book, gpu))
+    shipped = tuple(curve for gpu in gpus for curve in break_evens(book, gpu))
+    return shipped + tuple(break_even(book, declared_server(declared))
+                           for declared in scenario.servers)
 
 
 def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
@@ -200,7 +230,8 @@ def simulate_scenario(scenario: Scenario, *, seed: int, replications: int,
         scenario=scenario, scenario_sha256=scenario_sha256, costsim_version=costsim_version,
         price_book_date=price_book_date, seed=seed, replications=replications, plans=results,
         baseline=baseline or chosen[0].name,
-        recommendation=recommend(results, scenario.risk, scenario.currency),
+        recommendation=recommend(results, scenario.risk, scenario.currency,
+                                 scenario.calendar.end.isoformat()),
         defaults=defaults_used(),
         breakevens=plan_breakevens(scenario, chosen),
         inputs=inputs or {}, wall_s=(clock() - start) if clock else 0.0,

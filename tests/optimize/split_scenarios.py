@@ -15,11 +15,12 @@ SERVER = "hgx-h100-8"
 
 
 def training_scenario(model: str, tokens: float, *, budget: float | None,
-                      deadline_days: float | None, dataset_gb: float = 0.0) -> Scenario:
+                      deadline_days: float | None, dataset_gb: float = 0.0,
+                      seq_len: int = 4096) -> Scenario:
     """Pre-train preset ``model`` on ``tokens`` tokens (one rented plan, for validity)."""
     arch = load_preset(model).architecture
     phase = TrainingPhase(name="pretrain", model="m", task=Task.TRAIN, tokens=tokens,
-                          seq_len=4096, deadline_days=deadline_days)
+                          seq_len=seq_len, deadline_days=deadline_days)
     plan = Plan(name="rent", uses=(PhaseUse(phase="pretrain",
                                             entries=(UseEntry(gpu="H100", count=16),)),))
     return Scenario(name="split", calendar=Calendar(start=date(2027, 1, 1), horizon_months=12),
