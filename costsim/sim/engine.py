@@ -26,7 +26,7 @@ from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
-from costsim.sim.pools import book_commitment, book_owned
+from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
 from costsim.sim.transfer import DataMove, book_data_moves
@@ -76,6 +76,7 @@ class _PlanStatics:
     egress_key: LineKey
     storage_usd_per_gb_month: float
     storage: tuple[_StorageSegment, ...]
+    owned: tuple[OwnedBooking, ...]  # the prepared plan's owned pools, in its order
 
 
 # Prepared plans seen lately and their statics, by identity (a PreparedPlan is not hashable);
@@ -124,7 +125,8 @@ def _plan_statics(prep: PreparedPlan) -> _PlanStatics:
         egress_key=LineKey(phase="", pool=pool, gpu="", option="",
                            category=Category.DATA_TRANSFER, component=Component.NETWORK),
         storage_usd_per_gb_month=price.object_storage_usd_per_gb_month,
-        storage=tuple(storage))
+        storage=tuple(storage),
+        owned=tuple(owned_booking(pool, prep.scenario.calendar) for pool in prep.owned))
 
 
 def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
@@ -299,7 +301,8 @@ def _book_plan_costs(ctx: RunContext, statics: _PlanStatics) -> None:
         book_savings_plan(plan, ctx.on_demand_hourly, ctx.month_of_hour, calendar, ctx.book)
     for i, owned in enumerate(ctx.owned):
         tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
-        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book)
+        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book,
+                   statics.owned[i] if i < len(statics.owned) else None)
     for name in ctx.prep.phases:
         if name not in ctx.timelines:  # never started: waiting on a phase that never ended
             phase = ctx.prep.scenario.phase(name)
