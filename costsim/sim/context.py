@@ -281,7 +281,7 @@ class RunContext:
                 if drift else 1.0 for m in range(len(self.month_hours))]
         return factors
 
-    def _book_by_month(self, key: LineKey, pool: RentalPool, per_month: FloatArray) -> None:
+    def _book_by_month(self, key: LineKey, pool: RentalPool, per_month: np.ndarray) -> None:
         """Book a pool's GPU-hours per horizon month (only the months with some), each month
         priced with its drift."""
         months = np.nonzero(per_month)[0].tolist()
