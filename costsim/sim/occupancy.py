@@ -91,13 +91,25 @@ def intervals_gpus(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: f
     bins: list[NDArray[np.int64]] = []
     adds: list[FloatArray] = []
     for points, sign in ((starts_s, 1.0), (ends_s, -1.0)):
-        at_h = np.clip(np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR, 0, hours)
+        # clip(x, 0, hours) as maximum then minimum: the same values, without np.clip's
+        # overhead (~25 µs a call here)
+        at_h = np.minimum(np.maximum(np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR,
+                                     0.0), float(hours))
         whole = np.floor(at_h).astype(np.int64)
         frac = at_h - whole
         bins += [whole, whole + 1]
         adds += [sign * gpus * (1 - frac), sign * gpus * frac]
     # one bincount adds every entry to its hour in the order listed, as adding them one
     # after the other would (np.add.at in that order gives the same sums, slower)
-    diff = np.bincount(np.concatenate(bins), weights=np.concatenate(adds), minlength=hours + 2)
-    profile: FloatArray = np.cumsum(diff.astype(np.float64, copy=False))[:hours]
+    at = np.concatenate(bins)
+    diff = np.bincount(at, weights=np.concatenate(adds), minlength=hours + 2)
+    # the running sum only over the hours the end points touch: cumsum adds left to right, so
+    # before the first touched hour it is exactly 0 (a bincount's empty bin is +0.0) and after
+    # the last one it stays at its last value; a horizon-long cumsum costs ~10 ns an hour
+    profile: FloatArray = np.zeros(hours)
+    if at.size:
+        lo, hi = int(at.min()), min(int(at.max()) + 1, hours)
+        if lo < hi:
+            profile[lo:hi] = np.cumsum(diff[lo:hi])
+            profile[hi:] = profile[hi - 1]
     return profile

@@ -77,6 +77,35 @@ def test_many_intervals_at_once_equal_one_by_one(jobs: list[tuple[float, float]]
     assert intervals_gpus(hours, starts, ends, float(gpus)) == pytest.approx(expected, abs=1e-9)
 
 
+def _horizon_long_profile(hours: int, starts: np.ndarray, ends: np.ndarray,
+                          gpus: float) -> np.ndarray:
+    """The difference array summed over every horizon hour (what intervals_gpus computed
+    before it summed only the hours its end points touch)."""
+    bins, adds = [], []
+    for points, sign in ((starts, 1.0), (ends, -1.0)):
+        at_h = np.clip(points / SECONDS_PER_HOUR, 0, hours)
+        whole = np.floor(at_h).astype(np.int64)
+        bins += [whole, whole + 1]
+        adds += [sign * gpus * (1 - (at_h - whole)), sign * gpus * (at_h - whole)]
+    diff = np.bincount(np.concatenate(bins), weights=np.concatenate(adds), minlength=hours + 2)
+    return np.cumsum(diff)[:hours]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 300),
+       st.lists(st.tuples(st.floats(-2 * SECONDS_PER_HOUR, 320 * SECONDS_PER_HOUR),
+                          st.floats(0, 90 * SECONDS_PER_HOUR)), max_size=12),
+       st.sampled_from([1.0, 8.0, 0.37]))
+def test_intervals_profile_is_bit_for_bit_the_horizon_long_running_sum(
+        hours: int, jobs: list[tuple[float, float]], gpus: float) -> None:
+    starts = np.array([s for s, _ in jobs], dtype=np.float64)
+    ends = starts + np.array([n for _, n in jobs], dtype=np.float64)
+    got = intervals_gpus(hours, starts, ends, gpus)
+    want = _horizon_long_profile(hours, starts, ends, gpus)
+    assert np.array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # no -0.0 where 0.0 was
+
+
 def test_demand_is_what_the_pools_held_whoever_served_it() -> None:
     """32 H100s for a run: from a reservation of 8 plus on-demand, or a reservation of 32: the
     demand is 32 GPUs either way, and its GPU-hours are what the pools were used for."""
