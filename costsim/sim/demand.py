@@ -66,10 +66,13 @@ class DemandHistogram:
         first = int(some.argmax())
         last = flat.size - int(some[::-1].argmax()) if some[first] else first
         span = flat[first:last]
-        if span.size and float(span.min()) < -_NOISE_GPUS:
-            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(span.min())}")
-        values = np.maximum(span, 0.0)
-        by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
+        lowest = float(span.min()) if span.size else 0.0
+        if lowest < -_NOISE_GPUS:
+            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {lowest}")
+        # negative noise counts as 0 GPUs (no copy where there is none); values >= 0 give
+        # ceil(v - noise) >= ceil(-noise) = 0, so the levels need no floor at 0
+        values = np.maximum(span, 0.0) if lowest < 0 else span
+        by_hour = np.ceil(values - _NOISE_GPUS).astype(np.int64)
         whole = _binned(gpu, array.shape[0], by_hour, values, flat.size - span.size)
         if window is None:
             return whole, None
