@@ -93,8 +93,8 @@ def intervals_gpus(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: f
     for points, sign in ((starts_s, 1.0), (ends_s, -1.0)):
         # clip(x, 0, hours) as maximum then minimum: the same values, without np.clip's
         # overhead (~25 µs a call here)
-        at_h = np.minimum(np.maximum(np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR,
-                                     0.0), float(hours))
+        at_h: FloatArray = np.minimum(np.maximum(
+            np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR, 0.0), float(hours))
         whole = np.floor(at_h).astype(np.int64)
         frac = at_h - whole
         bins += [whole, whole + 1]
