@@ -345,12 +345,14 @@ def _book_storage(ctx: RunContext, statics: _PlanStatics) -> None:
     retained = ctx.prep.scenario.data.checkpoints_retained
     kept = [(end_s, retained * checkpoint_bytes / 1e9)
             for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
+    charges: list[tuple[LineKey, int, float]] = []  # booked in this order, in one call
     for seg in statics.storage:
         gb_s = seg.dataset_gb_s
         for from_s, gb in kept:
             gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
         if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
-            ctx.book.spend(statics.storage_key, seg.month_index,
-                           statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s)
+            charges.append((statics.storage_key, seg.month_index,
+                            statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s))
         if seg.egress_usd is not None:
-            ctx.book.spend(statics.egress_key, seg.month_index, seg.egress_usd)
+            charges.append((statics.egress_key, seg.month_index, seg.egress_usd))
+    ctx.book.spend_many(charges)

@@ -219,12 +219,32 @@ class LedgerBook:
         for amount_usd, hours in zip(amounts_usd, gpu_hours, strict=True):
             if not math.isfinite(amount_usd) or not math.isfinite(hours):
                 raise ValueError(f"non-finite charge on {key}: {amount_usd}, {hours}")
+        if not months:  # no spend, no line (as spending in no month books none)
+            return
         line = self._lines.get(key)
         if line is None:
             line = self._lines[key] = [0.0, 0.0]
         n_months, opex, amortized = len(self._labels), self._opex, self._amortized
         for month, amount_usd, hours in zip(months, amounts_usd, gpu_hours, strict=True):
             line[0] += hours
+            line[1] += amount_usd
+            if 0 <= month < n_months:
+                opex[month] += amount_usd
+                amortized[month] += amount_usd
+
+    def spend_many(self, charges: Sequence[tuple[LineKey, int, float]]) -> None:
+        """:meth:`spend` of each (line, month, amount) in ``charges`` in order, no GPU-hours:
+        the same additions in one call (storage books two a billing segment)."""
+        for key, _, amount_usd in charges:
+            if not math.isfinite(amount_usd):
+                raise ValueError(f"non-finite charge on {key}: {amount_usd}, 0.0")
+        lines, n_months = self._lines, len(self._labels)
+        opex, amortized = self._opex, self._amortized
+        for key, month, amount_usd in charges:
+            line = lines.get(key)
+            if line is None:
+                line = lines[key] = [0.0, 0.0]
+            line[0] += 0.0
             line[1] += amount_usd
             if 0 <= month < n_months:
                 opex[month] += amount_usd
