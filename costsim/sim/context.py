@@ -30,6 +30,7 @@ from costsim.sim.occupancy import (
     hourly_capacity,
     interval_gpus,
     intervals_gpus,
+    intervals_gpus_part,
 )
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool
 from costsim.sim.prepare import PreparedPlan
@@ -318,8 +319,10 @@ class RunContext:
             rule.increment_s)
         paid_gpus = pool.gpus_paid_for(gpus)
         hours = np.where(starts_s < self.horizon_s, billed_s / SECONDS_PER_HOUR * paid_gpus, 0.0)
-        self.record_demand(pool.gpu, 0, intervals_gpus(self.hours, starts_s, starts_s + run_s,
-                                                       float(gpus)))
+        if pool.gpu not in self.demand:  # a GPU type the jobs hold in no horizon hour counts
+            self.demand[pool.gpu] = np.zeros(self.hours)
+        self.record_demand(pool.gpu, *intervals_gpus_part(self.hours, starts_s,
+                                                          starts_s + run_s, float(gpus)))
         start_hours = np.minimum((starts_s // SECONDS_PER_HOUR).astype(np.int64), self.hours - 1)
         per_month = np.bincount(self.month_of_hour[start_hours], weights=hours,
                                 minlength=len(self.month_hours))

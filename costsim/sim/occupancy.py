@@ -88,6 +88,20 @@ def intervals_gpus(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: f
     """GPUs held by many intervals [start, end) as one hourly profile over the horizon (partial
     hours pro rata), vectorized: an interval from s covers hour floor(s) for 1 − frac(s) and
     every later hour fully, so each end point adds two entries to a difference array."""
+    profile: FloatArray = np.zeros(hours)
+    h0, part = intervals_gpus_part(hours, starts_s, ends_s, gpus)
+    profile[h0:h0 + part.size] = part
+    if part.size and h0 + part.size < hours:  # after the last end point: its running sum
+        profile[h0 + part.size:] = part[-1]
+    return profile
+
+
+def intervals_gpus_part(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: float
+                        ) -> tuple[int, FloatArray]:
+    """:func:`intervals_gpus` as (first hour, profile from it): the hours from the first one an
+    end point touches to the last one, and to the horizon's end only where the running sum
+    does not come back to exactly 0 there (the profile is exactly 0 outside what it returns,
+    so adding it to a demand array adds what the horizon-long profile adds)."""
     bins: list[NDArray[np.int64]] = []
     adds: list[FloatArray] = []
     for points, sign in ((starts_s, 1.0), (ends_s, -1.0)):
@@ -102,14 +116,16 @@ def intervals_gpus(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: f
     # one bincount adds every entry to its hour in the order listed, as adding them one
     # after the other would (np.add.at in that order gives the same sums, slower)
     at = np.concatenate(bins)
-    diff = np.bincount(at, weights=np.concatenate(adds), minlength=hours + 2)
+    if not at.size:
+        return 0, np.zeros(0)
+    lo, hi = int(at.min()), min(int(at.max()) + 1, hours)
+    if lo >= hi:
+        return 0, np.zeros(0)
+    diff = np.bincount(at - lo, weights=np.concatenate(adds), minlength=hi - lo)[:hi - lo]
     # the running sum only over the hours the end points touch: cumsum adds left to right, so
     # before the first touched hour it is exactly 0 (a bincount's empty bin is +0.0) and after
     # the last one it stays at its last value; a horizon-long cumsum costs ~10 ns an hour
-    profile: FloatArray = np.zeros(hours)
-    if at.size:
-        lo, hi = int(at.min()), min(int(at.max()) + 1, hours)
-        if lo < hi:
-            profile[lo:hi] = np.cumsum(diff[lo:hi])
-            profile[hi:] = profile[hi - 1]
-    return profile
+    part: FloatArray = np.cumsum(diff)
+    if hi < hours and part[-1] != 0.0:
+        part = np.concatenate((part, np.full(hours - hi, part[-1])))
+    return lo, part

@@ -16,7 +16,7 @@ from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
 from costsim.sim.montecarlo import run_scenario
-from costsim.sim.occupancy import interval_gpus, intervals_gpus
+from costsim.sim.occupancy import interval_gpus, intervals_gpus, intervals_gpus_part
 from costsim.sim.prepare import prepare_plan
 from costsim.units import SECONDS_PER_HOUR
 from tests.domain.scenario_builders import lifecycle
@@ -104,6 +104,11 @@ def test_intervals_profile_is_bit_for_bit_the_horizon_long_running_sum(
     want = _horizon_long_profile(hours, starts, ends, gpus)
     assert np.array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))  # no -0.0 where 0.0 was
+    h0, part = intervals_gpus_part(hours, starts, ends, gpus)  # what demand adds: the same
+    added = np.zeros(hours)
+    added[h0:h0 + part.size] += part
+    assert np.array_equal(added, want)
+    assert np.array_equal(np.signbit(added), np.signbit(want))
 
 
 def test_demand_is_what_the_pools_held_whoever_served_it() -> None:
