@@ -240,10 +240,16 @@ class LedgerBook:
                 raise ValueError(f"non-finite charge on {key}: {amount_usd}, 0.0")
         lines, n_months = self._lines, len(self._labels)
         opex, amortized = self._opex, self._amortized
+        # each line looked up once per key object (by identity: hashing a LineKey is Python
+        # code, and a few keys recur here, e.g. storage and egress in every segment)
+        by_id: dict[int, list[float]] = {}
         for key, month, amount_usd in charges:
-            line = lines.get(key)
+            line = by_id.get(id(key))
             if line is None:
-                line = lines[key] = [0.0, 0.0]
+                line = lines.get(key)
+                if line is None:
+                    line = lines[key] = [0.0, 0.0]
+                by_id[id(key)] = line
             line[0] += 0.0
             line[1] += amount_usd
             if 0 <= month < n_months:
