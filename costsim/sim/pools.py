@@ -372,11 +372,16 @@ def book_owned(pool: OwnedPool, used_gpu_s_by_month: Sequence[float], calendar: 
         book.charge(capex_key, capex_usd)
         book.charge(residual_key, residual_usd)
     book.cash(booking.capex_month, booking.capex_usd, capex=True)
+    # per month: power and colocation, then staff, then depreciation, as booked one by one
+    # (a month's sums see the same additions in the same order; other months are apart)
+    charges: list[tuple[LineKey, int, float]] = []
     for month in booking.months:
         m = month.month
         utilization = min(1.0, used_gpu_s_by_month[m] / month.gpu_s_available)
         power = n * server.power_cost_usd_per_year(utilization) * month.seconds / (
             HOURS_PER_YEAR * SECONDS_PER_HOUR)
-        book.spend(booking.power_key, m, power + month.colocation_usd)
-        book.spend(booking.staff_key, m, month.staff_usd)
-        book.amortize(m, month.depreciation_usd)
+        charges.append((booking.power_key, m, power + month.colocation_usd))
+        charges.append((booking.staff_key, m, month.staff_usd))
+    book.spend_many(charges)
+    for month in booking.months:
+        book.amortize(month.month, month.depreciation_usd)
