@@ -8,6 +8,7 @@ each phase's share of a commitment as its compute and the rest as idle.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -74,12 +75,20 @@ def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[in
     return h0, cover * gpus
 
 
+# Pools bought on fixed dates have the same capacity in every replication of a plan; a pool
+# placed where a phase starts has one per start. Bounded; a miss computes the same array.
+_CAPACITIES_KEPT = 256
+
+
+@functools.lru_cache(maxsize=_CAPACITIES_KEPT)
 def hourly_capacity(hours: int, t0_s: float, t1_s: float, gpus: int) -> FloatArray:
-    """Capacity of ``gpus`` GPUs that exist over [t0, t1), hour by hour."""
+    """Capacity of ``gpus`` GPUs that exist over [t0, t1), hour by hour (read-only: memoized
+    and shared, as nothing writes a pool's capacity)."""
     profile = np.zeros(hours)
     h0, held = interval_gpus(hours, max(0.0, t0_s), t1_s, float(gpus))
     if held.size:
         profile[h0:h0 + held.size] = held
+    profile.flags.writeable = False
     return profile
 
 
