@@ -54,6 +54,12 @@ def clear_caches() -> None:
             clear = getattr(value, "cache_clear", None)
             if callable(clear):
                 clear()
+    # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
+    engine = importlib.import_module("costsim.sim.engine")
+    for name in ("_STATICS", "_UNCERTAINTY"):
+        kept = getattr(engine, name, None)
+        if isinstance(kept, dict):
+            kept.clear()
 
 
 class ExperimentsClock:

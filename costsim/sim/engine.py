@@ -29,6 +29,7 @@ from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
+from costsim.sim.streams import StreamKey, stream_key
 from costsim.sim.transfer import DataMove, book_data_moves
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -37,10 +38,34 @@ from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 DEFAULT_STORAGE_CLOUD = "aws"
 
 
+# A replication's uncertainty values by (block, throughput error, replication root), the
+# objects kept with them so their ids cannot be reused while here: every plan of a scenario
+# shares the block, so the plans after the first look the values up in one step.
+_UNCERTAINTY: dict[tuple[int, int, StreamKey],
+                   tuple[object, object, dict[str, float]]] = {}
+_UNCERTAINTY_KEPT = 2**12
+
+
 def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
     """One value per uncertainty variable, each from its own named stream (so adding a
     variable never changes the others' draws); drawn once per replication for every plan
     (:func:`costsim.sim.draws.draw_named`)."""
+    block, error = prep.scenario.uncertainty, prep.throughput_error
+    root_key = stream_key(root, ())
+    if root_key is None:
+        return _draw_uncertainty(prep, root)
+    key = (id(block), id(error), root_key)
+    kept = _UNCERTAINTY.get(key)
+    if kept is not None and kept[0] is block and kept[1] is error:
+        return dict(kept[2])
+    values = _draw_uncertainty(prep, root)
+    if len(_UNCERTAINTY) >= _UNCERTAINTY_KEPT:
+        _UNCERTAINTY.pop(next(iter(_UNCERTAINTY)))
+    _UNCERTAINTY[key] = (block, error, dict(values))
+    return values
+
+
+def _draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
     block = prep.scenario.uncertainty
     values: dict[str, float] = {}
     for name in block.variables():

@@ -76,6 +76,8 @@ class WaitHistogram:
         parts = list(parts)
         if not parts:
             return cls.empty()
+        if len(parts) == 1:  # read-only arrays: the part is its own pool
+            return parts[0]
         keys, index = np.unique(np.concatenate([p.keys for p in parts]), return_inverse=True)
         counts = np.zeros(keys.size, dtype=np.int64)
         np.add.at(counts, index, np.concatenate([p.counts for p in parts]))
