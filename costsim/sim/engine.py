@@ -39,10 +39,11 @@ DEFAULT_STORAGE_CLOUD = "aws"
 
 
 # A replication's uncertainty values by (block, throughput error, replication root), the
-# objects kept with them so their ids cannot be reused while here: every plan of a scenario
-# shares the block, so the plans after the first look the values up in one step.
-_UNCERTAINTY: dict[tuple[int, int, StreamKey],
-                   tuple[object, object, dict[str, float]]] = {}
+# block kept with them so its id cannot be reused while here: every plan of a scenario shares
+# the block (and each plan has an equal error distribution of its own, so that is keyed by
+# value), so the plans after the first look the values up in one step.
+_UNCERTAINTY: dict[tuple[int, Distribution, StreamKey],
+                   tuple[object, dict[str, float]]] = {}
 _UNCERTAINTY_KEPT = 2**12
 
 
@@ -54,14 +55,14 @@ def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[s
     root_key = stream_key(root, ())
     if root_key is None:
         return _draw_uncertainty(prep, root)
-    key = (id(block), id(error), root_key)
+    key = (id(block), error, root_key)
     kept = _UNCERTAINTY.get(key)
-    if kept is not None and kept[0] is block and kept[1] is error:
-        return dict(kept[2])
+    if kept is not None and kept[0] is block:
+        return dict(kept[1])
     values = _draw_uncertainty(prep, root)
     if len(_UNCERTAINTY) >= _UNCERTAINTY_KEPT:
         _UNCERTAINTY.pop(next(iter(_UNCERTAINTY)))
-    _UNCERTAINTY[key] = (block, error, dict(values))
+    _UNCERTAINTY[key] = (block, dict(values))
     return values
 
 
