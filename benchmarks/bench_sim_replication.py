@@ -15,7 +15,12 @@ the code's own cost. Each run starts from cold caches (what a fresh process woul
 Measured (2026-12-02, 2-core VM shared with other work, load 3-4, Python 3.11.7, flagship, 200
 replications, workers 1): 8.13 ms per plan-replication at 744b6e6 (2.04 ms in the experiments
 runner, 6.09 ms the rest) -> 4.55 ms (2.00 ms, 2.55 ms) with issue 20's per-replication work
-outside the experiments runner.
+outside the experiments runner. Then (2026-12-02, same VM, load ~2, best of 3 runs of each plan
+alternating trees): 2.75 -> 2.16 ms mean per plan-replication at d26fb90 -> this file's commit
+(all-on-demand 2.66 -> 2.30, large-cards 2.13 -> 1.81, small-a10g 2.08 -> 1.77, reserved-base
+2.62 -> 2.26, spot-checkpoints 2.49 -> 2.16, buy-servers 4.26 -> 2.58) with owned servers'
+booking once per plan, batched ledger spends, bounded running sums and fewer hourly passes
+(docs/simulator.md §7).
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # modules whose memoized functions (functools caches) hold what one run computed for another
 _MEMOIZING = ("costsim.domain.calendar", "costsim.sim.streams", "costsim.sim.draws",
-              "costsim.sim.load", "costsim.sim.context")
+              "costsim.sim.load", "costsim.sim.context", "costsim.sim.occupancy",
+              "costsim.sim.ledger")
 
 
 def clear_caches() -> None:
@@ -53,6 +59,12 @@ def clear_caches() -> None:
             clear = getattr(value, "cache_clear", None)
             if callable(clear):
                 clear()
+    # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
+    engine = importlib.import_module("costsim.sim.engine")
+    for name in ("_STATICS", "_UNCERTAINTY"):
+        kept = getattr(engine, name, None)
+        if isinstance(kept, dict):
+            kept.clear()
 
 
 class ExperimentsClock:

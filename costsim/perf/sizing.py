@@ -180,10 +180,13 @@ def replicas_for_rate(rate_requests_per_s: ArrayLike,
         raise ValueError(f"capacity must be a finite number > 0 "
                          f"(got {capacity_requests_per_s})")
     rates = np.asarray(rate_requests_per_s, dtype=np.float64)
-    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
+    # min and max, not isfinite/any passes (called per hour of a simulated year): a NaN makes
+    # the minimum NaN, which is not >= 0
+    if rates.size and not (rates.min() >= 0 and math.isfinite(rates.max())):
         raise ValueError("rates must be finite and >= 0")
     ratio = rates / capacity_requests_per_s * (1.0 - _RATIO_TOLERANCE)
-    if np.any(ratio > MAX_REPLICAS):
+    if ratio.size and ratio.max() > MAX_REPLICAS:
         raise ValueError(f"a rate needs more than {MAX_REPLICAS:,} replicas")
-    # A positive rate needs a replica even where rate / capacity underflows to 0.
-    return np.where(rates > 0, np.maximum(np.ceil(ratio), 1.0), 0.0).astype(np.int64)
+    # A positive rate needs a replica even where rate / capacity underflows to 0: ⌈ratio⌉ >= 0,
+    # raised to 1 (True) where the rate is positive, left at 0 (False) where it is 0
+    return np.maximum(np.ceil(ratio), rates > 0).astype(np.int64)

@@ -23,13 +23,14 @@ from costsim.domain.pricing import PurchaseOption
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.commit_pools import CapacityBlockPool
 from costsim.sim.draws import draw_named
-from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
+from costsim.sim.ledger import Category, Component, LedgerBook, LineKey, line_key
 from costsim.sim.occupancy import (
     BoundedPool,
     FloatArray,
     hourly_capacity,
     interval_gpus,
     intervals_gpus,
+    intervals_gpus_part,
 )
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool
 from costsim.sim.prepare import PreparedPlan
@@ -138,6 +139,8 @@ class RunContext:
     # has savings plans (they discount them at the end: costsim.sim.commit_pools)
     on_demand_hourly: dict[LineKey, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict)
+    # rental price drift per horizon month, by the price's effective date (price_factors)
+    _price_factors: dict[str, list[float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
@@ -264,12 +267,30 @@ class RunContext:
     def price_factor(self, pool: RentalPool, month: int) -> float:
         """Rental price drift of ``pool`` in horizon month ``month``: compounded monthly from
         its price's ``effective_date`` (docs/simulator.md "Calendar and billing")."""
-        drift = self.draws.get("price_drift_pct_per_year", 0.0)
-        if not drift:
-            return 1.0
-        months = self.prep.scenario.calendar.months_priced_since(pool.offering.effective_date,
-                                                                 month)
-        return float((1 + drift / 100) ** (months / 12))
+        return self.price_factors(pool)[month]
+
+    def price_factors(self, pool: RentalPool) -> list[float]:
+        """:meth:`price_factor` of ``pool`` in every horizon month (kept per price date: the
+        replication's drift is one value)."""
+        date = pool.offering.effective_date
+        factors = self._price_factors.get(date)
+        if factors is None:
+            drift = self.draws.get("price_drift_pct_per_year", 0.0)
+            calendar = self.prep.scenario.calendar
+            factors = self._price_factors[date] = [
+                float((1 + drift / 100) ** (calendar.months_priced_since(date, m) / 12))
+                if drift else 1.0 for m in range(len(self.month_hours))]
+        return factors
+
+    def _book_by_month(self, key: LineKey, pool: RentalPool, per_month: np.ndarray) -> None:
+        """Book a pool's GPU-hours per horizon month (only the months with some), each month
+        priced with its drift."""
+        months = np.nonzero(per_month)[0].tolist()
+        hours = per_month[months].tolist()
+        rate, factors = pool.rate_usd_per_gpu_hour, self.price_factors(pool)
+        self.book.spend_months(key, months, [h * rate * factors[m]
+                                             for m, h in zip(months, hours, strict=True)],
+                               hours)
 
     def book_rental_hourly(self, phase: str, pool: RentalPool, h0: int, gpu_hours: FloatArray,
                            category: Category = Category.COMPUTE) -> None:
@@ -280,12 +301,9 @@ class RunContext:
         held = gpu_hours[: end - h0]
         months = self.month_of_hour[h0:end]
         per_month = np.bincount(months, weights=held, minlength=len(self.month_hours))
-        key = LineKey(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
-                      category=category, component=Component.GPU_INSTANCE)
-        for m in np.nonzero(per_month)[0]:
-            hours = float(per_month[m])
-            self.book.spend(key, int(m), hours * pool.rate_usd_per_gpu_hour
-                            * self.price_factor(pool, int(m)), gpu_hours=hours)
+        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
+                       Component.GPU_INSTANCE)
+        self._book_by_month(key, pool, per_month)
         self._paid(pool, float(held.sum()))
         self._on_demand_hourly(key, pool, h0, held)
 
@@ -301,17 +319,16 @@ class RunContext:
             rule.increment_s)
         paid_gpus = pool.gpus_paid_for(gpus)
         hours = np.where(starts_s < self.horizon_s, billed_s / SECONDS_PER_HOUR * paid_gpus, 0.0)
-        self.record_demand(pool.gpu, 0, intervals_gpus(self.hours, starts_s, starts_s + run_s,
-                                                       float(gpus)))
+        if pool.gpu not in self.demand:  # a GPU type the jobs hold in no horizon hour counts
+            self.demand[pool.gpu] = np.zeros(self.hours)
+        self.record_demand(pool.gpu, *intervals_gpus_part(self.hours, starts_s,
+                                                          starts_s + run_s, float(gpus)))
         start_hours = np.minimum((starts_s // SECONDS_PER_HOUR).astype(np.int64), self.hours - 1)
         per_month = np.bincount(self.month_of_hour[start_hours], weights=hours,
                                 minlength=len(self.month_hours))
-        key = LineKey(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
-                      category=category, component=Component.GPU_INSTANCE)
-        for m in np.nonzero(per_month)[0]:
-            gpu_hours = float(per_month[m])
-            self.book.spend(key, int(m), gpu_hours * pool.rate_usd_per_gpu_hour
-                            * self.price_factor(pool, int(m)), gpu_hours=gpu_hours)
+        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
+                       Component.GPU_INSTANCE)
+        self._book_by_month(key, pool, per_month)
         self._paid(pool, float(hours.sum()))
         if self.prep.savings_plans and pool.option is PurchaseOption.ON_DEMAND:
             # the jobs' billed GPU-hours hour by hour, for the savings plans
@@ -331,7 +348,7 @@ class RunContext:
         usd, hours = self.on_demand_hourly.setdefault(
             key, (np.zeros(self.hours), np.zeros(self.hours)))
         held = gpu_hours[: end - h0]
-        factors = np.array([self.price_factor(pool, m) for m in range(len(self.month_hours))])
+        factors = np.array(self.price_factors(pool))
         hours[h0:end] += held
         usd[h0:end] += held * pool.rate_usd_per_gpu_hour * factors[self.month_of_hour[h0:end]]
 

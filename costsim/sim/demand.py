@@ -66,11 +66,15 @@ class DemandHistogram:
         first = int(some.argmax())
         last = flat.size - int(some[::-1].argmax()) if some[first] else first
         span = flat[first:last]
-        if span.size and float(span.min()) < -_NOISE_GPUS:
-            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {float(span.min())}")
-        values = np.maximum(span, 0.0)
-        by_hour = np.maximum(np.ceil(values - _NOISE_GPUS).astype(np.int64), 0)
-        whole = _binned(gpu, array.shape[0], by_hour, values, flat.size - span.size)
+        lowest = float(span.min()) if span.size else 0.0
+        if lowest < -_NOISE_GPUS:
+            raise ValueError(f"demand of {gpu} must be >= 0 GPUs, got {lowest}")
+        # negative noise counts as 0 GPUs (no copy where there is none); values >= 0 give
+        # ceil(v - noise) >= ceil(-noise) = 0, so the levels need no floor at 0
+        values = np.maximum(span, 0.0) if lowest < 0 else span
+        by_hour = np.ceil(values - _NOISE_GPUS).astype(np.int64)
+        counts, sums = _bins(by_hour, values)
+        whole = _histogram(gpu, array.shape[0], counts, sums, flat.size - span.size)
         if window is None:
             return whole, None
         h0, h1 = window[0], min(window[1], flat.size)
@@ -79,8 +83,10 @@ class DemandHistogram:
         # the window's hours outside the span hold exactly 0 GPUs: level 0, nothing summed
         a, b = max(h0, first) - first, min(h1, last) - first
         a, b = (a, b) if a < b else (0, 0)
-        part = _binned(gpu, 1, by_hour[a:b], values[a:b], (h1 - h0) - (b - a))
-        return whole, part
+        if (a, b) != (0, span.size):
+            counts, sums = _bins(by_hour[a:b], values[a:b])
+        # else the window holds the whole span: the same bins, only the idle hours differ
+        return whole, _histogram(gpu, 1, counts, sums, (h1 - h0) - (b - a))
 
     @classmethod
     def pooled(cls, parts: Sequence[DemandHistogram]) -> DemandHistogram:
@@ -150,15 +156,23 @@ class DemandHistogram:
         return suffix_s[first_above], suffix_n[first_above]
 
 
-def _binned(gpu: str, replications: int, by_hour: NDArray[np.int64], values: FloatArray,
-            idle: int) -> DemandHistogram:
-    """The histogram of hours at levels ``by_hour`` with demands ``values``, and ``idle``
-    hours more at no demand."""
+def _bins(by_hour: NDArray[np.int64], values: FloatArray
+          ) -> tuple[NDArray[np.int64], FloatArray]:
+    """Hours and summed demand at each level ``by_hour`` (index = level)."""
     # bincount, not unique: O(hours + peak GPUs) without a sort, once per replication
-    hours = np.bincount(by_hour, minlength=1)
+    counts: NDArray[np.int64] = np.bincount(by_hour, minlength=1)
+    sums: FloatArray = np.bincount(by_hour, weights=values, minlength=1).astype(np.float64,
+                                                                                copy=False)
+    return counts, sums
+
+
+def _histogram(gpu: str, replications: int, counts: NDArray[np.int64], sums: FloatArray,
+               idle: int) -> DemandHistogram:
+    """The histogram of the binned hours ``counts`` and demands ``sums`` (:func:`_bins`), and
+    ``idle`` hours more at no demand."""
+    hours = counts.copy()
     hours[0] += idle
-    gpu_hours = np.bincount(by_hour, weights=values, minlength=1)
     levels = np.flatnonzero(hours)
     return DemandHistogram(gpu=gpu, replications=replications,
                            levels=tuple(levels.tolist()), hours=tuple(hours[levels].tolist()),
-                           gpu_hours=tuple(gpu_hours[levels].tolist()))
+                           gpu_hours=tuple(sums[levels].tolist()))

@@ -26,9 +26,10 @@ from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
-from costsim.sim.pools import book_commitment, book_owned
+from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
 from costsim.sim.results import PhaseTimeline, PoolUse, Replication
+from costsim.sim.streams import StreamKey, stream_key
 from costsim.sim.transfer import DataMove, book_data_moves
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -37,10 +38,35 @@ from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 DEFAULT_STORAGE_CLOUD = "aws"
 
 
+# A replication's uncertainty values by (block, throughput error, replication root), the
+# block kept with them so its id cannot be reused while here: every plan of a scenario shares
+# the block (and each plan has an equal error distribution of its own, so that is keyed by
+# value), so the plans after the first look the values up in one step.
+_UNCERTAINTY: dict[tuple[int, Distribution, StreamKey],
+                   tuple[object, dict[str, float]]] = {}
+_UNCERTAINTY_KEPT = 2**12
+
+
 def draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
     """One value per uncertainty variable, each from its own named stream (so adding a
     variable never changes the others' draws); drawn once per replication for every plan
     (:func:`costsim.sim.draws.draw_named`)."""
+    block, error = prep.scenario.uncertainty, prep.throughput_error
+    root_key = stream_key(root, ())
+    if root_key is None:
+        return _draw_uncertainty(prep, root)
+    key = (id(block), error, root_key)
+    kept = _UNCERTAINTY.get(key)
+    if kept is not None and kept[0] is block:
+        return dict(kept[1])
+    values = _draw_uncertainty(prep, root)
+    if len(_UNCERTAINTY) >= _UNCERTAINTY_KEPT:
+        _UNCERTAINTY.pop(next(iter(_UNCERTAINTY)))
+    _UNCERTAINTY[key] = (block, dict(values))
+    return values
+
+
+def _draw_uncertainty(prep: PreparedPlan, root: np.random.SeedSequence) -> dict[str, float]:
     block = prep.scenario.uncertainty
     values: dict[str, float] = {}
     for name in block.variables():
@@ -76,6 +102,7 @@ class _PlanStatics:
     egress_key: LineKey
     storage_usd_per_gb_month: float
     storage: tuple[_StorageSegment, ...]
+    owned: tuple[OwnedBooking, ...]  # the prepared plan's owned pools, in its order
 
 
 # Prepared plans seen lately and their statics, by identity (a PreparedPlan is not hashable);
@@ -124,7 +151,8 @@ def _plan_statics(prep: PreparedPlan) -> _PlanStatics:
         egress_key=LineKey(phase="", pool=pool, gpu="", option="",
                            category=Category.DATA_TRANSFER, component=Component.NETWORK),
         storage_usd_per_gb_month=price.object_storage_usd_per_gb_month,
-        storage=tuple(storage))
+        storage=tuple(storage),
+        owned=tuple(owned_booking(pool, prep.scenario.calendar) for pool in prep.owned))
 
 
 def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
@@ -299,7 +327,8 @@ def _book_plan_costs(ctx: RunContext, statics: _PlanStatics) -> None:
         book_savings_plan(plan, ctx.on_demand_hourly, ctx.month_of_hour, calendar, ctx.book)
     for i, owned in enumerate(ctx.owned):
         tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
-        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book)
+        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book,
+                   statics.owned[i] if i < len(statics.owned) else None)
     for name in ctx.prep.phases:
         if name not in ctx.timelines:  # never started: waiting on a phase that never ended
             phase = ctx.prep.scenario.phase(name)
@@ -342,12 +371,14 @@ def _book_storage(ctx: RunContext, statics: _PlanStatics) -> None:
     retained = ctx.prep.scenario.data.checkpoints_retained
     kept = [(end_s, retained * checkpoint_bytes / 1e9)
             for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
+    charges: list[tuple[LineKey, int, float]] = []  # booked in this order, in one call
     for seg in statics.storage:
         gb_s = seg.dataset_gb_s
         for from_s, gb in kept:
             gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
         if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
-            ctx.book.spend(statics.storage_key, seg.month_index,
-                           statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s)
+            charges.append((statics.storage_key, seg.month_index,
+                            statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s))
         if seg.egress_usd is not None:
-            ctx.book.spend(statics.egress_key, seg.month_index, seg.egress_usd)
+            charges.append((statics.egress_key, seg.month_index, seg.egress_usd))
+    ctx.book.spend_many(charges)

@@ -59,13 +59,13 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
     replicas = replicas_for(rates_per_s, sizing_capacity_per_s, min_replicas, max_replicas)
     requests = rates_per_s * SECONDS_PER_HOUR
     running = replicas.astype(np.float64) * service_capacity_per_s
-    served = np.minimum(rates_per_s, running) * SECONDS_PER_HOUR
-    # during the scale-up delay the hour runs on the previous hour's replicas
-    before = np.concatenate(([float(replicas[0]) if replicas.size else 0.0],
-                             replicas[:-1].astype(np.float64))) * service_capacity_per_s
+    within = np.minimum(rates_per_s, running)
+    served = within * SECONDS_PER_HOUR
+    # during the scale-up delay the hour runs on the previous hour's replicas (the first
+    # hour on its own): the previous hour's running capacity, the same products
+    before = np.concatenate((running[:1], running[:-1]))
     delay_share = min(1.0, scale_up_delay_s / SECONDS_PER_HOUR)
-    short = np.maximum(0.0, np.minimum(rates_per_s, running) - before) * (
-        delay_share * SECONDS_PER_HOUR)
+    short = np.maximum(0.0, within - before) * (delay_share * SECONDS_PER_HOUR)
     return FleetHours(replicas=replicas, requests=requests,
                       served_within_slo=np.maximum(0.0, served - short))
 

@@ -22,6 +22,7 @@ and each month on its own could leave them a few cents apart).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -88,6 +89,20 @@ class LineKey:
     option: str
     category: Category
     component: Component
+
+
+# A replication books a few dozen distinct lines, the same ones in every replication of a
+# plan: a frozen dataclass costs ~5 µs to build, a memoized one a dict lookup. Bounded (a
+# scenario has few phases, pools and GPU types); a miss builds an equal key.
+_KEYS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_KEYS_KEPT)
+def line_key(phase: str, pool: str, gpu: str, option: str, category: Category,
+             component: Component) -> LineKey:
+    """The :class:`LineKey` of these fields (memoized: equal to a new one, built once)."""
+    return LineKey(phase=phase, pool=pool, gpu=gpu, option=option, category=category,
+                   component=component)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,6 +211,50 @@ class LedgerBook:
         if 0 <= month < len(self._labels):
             self._opex[month] += amount_usd
             self._amortized[month] += amount_usd
+
+    def spend_months(self, key: LineKey, months: Sequence[int], amounts_usd: Sequence[float],
+                     gpu_hours: Sequence[float]) -> None:
+        """:meth:`spend` of ``amounts_usd[i]`` and ``gpu_hours[i]`` in ``months[i]``, for each i
+        in order: the same additions, one call (a rental pool books one per month)."""
+        for amount_usd, hours in zip(amounts_usd, gpu_hours, strict=True):
+            if not math.isfinite(amount_usd) or not math.isfinite(hours):
+                raise ValueError(f"non-finite charge on {key}: {amount_usd}, {hours}")
+        if not months:  # no spend, no line (as spending in no month books none)
+            return
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = [0.0, 0.0]
+        n_months, opex, amortized = len(self._labels), self._opex, self._amortized
+        for month, amount_usd, hours in zip(months, amounts_usd, gpu_hours, strict=True):
+            line[0] += hours
+            line[1] += amount_usd
+            if 0 <= month < n_months:
+                opex[month] += amount_usd
+                amortized[month] += amount_usd
+
+    def spend_many(self, charges: Sequence[tuple[LineKey, int, float]]) -> None:
+        """:meth:`spend` of each (line, month, amount) in ``charges`` in order, no GPU-hours:
+        the same additions in one call (storage books two a billing segment)."""
+        for key, _, amount_usd in charges:
+            if not math.isfinite(amount_usd):
+                raise ValueError(f"non-finite charge on {key}: {amount_usd}, 0.0")
+        lines, n_months = self._lines, len(self._labels)
+        opex, amortized = self._opex, self._amortized
+        # each line looked up once per key object (by identity: hashing a LineKey is Python
+        # code, and a few keys recur here, e.g. storage and egress in every segment)
+        by_id: dict[int, list[float]] = {}
+        for key, month, amount_usd in charges:
+            line = by_id.get(id(key))
+            if line is None:
+                line = lines.get(key)
+                if line is None:
+                    line = lines[key] = [0.0, 0.0]
+                by_id[id(key)] = line
+            line[0] += 0.0
+            line[1] += amount_usd
+            if 0 <= month < n_months:
+                opex[month] += amount_usd
+                amortized[month] += amount_usd
 
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned

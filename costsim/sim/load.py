@@ -12,6 +12,7 @@ same to simulate as a year at 1 request/s).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import date
 
@@ -77,9 +78,19 @@ def hourly_rates(shape: LoadShape, start_day: date, start_s: float, hours: int) 
         weekday0 = start_day.weekday()
         weekday = np.mod(weekday0 + np.floor(t_h / HOURS_PER_DAY).astype(np.int64), 7)
         rate *= np.where(weekday >= 5, shape.weekend_fraction, 1.0)
-    if hours > n:
-        rate = np.resize(rate, hours)
+    if hours > n:  # np.resize's repetition, by one broadcast copy
+        tiled = np.empty(-(-hours // n) * n)
+        tiled.reshape(-1, n)[:] = rate
+        rate = tiled[:hours]
     if shape.growth_pct_per_month:
-        months = (np.arange(hours, dtype=np.float64) + 0.5) / HOURS_PER_MONTH
-        rate *= np.exp(np.log1p(shape.growth_pct_per_month / 100) * months)
+        rate *= np.exp(np.log1p(shape.growth_pct_per_month / 100) * _bucket_months(hours))
     return rate
+
+
+@functools.lru_cache(maxsize=64)
+def _bucket_months(hours: int) -> FloatArray:
+    """Months from a phase's start to the middle of each of its hourly buckets (read-only:
+    shared by every replication whose phase lasts ``hours`` buckets)."""
+    months = (np.arange(hours, dtype=np.float64) + 0.5) / HOURS_PER_MONTH
+    months.flags.writeable = False
+    return months

@@ -8,6 +8,7 @@ each phase's share of a commitment as its compute and the rest as idle.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -74,12 +75,20 @@ def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[in
     return h0, cover * gpus
 
 
+# Pools bought on fixed dates have the same capacity in every replication of a plan; a pool
+# placed where a phase starts has one per start. Bounded; a miss computes the same array.
+_CAPACITIES_KEPT = 256
+
+
+@functools.lru_cache(maxsize=_CAPACITIES_KEPT)
 def hourly_capacity(hours: int, t0_s: float, t1_s: float, gpus: int) -> FloatArray:
-    """Capacity of ``gpus`` GPUs that exist over [t0, t1), hour by hour."""
+    """Capacity of ``gpus`` GPUs that exist over [t0, t1), hour by hour (read-only: memoized
+    and shared, as nothing writes a pool's capacity)."""
     profile = np.zeros(hours)
     h0, held = interval_gpus(hours, max(0.0, t0_s), t1_s, float(gpus))
     if held.size:
         profile[h0:h0 + held.size] = held
+    profile.flags.writeable = False
     return profile
 
 
@@ -88,16 +97,44 @@ def intervals_gpus(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: f
     """GPUs held by many intervals [start, end) as one hourly profile over the horizon (partial
     hours pro rata), vectorized: an interval from s covers hour floor(s) for 1 − frac(s) and
     every later hour fully, so each end point adds two entries to a difference array."""
+    profile: FloatArray = np.zeros(hours)
+    h0, part = intervals_gpus_part(hours, starts_s, ends_s, gpus)
+    profile[h0:h0 + part.size] = part
+    if part.size and h0 + part.size < hours:  # after the last end point: its running sum
+        profile[h0 + part.size:] = part[-1]
+    return profile
+
+
+def intervals_gpus_part(hours: int, starts_s: FloatArray, ends_s: FloatArray, gpus: float
+                        ) -> tuple[int, FloatArray]:
+    """:func:`intervals_gpus` as (first hour, profile from it): the hours from the first one an
+    end point touches to the last one, and to the horizon's end only where the running sum
+    does not come back to exactly 0 there (the profile is exactly 0 outside what it returns,
+    so adding it to a demand array adds what the horizon-long profile adds)."""
     bins: list[NDArray[np.int64]] = []
     adds: list[FloatArray] = []
     for points, sign in ((starts_s, 1.0), (ends_s, -1.0)):
-        at_h = np.clip(np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR, 0, hours)
+        # clip(x, 0, hours) as maximum then minimum: the same values, without np.clip's
+        # overhead (~25 µs a call here)
+        at_h: FloatArray = np.minimum(np.maximum(
+            np.asarray(points, dtype=np.float64) / SECONDS_PER_HOUR, 0.0), float(hours))
         whole = np.floor(at_h).astype(np.int64)
         frac = at_h - whole
         bins += [whole, whole + 1]
         adds += [sign * gpus * (1 - frac), sign * gpus * frac]
     # one bincount adds every entry to its hour in the order listed, as adding them one
     # after the other would (np.add.at in that order gives the same sums, slower)
-    diff = np.bincount(np.concatenate(bins), weights=np.concatenate(adds), minlength=hours + 2)
-    profile: FloatArray = np.cumsum(diff.astype(np.float64, copy=False))[:hours]
-    return profile
+    at = np.concatenate(bins)
+    if not at.size:
+        return 0, np.zeros(0)
+    lo, hi = int(at.min()), min(int(at.max()) + 1, hours)
+    if lo >= hi:
+        return 0, np.zeros(0)
+    diff = np.bincount(at - lo, weights=np.concatenate(adds), minlength=hi - lo)[:hi - lo]
+    # the running sum only over the hours the end points touch: cumsum adds left to right, so
+    # before the first touched hour it is exactly 0 (a bincount's empty bin is +0.0) and after
+    # the last one it stays at its last value; a horizon-long cumsum costs ~10 ns an hour
+    part: FloatArray = np.cumsum(diff)
+    if hi < hours and part[-1] != 0.0:
+        part = np.concatenate((part, np.full(hours - hi, part[-1])))
+    return lo, part

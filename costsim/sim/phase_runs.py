@@ -393,7 +393,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     ctx.serving.append(ServingRecord(
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
-        replicas_by_hour=tuple(int(r) for r in fleet_total) if ctx.keep_fleet else (),
+        replicas_by_hour=tuple(fleet_total.tolist()) if ctx.keep_fleet else (),
         preemptions=preemptions, fleet=FleetProfile.of(h0, fleet_total)))
     yield env.timeout(end - start)
     return natural_end  # past the horizon: the phase was cut (the engine records no end)

@@ -288,14 +288,36 @@ def owned_pool(purchase: OwnedPurchase, calendar: Calendar,
                      available_s=purchase_s + server.lead_time_weeks * 7 * SECONDS_PER_DAY)
 
 
-def book_owned(pool: OwnedPool, used_gpu_s_by_month: Sequence[float], calendar: Calendar,
-               book: LedgerBook) -> None:
-    """Book owned servers: capex by BOM component, the residual (book value at the horizon's
-    end, negative), power by each month's measured use, colocation, maintenance and staff.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _OwnedMonth:
+    """One horizon month the servers are in service: what does not depend on their use."""
 
-    Depreciation runs straight-line from delivery over the useful life (the amortized view);
-    capex is cash in the purchase month.
-    """
+    month: int
+    seconds: float
+    gpu_s_available: float
+    colocation_usd: float
+    staff_usd: float
+    depreciation_usd: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OwnedBooking:
+    """What booking an owned pool costs apart from its measured use: the same in every
+    replication of a plan, so a plan computes it once (:func:`owned_booking`)."""
+
+    pool: OwnedPool
+    # per BOM line, in BOM order: (capex line, capex, residual line, residual)
+    bom_charges: tuple[tuple[LineKey, float, LineKey, float], ...]
+    capex_month: int
+    capex_usd: float
+    power_key: LineKey
+    staff_key: LineKey
+    months: tuple[_OwnedMonth, ...]
+
+
+def owned_booking(pool: OwnedPool, calendar: Calendar) -> OwnedBooking:
+    """The use-independent part of :func:`book_owned` (capex by BOM line, the residual, the
+    capex month, colocation, staff and depreciation by month), with the same arithmetic."""
     server, n = pool.server, pool.count
     months = calendar.month_starts_s()
     in_service = seconds_by_month(pool.available_s, calendar.horizon_s, months)
@@ -309,23 +331,57 @@ def book_owned(pool: OwnedPool, used_gpu_s_by_month: Sequence[float], calendar: 
     # the book value is one figure to the cent, split over the BOM lines by their capex share
     # so that the lines add up to it exactly (largest remainder)
     residual_lines = split_cents(-residual, [bom_line.amount_usd for bom_line in server.bom])
+    bom_charges = []
     for bom_line, residual_usd in zip(server.bom, residual_lines, strict=True):
         component = BOM_KIND_COMPONENT.get(bom_line.kind, Component.CHASSIS)
-        book.charge(line(Category.CAPEX, component), n * bom_line.amount_usd)
-        book.charge(line(Category.RESIDUAL_VALUE, component), residual_usd)
-    book.cash(calendar.month_index(pool.purchase_s), capex, capex=True)
+        bom_charges.append((line(Category.CAPEX, component), n * bom_line.amount_usd,
+                            line(Category.RESIDUAL_VALUE, component), residual_usd))
     depreciation_per_month = n * server.depreciation_usd_per_year / 12
-    gpu_s_available = [s * pool.gpus for s in in_service]
+    colocation_per_year = server.colocation_usd_per_year
+    staff_per_year = server.maintenance_staff_usd_per_year
+    in_months = []
     for m, seconds in enumerate(in_service):
         if seconds <= 0:
             continue
         month_fraction = seconds / SECONDS_PER_DAY / DAYS_PER_MONTH
-        utilization = min(1.0, used_gpu_s_by_month[m] / gpu_s_available[m])
-        power = n * server.power_cost_usd_per_year(utilization) * seconds / (
+        in_months.append(_OwnedMonth(
+            month=m, seconds=seconds, gpu_s_available=seconds * pool.gpus,
+            colocation_usd=n * colocation_per_year / 12 * month_fraction,
+            staff_usd=n * staff_per_year / 12 * month_fraction,
+            depreciation_usd=depreciation_per_month * month_fraction))
+    return OwnedBooking(pool=pool, bom_charges=tuple(bom_charges),
+                        capex_month=calendar.month_index(pool.purchase_s), capex_usd=capex,
+                        power_key=line(Category.POWER_COLOCATION, Component.POWER_FACILITY),
+                        staff_key=line(Category.MAINTENANCE_STAFF, Component.STAFF),
+                        months=tuple(in_months))
+
+
+def book_owned(pool: OwnedPool, used_gpu_s_by_month: Sequence[float], calendar: Calendar,
+               book: LedgerBook, booking: OwnedBooking | None = None) -> None:
+    """Book owned servers: capex by BOM component, the residual (book value at the horizon's
+    end, negative), power by each month's measured use, colocation, maintenance and staff.
+
+    Depreciation runs straight-line from delivery over the useful life (the amortized view);
+    capex is cash in the purchase month. ``booking`` is :func:`owned_booking` of the pool and
+    calendar, computed once per plan (computed here when not given).
+    """
+    if booking is None or booking.pool is not pool:
+        booking = owned_booking(pool, calendar)
+    server, n = pool.server, pool.count
+    for capex_key, capex_usd, residual_key, residual_usd in booking.bom_charges:
+        book.charge(capex_key, capex_usd)
+        book.charge(residual_key, residual_usd)
+    book.cash(booking.capex_month, booking.capex_usd, capex=True)
+    # per month: power and colocation, then staff, then depreciation, as booked one by one
+    # (a month's sums see the same additions in the same order; other months are apart)
+    charges: list[tuple[LineKey, int, float]] = []
+    for month in booking.months:
+        m = month.month
+        utilization = min(1.0, used_gpu_s_by_month[m] / month.gpu_s_available)
+        power = n * server.power_cost_usd_per_year(utilization) * month.seconds / (
             HOURS_PER_YEAR * SECONDS_PER_HOUR)
-        colocation = n * server.colocation_usd_per_year / 12 * month_fraction
-        staff = n * server.maintenance_staff_usd_per_year / 12 * month_fraction
-        book.spend(line(Category.POWER_COLOCATION, Component.POWER_FACILITY), m,
-                   power + colocation)
-        book.spend(line(Category.MAINTENANCE_STAFF, Component.STAFF), m, staff)
-        book.amortize(m, depreciation_per_month * month_fraction)
+        charges.append((booking.power_key, m, power + month.colocation_usd))
+        charges.append((booking.staff_key, m, month.staff_usd))
+    book.spend_many(charges)
+    for month in booking.months:
+        book.amortize(month.month, month.depreciation_usd)

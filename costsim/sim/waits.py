@@ -58,8 +58,11 @@ class WaitHistogram:
     @classmethod
     def of(cls, waits_s: FloatArray | Iterable[float]) -> WaitHistogram:
         """The histogram of the waits ``waits_s`` (seconds)."""
-        keys, counts = np.unique(_keys(np.asarray(waits_s, dtype=np.float64)),
-                                 return_counts=True)
+        waits = np.asarray(waits_s, dtype=np.float64)
+        if waits.size and not (waits > 0).any():  # nobody waited (jobs on their own instances)
+            return cls._frozen(np.array([_ZERO], dtype=np.int64),
+                               np.array([waits.size], dtype=np.int64))
+        keys, counts = np.unique(_keys(waits), return_counts=True)
         return cls._frozen(keys, counts.astype(np.int64))
 
     @classmethod
@@ -73,6 +76,8 @@ class WaitHistogram:
         parts = list(parts)
         if not parts:
             return cls.empty()
+        if len(parts) == 1:  # read-only arrays: the part is its own pool
+            return parts[0]
         keys, index = np.unique(np.concatenate([p.keys for p in parts]), return_inverse=True)
         counts = np.zeros(keys.size, dtype=np.int64)
         np.add.at(counts, index, np.concatenate([p.counts for p in parts]))

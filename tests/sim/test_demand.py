@@ -16,7 +16,7 @@ from costsim.domain.pricing import Payment, PurchaseOption
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
 from costsim.sim.montecarlo import run_scenario
-from costsim.sim.occupancy import interval_gpus, intervals_gpus
+from costsim.sim.occupancy import interval_gpus, intervals_gpus, intervals_gpus_part
 from costsim.sim.prepare import prepare_plan
 from costsim.units import SECONDS_PER_HOUR
 from tests.domain.scenario_builders import lifecycle
@@ -75,6 +75,40 @@ def test_many_intervals_at_once_equal_one_by_one(jobs: list[tuple[float, float]]
     starts = np.array([s for s, _ in jobs])
     ends = starts + np.array([n for _, n in jobs])
     assert intervals_gpus(hours, starts, ends, float(gpus)) == pytest.approx(expected, abs=1e-9)
+
+
+def _horizon_long_profile(hours: int, starts: np.ndarray, ends: np.ndarray,
+                          gpus: float) -> np.ndarray:
+    """The difference array summed over every horizon hour (what intervals_gpus computed
+    before it summed only the hours its end points touch)."""
+    bins, adds = [], []
+    for points, sign in ((starts, 1.0), (ends, -1.0)):
+        at_h = np.clip(points / SECONDS_PER_HOUR, 0, hours)
+        whole = np.floor(at_h).astype(np.int64)
+        bins += [whole, whole + 1]
+        adds += [sign * gpus * (1 - (at_h - whole)), sign * gpus * (at_h - whole)]
+    diff = np.bincount(np.concatenate(bins), weights=np.concatenate(adds), minlength=hours + 2)
+    return np.cumsum(diff)[:hours]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 300),
+       st.lists(st.tuples(st.floats(-2 * SECONDS_PER_HOUR, 320 * SECONDS_PER_HOUR),
+                          st.floats(0, 90 * SECONDS_PER_HOUR)), max_size=12),
+       st.sampled_from([1.0, 8.0, 0.37]))
+def test_intervals_profile_is_bit_for_bit_the_horizon_long_running_sum(
+        hours: int, jobs: list[tuple[float, float]], gpus: float) -> None:
+    starts = np.array([s for s, _ in jobs], dtype=np.float64)
+    ends = starts + np.array([n for _, n in jobs], dtype=np.float64)
+    got = intervals_gpus(hours, starts, ends, gpus)
+    want = _horizon_long_profile(hours, starts, ends, gpus)
+    assert np.array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # no -0.0 where 0.0 was
+    h0, part = intervals_gpus_part(hours, starts, ends, gpus)  # what demand adds: the same
+    added = np.zeros(hours)
+    added[h0:h0 + part.size] += part
+    assert np.array_equal(added, want)
+    assert np.array_equal(np.signbit(added), np.signbit(want))
 
 
 def test_demand_is_what_the_pools_held_whoever_served_it() -> None:

@@ -4,6 +4,7 @@ computations give: the references below are the computations they replaced."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,3 +67,12 @@ def test_fleet_profile_equals_the_hour_by_hour_reduction(first_hour: int,
                                                          replicas: list[int]) -> None:
     counts = np.array(replicas, dtype=np.int64)
     assert FleetProfile.of(first_hour, counts) == plain_profile(first_hour, counts)
+
+
+@pytest.mark.parametrize("window", [(2, 9), (0, 12), (3, 7), (4, 7), (3, 6)])
+def test_a_window_holding_the_whole_span_reuses_its_bins_with_its_own_idle_hours(
+        window: tuple[int, int]) -> None:
+    array = np.array([0, 0, 0, 2.0, 1e-12, 2.5, 0, 0, 0, 0, 0, 0])  # demand in hours 3..5
+    whole, part = DemandHistogram.from_hourly_and_window("L4", array, window)
+    assert whole == plain_histogram("L4", array)
+    assert part == plain_histogram("L4", array[window[0]:window[1]])

@@ -109,3 +109,42 @@ def test_averaged_ledgers_still_add_up_to_the_cent(replications: list[list[float
     assert round(mean.cash_usd * 100) == sum(round(r.cash_usd * 100) for r in mean.months)
     for row in mean.months:
         assert round(row.cash_usd * 100) == round(row.capex_usd * 100) + round(row.opex_usd * 100)
+
+
+charges = st.lists(st.tuples(st.sampled_from([Category.COMPUTE, Category.STORAGE]),
+                             st.integers(-1, 4), st.floats(-1e6, 1e6), st.floats(0, 1e4)),
+                   max_size=12)
+
+
+@given(charges)
+def test_batched_spends_equal_spending_one_by_one(entries: list[tuple[Category, int, float,
+                                                                      float]]) -> None:
+    def key(category: Category) -> LineKey:
+        return _key(category, Component.STORAGE if category is Category.STORAGE
+                    else Component.GPU_INSTANCE)
+
+    one_by_one, many, months = LedgerBook(MONTHS), LedgerBook(MONTHS), LedgerBook(MONTHS)
+    for category, month, amount, hours in entries:
+        one_by_one.spend(key(category), month, amount, gpu_hours=hours)
+    many.spend_many([(key(c), m, a) for c, m, a, _ in entries])
+    for category in (Category.COMPUTE, Category.STORAGE):
+        mine = [e for e in entries if e[0] is category]
+        months.spend_months(key(category), [e[1] for e in mine], [e[2] for e in mine],
+                            [e[3] for e in mine])
+    assert many.close() == _without_hours(one_by_one, entries).close()
+    by_category = LedgerBook(MONTHS)  # spend_months books one line's months together
+    for category in (Category.COMPUTE, Category.STORAGE):
+        for c, month, amount, hours in entries:
+            if c is category:
+                by_category.spend(key(c), month, amount, gpu_hours=hours)
+    assert months.close() == by_category.close()
+
+
+def _without_hours(book: LedgerBook, entries: list[tuple[Category, int, float, float]]
+                   ) -> LedgerBook:
+    """The same spends with no GPU-hours (what spend_many books)."""
+    plain = LedgerBook(MONTHS)
+    for category, month, amount, _ in entries:
+        plain.spend(_key(category, Component.STORAGE if category is Category.STORAGE
+                         else Component.GPU_INSTANCE), month, amount)
+    return plain

@@ -59,3 +59,14 @@ def test_a_year_of_a_week_shaped_load_repeats_weekly_apart_from_growth() -> None
     rates = hourly_rates(shape, date(2027, 3, 10), 5_123_456.7, 8766)
     week = rates[:168]
     assert np.array_equal(rates[168 * 10:168 * 11], week)
+
+
+def test_rates_are_the_callers_own_array_whatever_is_memoized() -> None:
+    shape = LoadShape(peak_requests_per_s=3, diurnal=True, weekly=True,
+                      growth_pct_per_month=4.0, trough_fraction=0.2, weekend_fraction=0.6,
+                      peak_hour=14)
+    first = hourly_rates(shape, date(2027, 3, 10), 7_200.0, 900)
+    want = first.copy()
+    first[:] = -1.0  # a caller scaling its rates in place
+    again = hourly_rates(shape, date(2027, 3, 10), 7_200.0, 900)
+    assert np.array_equal(again, want)

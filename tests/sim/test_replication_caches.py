@@ -1,7 +1,7 @@
 """What the simulator memoizes across replications and plans (issue 20: the calendar, stream
-seeds, uncertainty draws, per-plan statics) never changes a replication: it is the same
-replication whether simulated first, after other plans warmed the caches, alone, or in any
-block of a split run."""
+seeds, uncertainty draws, per-plan statics, bounded pools' capacity, load months, ledger keys)
+never changes a replication: it is the same replication whether simulated first, after other
+plans warmed the caches, alone, or in any block of a split run."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from costsim.domain import calendar as calendar_module
 from costsim.sim import context as context_module
 from costsim.sim import draws as draws_module
 from costsim.sim import engine as engine_module
+from costsim.sim import ledger as ledger_module
+from costsim.sim import load as load_module
+from costsim.sim import occupancy as occupancy_module
 from costsim.sim import streams as streams_module
 from costsim.sim.montecarlo import run_plan, simulate_block
 from costsim.sim.prepare import PreparedPlan, prepare_plan
@@ -24,12 +27,14 @@ REPLICATIONS = 4
 
 
 def forget_everything() -> None:
-    for module in (calendar_module, streams_module, draws_module, context_module):
+    for module in (calendar_module, streams_module, draws_module, context_module, load_module,
+                   occupancy_module, ledger_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):
                 clear()
     engine_module._STATICS.clear()
+    engine_module._UNCERTAINTY.clear()
 
 
 @pytest.fixture(scope="module")

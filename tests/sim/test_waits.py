@@ -89,3 +89,13 @@ def test_a_busy_queues_waits_take_a_few_kib() -> None:
     hist = WaitHistogram.of(waits)
     assert hist.jobs == 36_000
     assert hist.keys.nbytes + hist.counts.nbytes < 24 * 1024
+
+
+@pytest.mark.parametrize("waits", [[0.0], [0.0, -0.0, -3.0], [float("nan"), 0.0], [0.0] * 50])
+def test_nobody_waiting_is_one_bin_of_every_job(waits: list[float]) -> None:
+    hist = WaitHistogram.of(waits)
+    assert hist.keys.tolist() == [-1]
+    assert hist.counts.tolist() == [len(waits)]
+    assert hist == WaitHistogram.pooled([WaitHistogram.of([w]) for w in waits])
+    assert not hist.keys.flags.writeable
+    assert not hist.counts.flags.writeable
