@@ -287,10 +287,7 @@ def tally_result(prep: PreparedPlan, tally: PlanTally) -> PlanResult:
                             if serving_requests > 0 else None)),
         pools=tuple(PoolUse(pool=k[0], gpu=k[1], option=k[2], paid_gpu_hours=v[0] / n,
                             used_gpu_hours=v[1] / n) for k, v in sorted(tally.pools.items())),
-        reserved_by_month=tuple(
-            (row.month, float(np.mean(tally.values(f"reserved_committed/{m}"))),
-             float(np.mean(tally.values(f"reserved_used/{m}"))))
-            for m, row in enumerate(mean_ledger.months)),
+        reserved_by_month=_reserved_by_month(tally, mean_ledger),
         cumulative_cash_usd_by_month=_cumulative_cash(tally),
         timelines=first.timelines,
         serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in first.serving),
@@ -302,6 +299,17 @@ def tally_result(prep: PreparedPlan, tally: PlanTally) -> PlanResult:
         warnings=(horizon_cuts(scenario, tally) + block_warnings(prep, tally)
                   + api_warnings(prep)),
         api_comparison=api_comparisons_of(prep, tally.api_sums()))
+
+
+def _reserved_by_month(tally: PlanTally, mean_ledger: Ledger
+                       ) -> tuple[tuple[str, float, float], ...]:
+    committed, used = tally.reserved_committed, tally.reserved_used
+    assert committed is not None
+    assert used is not None
+    n = tally.count
+    return tuple((row.month, float(np.mean(committed.column(n, m))),
+                  float(np.mean(used.column(n, m))))
+                 for m, row in enumerate(mean_ledger.months))
 
 
 def _mean_ledger(tally: PlanTally) -> Ledger:
@@ -372,10 +380,8 @@ def _cumulative_cash(tally: PlanTally) -> tuple[tuple[str, Stats], ...]:
     """Cash paid from the start to each month's end, over the replications (the report's
     cumulative-cost chart draws its P10–P90 band from these; a mean ledger has no spread)."""
     labels = tally.month_labels()
-    if not labels:
-        return ()
-    cash = np.cumsum(np.column_stack([tally.values(f"cash/{m}") for m in range(len(labels))]),
-                     axis=1)
+    assert tally.cash is not None
+    cash = np.cumsum(tally.cash.values(tally.count), axis=1)
     return tuple((label, Stats.of(cash[:, m].tolist())) for m, label in enumerate(labels))
 
 

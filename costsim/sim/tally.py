@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +65,37 @@ class Column:
         if self._values is None:
             return np.zeros(count)
         return self._values[:count]
+
+
+class Rows:
+    """A row of floats per replication (one per month), allocated at the first row that is not
+    all +0.0, like :class:`Column`."""
+
+    __slots__ = ("_n", "_values", "_width")
+
+    def __init__(self, n: int, width: int) -> None:
+        self._n = n
+        self._width = width
+        self._values: FloatArray | None = None
+
+    def set(self, index: int, row: Sequence[float]) -> None:
+        if self._values is None:
+            values = np.asarray(row, dtype=np.float64)
+            if not values.any() and not np.signbit(values).any():
+                return
+            self._values = np.zeros((self._n, self._width))
+        self._values[index] = row
+
+    def values(self, count: int) -> FloatArray:
+        """The first ``count`` rows (count × width)."""
+        if self._values is None:
+            return np.zeros((count, self._width))
+        return self._values[:count]
+
+    def column(self, count: int, j: int) -> FloatArray:
+        """Column ``j`` of the first ``count`` rows, contiguous (a mean of it sums as the mean
+        of a list of the same values does)."""
+        return np.ascontiguousarray(self.values(count)[:, j])
 
 
 class _Histograms:
@@ -161,6 +193,9 @@ class PlanTally:
     count: int = 0
     columns: dict[str, Column] = field(default_factory=dict)
     months: int = 0
+    cash: Rows | None = None  # each month's cash
+    reserved_committed: Rows | None = None  # each month's reserved GPU-hours
+    reserved_used: Rows | None = None
     # ledger: per line, GPU-hours in replication order and integer cents; per month and view,
     # integer cents
     line_hours: dict[LineKey, list[float]] = field(default_factory=dict)
@@ -201,6 +236,10 @@ class PlanTally:
             self.first = rep
             self.months = len(rep.ledger.months)
             self.month_cents = [[0] * self.months for _ in range(3)]
+            self.cash = Rows(self.replications, self.months)
+            width = len(rep.reserved_by_month)
+            self.reserved_committed = Rows(self.replications, width)
+            self.reserved_used = Rows(self.replications, width)
             self.phases = [_PhaseLines() for _ in rep.timelines]
         self._ledger(rep)
         col = self.column
@@ -219,11 +258,12 @@ class PlanTally:
         col("gpu_hours_paid").set(i, rep.gpu_hours_paid)
         col("reserved_committed").set(i, rep.reserved_gpu_hours_committed)
         col("reserved_used").set(i, rep.reserved_gpu_hours_used)
-        for m, (committed, used) in enumerate(rep.reserved_by_month):
-            col(f"reserved_committed/{m}").set(i, committed)
-            col(f"reserved_used/{m}").set(i, used)
-        for m, row in enumerate(rep.ledger.months):
-            col(f"cash/{m}").set(i, row.cash_usd)
+        assert self.cash is not None
+        assert self.reserved_committed is not None
+        assert self.reserved_used is not None
+        self.reserved_committed.set(i, [c for c, _ in rep.reserved_by_month])
+        self.reserved_used.set(i, [u for _, u in rep.reserved_by_month])
+        self.cash.set(i, [row.cash_usd for row in rep.ledger.months])
         for s in rep.serving:
             self.serving_requests += s.requests
             self.served_within_slo += s.served_within_slo
