@@ -33,7 +33,13 @@ from numpy.typing import NDArray
 
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.ledger import LineKey, MonthRow
-from costsim.sim.results import Band, FleetBands, FleetProfile, Replication
+from costsim.sim.results import (
+    Band,
+    FleetBands,
+    FleetProfile,
+    Replication,
+    percentile_bands,
+)
 from costsim.sim.waits import WaitHistogram
 
 FloatArray = NDArray[np.float64]
@@ -165,17 +171,19 @@ class FleetTally:
         clock = self._clock[:self._ran]
         levels = np.arange(self._peaks.shape[1], dtype=np.float64)
         peak_bands: list[Band] = []
-        for day in range(self._first, self._last):
-            counts = self._peaks[day].copy()
-            counts[0] += replications - int(counts.sum())
-            column = np.repeat(levels, counts)
-            low, mid, high = np.percentile(column, [10, 50, 90])
-            peak_bands.append((float(low), float(mid), float(high)))
-        low_c, mid_c, high_c = np.percentile(clock, [10, 50, 90], axis=0)
-        return FleetBands(
-            phase=phase, first_day=self._first, daily_peak=tuple(peak_bands),
-            by_clock_hour=tuple((float(a), float(b), float(c))
-                                for a, b, c in zip(low_c, mid_c, high_c, strict=True)))
+        # the days' columns rebuilt a block at a time (at most ~4M floats), each block's bands
+        # in one percentile call as FleetBands.of takes them
+        step = max(1, (1 << 22) // max(1, replications))
+        for a in range(self._first, self._last, step):
+            days = range(a, min(self._last, a + step))
+            block = np.empty((replications, len(days)))
+            for j, day in enumerate(days):
+                counts = self._peaks[day].copy()
+                counts[0] += replications - int(counts.sum())
+                block[:, j] = np.repeat(levels, counts)
+            peak_bands.extend(percentile_bands(block))
+        return FleetBands(phase=phase, first_day=self._first, daily_peak=tuple(peak_bands),
+                          by_clock_hour=percentile_bands(clock))
 
 
 @dataclass(slots=True)
