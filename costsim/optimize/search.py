@@ -40,10 +40,11 @@ from costsim.sim.run_result import (
     simulate_scenario,
 )
 
-# Finalists the Monte Carlo runs besides the hand-written plans: a plan at 200 replications
-# takes 1–3 s on one core (docs/simulator.md §7), so 8 finalists, the scenario's plans and two
-# reservation variants stay well within the 5-minute budget on every shipped scenario
-DEFAULT_TOP_K = 8
+# Finalists the Monte Carlo runs besides the hand-written plans. Issue 20 made a plan at 200
+# replications ~0.75 s on one core (was ~2 s): 32 finalists, the flagship's 6 plans and its
+# reservation variants (39 simulated) take the wall time the old default of 8 (15 simulated)
+# took, 37 s on one worker (docs/optimizer.md "Speed of the command")
+DEFAULT_TOP_K = 32
 # The reservation round sizes the best finalist that rents on demand in a long phase, among the
 # best few within the limits (the best may already commit, or rent nothing for long)
 ROUND_TRIES = 3

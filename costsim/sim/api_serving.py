@@ -17,7 +17,7 @@ self-hosting costs no more (:func:`costsim.domain.api_pricing.breakeven_requests
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -207,6 +207,18 @@ class ApiComparison:
 def api_comparisons(prep: PreparedPlan, reps: Sequence[Replication]
                     ) -> tuple[ApiComparison, ...]:
     """Self-host vs API for every serving phase of a simulated plan."""
+    served = {}
+    for name in prep.phases:
+        records = [s for r in reps for s in r.serving if s.phase == name]
+        served[name] = (math.fsum(s.tokens_served for s in records),
+                        math.fsum(s.cost_usd for s in records))
+    return api_comparisons_of(prep, served)
+
+
+def api_comparisons_of(prep: PreparedPlan, served: Mapping[str, tuple[float, float]]
+                       ) -> tuple[ApiComparison, ...]:
+    """:func:`api_comparisons` from each serving phase's tokens served and cost, each summed
+    exactly (``math.fsum``) over the replications (a phase absent from ``served``: none)."""
     from costsim.sim.prepare import ServingPrep
 
     scenario = prep.scenario
@@ -216,10 +228,8 @@ def api_comparisons(prep: PreparedPlan, reps: Sequence[Replication]
         if not isinstance(phase_prep, ServingPrep):
             continue
         phase = phase_prep.phase
-        records = [s for r in reps for s in r.serving if s.phase == name]
-        tokens = math.fsum(s.tokens_served for s in records)
-        simulated = (math.fsum(s.cost_usd for s in records) / tokens * 1e6
-                     if tokens > 0 else None)
+        tokens, cost = served.get(name, (0.0, 0.0))
+        simulated = cost / tokens * 1e6 if tokens > 0 else None
         prompt, output = mean_request(phase)
         peak = phase.load.peak_requests_per_s
         model = model_keys(scenario, phase)[0]

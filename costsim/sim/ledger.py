@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -285,13 +285,6 @@ def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
                 acc = sums[line.key] = ([0.0], [0])
             acc[0][0] += line.gpu_hours
             acc[1][0] += round(line.amount_usd * 100)
-    ordered = sorted(sums, key=_sort_key)
-    amounts = [c / 100 for c in apportion_cents([sums[key][1][0] for key in ordered], n)]
-    lines = tuple(LedgerLine(key=key, gpu_hours=sums[key][0][0] / n, amount_usd=amount)
-                  for key, amount in zip(ordered, amounts, strict=True))
-
-    # integer cents per month and view, summed in one pass over the ledgers (integer sums:
-    # the order does not matter)
     months = len(ledgers[0].months)
     capex, opex, amortized = [0] * months, [0] * months, [0] * months
     for ledger in ledgers:
@@ -299,11 +292,25 @@ def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
             capex[index] += round(row.capex_usd * 100)
             opex[index] += round(row.opex_usd * 100)
             amortized[index] += round(row.amortized_usd * 100)
+    return mean_ledger_of({key: acc[0] for key, acc in sums.items()},
+                          {key: acc[1][0] for key, acc in sums.items()},
+                          [capex, opex, amortized], [row.month for row in ledgers[0].months], n)
+
+
+def mean_ledger_of(line_hours: Mapping[LineKey, list[float]], line_cents: Mapping[LineKey, int],
+                   month_cents: Sequence[list[int]], labels: Sequence[str], n: int) -> Ledger:
+    """The mean ledger of ``n`` replications from their sums: per line, the GPU-hours summed
+    in replication order (a one-element list) and the integer cents; per view (capex, opex,
+    amortized) and month, the integer cents (integer sums: the order does not matter)."""
+    ordered = sorted(line_hours, key=_sort_key)
+    amounts = [c / 100 for c in apportion_cents([line_cents[key] for key in ordered], n)]
+    lines = tuple(LedgerLine(key=key, gpu_hours=line_hours[key][0] / n, amount_usd=amount)
+                  for key, amount in zip(ordered, amounts, strict=True))
 
     def column(totals: list[int]) -> list[float]:
         return [c / 100 for c in apportion_cents(totals, n)]
 
-    labels = [row.month for row in ledgers[0].months]
+    capex, opex, amortized = month_cents
     return Ledger(lines=lines, months=_month_rows(
         labels, column(capex), column(opex), column(amortized)))
 

@@ -9,20 +9,20 @@ callback; the engine never prints.
 
 from __future__ import annotations
 
-import math
 import signal
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from costsim.domain.phases import PhaseKind
 from costsim.domain.scenario import Scenario
-from costsim.sim.api_serving import ApiComparison, api_comparisons, api_warnings
+from costsim.sim.api_serving import ApiComparison, api_comparisons_of, api_warnings
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
-from costsim.sim.ledger import Category, Ledger, average_ledgers
+from costsim.sim.ledger import Category, Ledger, mean_ledger_of
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.results import (
     EstimatedInput,
@@ -36,8 +36,8 @@ from costsim.sim.results import (
     estimated_inputs,
 )
 from costsim.sim.streams import replication_seeds
+from costsim.sim.tally import PlanTally
 from costsim.sim.unrun import cut_replications, unrun_training
-from costsim.sim.waits import WaitHistogram
 
 Progress = Callable[[int, int], None]
 
@@ -52,7 +52,7 @@ class Stats:
     p90: float
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> Stats:
+    def of(cls, values: Sequence[float] | np.ndarray) -> Stats:
         """Summary of ``values`` (linear-interpolated percentiles)."""
         array = np.asarray(values, dtype=np.float64)
         p10, p50, p90 = np.percentile(array, [10, 50, 90])
@@ -170,150 +170,213 @@ def plan_result(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
 
 def run_plan(prep: PreparedPlan, *, seed: int, replications: int,
              progress: Progress | None = None, workers: int = 1) -> PlanResult:
-    """Simulate ``replications`` futures of a prepared plan and summarize them."""
+    """Simulate ``replications`` futures of a prepared plan and summarize them.
+
+    Each replication is folded into the plan's tally as soon as it is done (in index order:
+    workers simulate consecutive blocks, folded in block order), so a run holds a few hundred
+    bytes per replication, not the replications (:mod:`costsim.sim.tally`)."""
     if replications < 1:
         raise ValueError(f"replications must be >= 1, got {replications}")
     if not prep.feasible:
         if progress:
             progress(replications, replications)
         return infeasible_result(prep)
-    reps: list[Replication] = []
+    tally = new_tally(prep, replications)
     if workers <= 1:
         roots = replication_seeds(seed, replications)
         for i in range(replications):
-            reps.append(simulate_replication(prep, roots[i], i))
+            fold(prep, tally, simulate_replication(prep, roots[i], i))
             if progress:
                 progress(i + 1, replications)
     else:
-        chunks = [list(range(replications))[k::workers] for k in range(workers)]
+        # blocks small enough that the ones done ahead of the next to fold stay few; at most
+        # two blocks a worker in flight
+        size = max(1, min(_BLOCK, -(-replications // workers)))
+        blocks = [range(a, min(a + size, replications)) for a in range(0, replications, size)]
         with ProcessPoolExecutor(max_workers=workers, initializer=quiet_on_interrupt) as pool:
-            futures = [pool.submit(_simulate_chunk, prep, seed, replications, c)
-                       for c in chunks if c]
-            for future in futures:
-                reps.extend(future.result())
+            pending: deque[Future[list[Replication]]] = deque()
+            queued = iter(blocks)
+            for block in queued:
+                pending.append(pool.submit(_simulate_chunk, prep, seed, replications, block))
+                if len(pending) >= 2 * workers:
+                    break
+            while pending:
+                for rep in pending.popleft().result():
+                    fold(prep, tally, rep)
                 if progress:
-                    progress(len(reps), replications)
-        reps.sort(key=lambda r: r.index)
-    return summarize(prep, reps)
+                    progress(tally.count, replications)
+                after = next(queued, None)
+                if after is not None:
+                    pending.append(pool.submit(_simulate_chunk, prep, seed, replications,
+                                               after))
+    return tally_result(prep, tally)
+
+
+_BLOCK = 64  # replications a worker simulates per task
+
+
+def new_tally(prep: PreparedPlan, replications: int) -> PlanTally:
+    """An empty tally for ``replications`` replications of ``prep``."""
+    return PlanTally(replications=replications)
+
+
+def fold(prep: PreparedPlan, tally: PlanTally, rep: Replication) -> None:
+    """Add the next replication (in index order) to the plan's tally."""
+    scenario = prep.scenario
+    rate = scenario.discount_rate_pct_per_year / 100
+    months = len(rep.ledger.months)
+    discount = [(1 + rate) ** ((m + 1) / 12) for m in range(months)]
+    tally.add(rep, discount=discount,
+              training={p.name for p in scenario.phases if p.kind is PhaseKind.TRAINING},
+              serving={p.name for p in scenario.phases if p.kind is PhaseKind.SERVING})
 
 
 def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
     """The plan's result from its replications (in index order)."""
-    unrun = unrun_training(prep, reps)
+    return tally_result(prep, _tally_of(prep, reps))
+
+
+def _tally_of(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanTally:
+    tally = new_tally(prep, len(reps))
+    for rep in reps:
+        fold(prep, tally, rep)
+    return tally
+
+
+def tally_result(prep: PreparedPlan, tally: PlanTally) -> PlanResult:
+    """The plan's result from the tally of all its replications."""
+    unrun = unrun_training(prep, tally)
     if unrun.reasons:  # its work never ran: no cost to rank (costsim.sim.unrun)
         return PlanResult(name=prep.plan.name, feasible=False,
                           infeasible_reasons=unrun.reasons, replications=0,
                           prices=prep.prices_used(), measured=prep.measured_used())
     scenario = prep.scenario
-    costs = [r.cost_usd for r in reps]
-    mean_ledger = average_ledgers([r.ledger for r in reps])
-    rate = scenario.discount_rate_pct_per_year / 100
-    discount = [(1 + rate) ** ((m + 1) / 12) for m in range(len(reps[0].ledger.months))]
-    npv = [sum(row.cash_usd / discount[m] for m, row in enumerate(r.ledger.months))
-           for r in reps]
-    finish = [max((t.end_s if t.end_s is not None else math.inf) for t in r.timelines)
-              for r in reps]
-    finite_finish = [f if math.isfinite(f) else scenario.calendar.horizon_s for f in finish]
+    first = tally.first
+    if first is None or tally.count != tally.replications:
+        raise ValueError(f"plan {prep.plan.name!r}: {tally.count} of {tally.replications} "
+                         f"replications tallied")
+    n = tally.count
+    costs = tally.values("cost")
+    mean_ledger = _mean_ledger(tally)
+    finish = tally.values("finish")
+    finite_finish = np.where(np.isfinite(finish), finish, scenario.calendar.horizon_s)
     training_names = {p.name for p in scenario.phases if p.kind is PhaseKind.TRAINING}
     serving_names = {p.name for p in scenario.phases if p.kind is PhaseKind.SERVING}
-    missed = [any(t.deadline_met is False for t in r.timelines) for r in reps]
-    has_deadline = any(t.deadline_s is not None for t in reps[0].timelines)
-    committed = sum(r.reserved_gpu_hours_committed for r in reps)
-    waits = WaitHistogram.pooled(r.queue_waits for r in reps)
-    serving_requests = sum(s.requests for r in reps for s in r.serving)
-    tokens = float(np.mean([sum(s.tokens_served for s in r.serving) for r in reps]))
-    output_tokens = float(np.mean([sum(s.output_tokens_served for s in r.serving)
-                                   for r in reps]))
+    has_deadline = any(t.deadline_s is not None for t in first.timelines)
+    committed = sum(tally.values("reserved_committed").tolist())
+    waits = tally.pooled_waits()
+    serving_requests = tally.serving_requests
+    tokens = float(np.mean(tally.values("tokens")))
+    output_tokens = float(np.mean(tally.values("output_tokens")))
     budget = scenario.budget_usd
     by_cat = mean_ledger.by_category()
+    training_cost = float(np.mean(tally.values("training_cost")))
+    serving_cost = float(np.mean(tally.values("serving_cost")))
     return PlanResult(
-        name=prep.plan.name, feasible=True, infeasible_reasons=(), replications=len(reps),
+        name=prep.plan.name, feasible=True, infeasible_reasons=(), replications=n,
         cost_usd=Stats(mean=mean_ledger.cost_usd, **_percentiles(costs)),
-        cash_usd_mean=mean_ledger.cash_usd, npv_usd_mean=float(np.mean(npv)),
+        cash_usd_mean=mean_ledger.cash_usd, npv_usd_mean=float(np.mean(tally.values("npv"))),
         finish_s=Stats.of(finite_finish),
-        p_over_budget=None if budget is None else float(np.mean([c > budget for c in costs])),
-        p_deadline_missed=float(np.mean(missed)) if has_deadline else None,
-        cost_per_training_run_usd=_phase_cost(reps, training_names),
-        training_gpu_hours=(Stats.of([sum(t.gpu_hours for t in r.training) for r in reps])
+        p_over_budget=None if budget is None else float(np.mean(costs > budget)),
+        p_deadline_missed=(float(np.mean(tally.values("missed") > 0)) if has_deadline
+                           else None),
+        cost_per_training_run_usd=_phase_cost(training_cost, training_names),
+        training_gpu_hours=(Stats.of(tally.values("training_gpu_hours"))
                             if training_names else None),
-        cost_per_million_tokens_usd=_per_million(reps, serving_names, tokens),
-        cost_per_million_output_tokens_usd=_per_million(reps, serving_names, output_tokens),
+        cost_per_million_tokens_usd=_per_million(serving_cost, serving_names, tokens),
+        cost_per_million_output_tokens_usd=_per_million(serving_cost, serving_names,
+                                                        output_tokens),
         ledger=mean_ledger,
         prices=prep.prices_used(),
         measured=prep.measured_used(),
         metrics=PlanMetrics(
-            gpu_hours_used=float(np.mean([r.gpu_hours_used for r in reps])),
-            gpu_hours_paid=float(np.mean([r.gpu_hours_paid for r in reps])),
-            reserved_utilization=(sum(r.reserved_gpu_hours_used for r in reps) / committed
+            gpu_hours_used=float(np.mean(tally.values("gpu_hours_used"))),
+            gpu_hours_paid=float(np.mean(tally.values("gpu_hours_paid"))),
+            reserved_utilization=(sum(tally.values("reserved_used").tolist()) / committed
                                   if committed > 0 else None),
             stranded_commitment_usd=by_cat.get(Category.STRANDED_COMMITMENT, 0.0),
             queue_wait_p95_s=waits.percentile(95) if waits.jobs else None,
-            slo_attainment=(sum(s.served_within_slo for r in reps for s in r.serving)
-                            / serving_requests if serving_requests > 0 else None)),
-        pools=_mean_pools(reps),
-        reserved_by_month=tuple(
-            (row.month, float(np.mean([r.reserved_by_month[m][0] for r in reps])),
-             float(np.mean([r.reserved_by_month[m][1] for r in reps])))
-            for m, row in enumerate(mean_ledger.months)),
-        cumulative_cash_usd_by_month=_cumulative_cash(reps),
-        timelines=reps[0].timelines,
-        serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in reps[0].serving),
-        serving_fleet=_fleet_bands(reps),
-        gpu_demand=_pooled_demand(reps), gpu_demand_by_hour=reps[0].gpu_demand_by_hour,
-        gpu_demand_in_phases=tuple(
-            DemandHistogram.pooled(hists) for _, hists in sorted(_by_gpu(
-                h for r in reps for h in r.gpu_demand_in_phases).items())),
-        events=sum(r.events for r in reps), training_rates=training_rates(prep),
-        warnings=(horizon_cuts(scenario, reps) + unrun.warnings + block_warnings(prep, reps)
+            slo_attainment=(tally.served_within_slo / serving_requests
+                            if serving_requests > 0 else None)),
+        pools=tuple(PoolUse(pool=k[0], gpu=k[1], option=k[2], paid_gpu_hours=v[0] / n,
+                            used_gpu_hours=v[1] / n) for k, v in sorted(tally.pools.items())),
+        reserved_by_month=_reserved_by_month(tally, mean_ledger),
+        cumulative_cash_usd_by_month=_cumulative_cash(tally),
+        timelines=first.timelines,
+        serving_replicas_by_hour=tuple((s.phase, s.replicas_by_hour) for s in first.serving),
+        serving_fleet=tuple(band for phase, fleet in tally.fleets.items()
+                            if (band := fleet.bands(phase, n)) is not None),
+        gpu_demand=tally.pooled_demand(), gpu_demand_by_hour=first.gpu_demand_by_hour,
+        gpu_demand_in_phases=tally.pooled_demand_in_phases(),
+        events=tally.events, training_rates=training_rates(prep),
+        warnings=(horizon_cuts(scenario, tally) + unrun.warnings + block_warnings(prep, tally)
                   + api_warnings(prep)),
-        horizon_cut_replications=cut_replications(scenario, reps),
-        api_comparison=api_comparisons(prep, reps))
+        horizon_cut_replications=cut_replications(scenario, tally),
+        api_comparison=api_comparisons_of(prep, tally.api_sums()))
 
 
-def horizon_cuts(scenario: Scenario, reps: Sequence[Replication]) -> tuple[str, ...]:
+def _reserved_by_month(tally: PlanTally, mean_ledger: Ledger
+                       ) -> tuple[tuple[str, float, float], ...]:
+    committed, used = tally.reserved_committed, tally.reserved_used
+    assert committed is not None
+    assert used is not None
+    n = tally.count
+    return tuple((row.month, float(np.mean(committed.column(n, m))),
+                  float(np.mean(used.column(n, m))))
+                 for m, row in enumerate(mean_ledger.months))
+
+
+def _mean_ledger(tally: PlanTally) -> Ledger:
+    """:func:`costsim.sim.ledger.average_ledgers` of the tallied ledgers."""
+    return mean_ledger_of(tally.line_hours, tally.line_cents, tally.month_cents,
+                          tally.month_labels(), tally.count)
+
+
+def horizon_cuts(scenario: Scenario, tally: PlanTally) -> tuple[str, ...]:
     """The plan's phases the horizon cut in some replications: unfinished at its end (a
     training run or a queue still running), or never started (waiting on such a phase). A
     phase whose months run past the horizon in every plan is the run-wide warning
     (:meth:`Scenario.horizon_warnings`), not repeated here."""
     static = {w.split("'")[1] for w in scenario.horizon_warnings()}
     end = scenario.calendar.end.isoformat()
+    n = tally.count
     out = []
     for k, phase in enumerate(scenario.phase_order()):
         if phase.name in static:
             continue
-        lines = [r.timelines[k] for r in reps]
-        never = sum(t.start_s is None for t in lines)
-        cut = sum(t.start_s is not None and t.end_s is None for t in lines)
+        never, cut = tally.phases[k].never, tally.phases[k].cut
         if cut:
             out.append(f"phase '{phase.name}' had not ended when the horizon ended ({end}) in "
-                       f"{cut} of {len(reps)} replications: what it would cost after that is "
+                       f"{cut} of {n} replications: what it would cost after that is "
                        f"not counted")
         if never:
             out.append(f"phase '{phase.name}' never started within the horizon in {never} of "
-                       f"{len(reps)} replications (a phase it comes after had not ended): it "
+                       f"{n} replications (a phase it comes after had not ended): it "
                        f"costs nothing there")
     return tuple(out)
 
 
-def block_warnings(prep: PreparedPlan, reps: Sequence[Replication]) -> tuple[str, ...]:
+def block_warnings(prep: PreparedPlan, reps: PlanTally | Sequence[Replication]
+                   ) -> tuple[str, ...]:
     """What a reader of a plan with capacity blocks must know: a training run that outlasted
-    its block (the rest ran on the phase's own pool), a block no run used."""
+    its block (the rest ran on the phase's own pool), a block no run used. ``reps``: the
+    plan's tally, or its replications (in index order from 0)."""
     if not prep.capacity_blocks:
         return ()
+    tally = reps if isinstance(reps, PlanTally) else _tally_of(prep, reps)
     out = []
     for phase in prep.phases:
-        overruns = [t.block_overrun_s for r in reps for t in r.training if t.phase == phase]
-        late = [s for s in overruns if s > 0]
+        late = tally.block_late.get(phase, [])
         phase_prep = prep.phases[phase]
         if late and isinstance(phase_prep, TrainingPrep):
             rental = phase_prep.source.rental
             option = rental.option.value if rental is not None else "its pool"
             out.append(f"phase '{phase}' outlasted its capacity block in {len(late)} of "
-                       f"{len(reps)} replications (by {np.mean(late) / 3600:.1f} h on average): "
-                       f"the rest ran on {option} after a restart from the last checkpoint")
+                       f"{tally.count} replications (by {np.mean(late) / 3600:.1f} h on "
+                       f"average): the rest ran on {option} after a restart from the last "
+                       f"checkpoint")
     for block in prep.capacity_blocks:
-        used = [u.used_gpu_hours for r in reps for u in r.pools if u.pool == block.name]
-        if not any(h > 0 for h in used):
+        if block.name not in tally.block_used:
             out.append(f"the {block.name} ({block.block.days} days) was used by no training "
                        f"run in any replication: all of it is idle or stranded")
     return tuple(out)
@@ -330,85 +393,33 @@ def training_rates(prep: PreparedPlan) -> tuple[TrainingRate, ...]:
                  for name, p in prep.phases.items() if isinstance(p, TrainingPrep))
 
 
-def _by_gpu(hists: Iterable[DemandHistogram]) -> dict[str, list[DemandHistogram]]:
-    out: dict[str, list[DemandHistogram]] = {}
-    for hist in hists:
-        out.setdefault(hist.gpu, []).append(hist)
-    return out
-
-
-def _pooled_demand(reps: Sequence[Replication]) -> tuple[DemandHistogram, ...]:
-    """Each GPU type's demand histogram over all replications; a replication in which the
-    type was never used counts its hours at zero demand."""
-    parts: dict[str, list[DemandHistogram]] = {}
-    for rep in reps:
-        for hist in rep.gpu_demand:
-            parts.setdefault(hist.gpu, []).append(hist)
-    if not parts:
-        return ()
-    hours = round(next(iter(parts.values()))[0].hours_per_replication)
-    for gpu, hists in parts.items():
-        idle = len(reps) - len(hists)
-        if idle:
-            hists.append(DemandHistogram(gpu=gpu, replications=idle, levels=(0,),
-                                         hours=(hours * idle,), gpu_hours=(0.0,)))
-    return tuple(DemandHistogram.pooled(hists) for _, hists in sorted(parts.items()))
-
-
-def _cumulative_cash(reps: Sequence[Replication]) -> tuple[tuple[str, Stats], ...]:
+def _cumulative_cash(tally: PlanTally) -> tuple[tuple[str, Stats], ...]:
     """Cash paid from the start to each month's end, over the replications (the report's
     cumulative-cost chart draws its P10–P90 band from these; a mean ledger has no spread)."""
-    cash = np.cumsum([[row.cash_usd for row in r.ledger.months] for r in reps], axis=1)
-    labels = [row.month for row in reps[0].ledger.months]
+    labels = tally.month_labels()
+    assert tally.cash is not None
+    cash = np.cumsum(tally.cash.values(tally.count), axis=1)
     return tuple((label, Stats.of(cash[:, m].tolist())) for m, label in enumerate(labels))
 
 
-def _fleet_bands(reps: Sequence[Replication]) -> tuple[FleetBands, ...]:
-    """Each serving phase's fleet bands over the replications (a replication in which the
-    phase did not run counts as no replicas)."""
-    phases = list(dict.fromkeys(s.phase for r in reps for s in r.serving))
-    bands = (FleetBands.of(phase, [next((s.fleet for s in r.serving if s.phase == phase), None)
-                                   for r in reps]) for phase in phases)
-    return tuple(band for band in bands if band is not None)
-
-
-def _mean_pools(reps: Sequence[Replication]) -> tuple[PoolUse, ...]:
-    """Each pool's paid and used GPU-hours averaged over the replications (a pool absent from
-    a replication counts as 0 there)."""
-    sums: dict[tuple[str, str, str], list[float]] = {}
-    for rep in reps:
-        for use in rep.pools:
-            acc = sums.setdefault((use.pool, use.gpu, use.option), [0.0, 0.0])
-            acc[0] += use.paid_gpu_hours
-            acc[1] += use.used_gpu_hours
-    n = len(reps)
-    return tuple(PoolUse(pool=k[0], gpu=k[1], option=k[2], paid_gpu_hours=v[0] / n,
-                         used_gpu_hours=v[1] / n) for k, v in sorted(sums.items()))
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float]:
+def _percentiles(values: Sequence[float] | np.ndarray) -> dict[str, float]:
     p10, p50, p90 = np.percentile(np.asarray(values, dtype=np.float64), [10, 50, 90])
     return {"p10": round(float(p10), 2), "p50": round(float(p50), 2), "p90": round(float(p90), 2)}
 
 
-def _mean_phase_cost(reps: Sequence[Replication], phases: set[str]) -> float:
-    """Mean over the replications of the named phases' cost (their ledger lines plus their
-    use-share of owned servers)."""
-    return float(np.mean([sum(cost for phase, cost in r.phase_costs if phase in phases)
-                          for r in reps]))
-
-
-def _phase_cost(reps: Sequence[Replication], phases: set[str]) -> float | None:
-    """Mean cost of the named phases per phase (cost per training run)."""
+def _phase_cost(mean_cost: float, phases: set[str]) -> float | None:
+    """Mean cost of the named phases per phase (cost per training run); ``mean_cost``: the
+    mean over the replications of those phases' cost (their ledger lines plus their use-share
+    of owned servers)."""
     if not phases:
         return None
-    return round(_mean_phase_cost(reps, phases) / len(phases), 2)
+    return round(mean_cost / len(phases), 2)
 
 
-def _per_million(reps: Sequence[Replication], phases: set[str], tokens: float) -> float | None:
+def _per_million(mean_cost: float, phases: set[str], tokens: float) -> float | None:
     if not phases or tokens <= 0:
         return None
-    return _mean_phase_cost(reps, phases) / tokens * 1e6
+    return mean_cost / tokens * 1e6
 
 
 def run_scenario(scenario: Scenario, *, seed: int, replications: int,

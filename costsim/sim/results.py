@@ -131,11 +131,12 @@ class FleetBands:
             offset = profile.first_day - first
             peaks[row, offset:offset + len(profile.daily_peak)] = profile.daily_peak
         clock = np.array([p.by_clock_hour for p in ran])
-        return cls(phase=phase, by_clock_hour=_bands(clock), first_day=first,
-                   daily_peak=_bands(peaks))
+        return cls(phase=phase, by_clock_hour=percentile_bands(clock), first_day=first,
+                   daily_peak=percentile_bands(peaks))
 
 
-def _bands(values: np.ndarray) -> tuple[Band, ...]:
+def percentile_bands(values: np.ndarray) -> tuple[Band, ...]:
+    """P10/P50/P90 of each column of ``values`` (replications × columns)."""
     low, mid, high = np.percentile(values, [10, 50, 90], axis=0)
     return tuple((float(a), float(b), float(c)) for a, b, c in zip(low, mid, high, strict=True))
 

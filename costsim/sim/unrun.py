@@ -12,12 +12,11 @@ refused before simulating (:mod:`costsim.sim.delivery`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from costsim.domain.scenario import Scenario
 from costsim.sim.prepare import PreparedPlan, TrainingPrep
-from costsim.sim.results import Replication
+from costsim.sim.tally import PlanTally
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,41 +28,39 @@ class Unrun:
     warnings: tuple[str, ...]
 
 
-def unrun_training(prep: PreparedPlan, reps: Sequence[Replication]) -> Unrun:
-    """Count, per training phase, the replications whose phase started but whose run did
-    not before the horizon ended."""
+def unrun_training(prep: PreparedPlan, tally: PlanTally) -> Unrun:
+    """Per training phase, the replications (of the plan's tally) whose phase started but
+    whose run did not before the horizon ended."""
     end = prep.scenario.calendar.end.isoformat()
     reasons, warnings = [], []
+    count = tally.count
+    order = [p.name for p in prep.scenario.phase_order()]  # the timelines' order
     for name, phase_prep in prep.phases.items():
         if not isinstance(phase_prep, TrainingPrep):
             continue
-        never = sum(1 for r in reps
-                    if any(t.phase == name and t.start_s is not None for t in r.timelines)
-                    and not any(run.phase == name for run in r.training))
+        never = tally.phases[order.index(name)].unrun if tally.phases else 0
         if not never:
             continue
         source = phase_prep.source
         what = (f"its {source.entry.option.value} {source.gpu} GPUs were never free for the "
                 f"run before the horizon ended ({end})")
-        if never == len(reps):
+        if never == count:
             reasons.append(f"plan '{prep.plan.name}', phase '{name}': the training run never "
-                           f"started within the horizon in any of {len(reps)} replications: "
+                           f"started within the horizon in any of {count} replications: "
                            f"{what}")
         else:
             warnings.append(f"phase '{name}': its training run never started within the "
-                            f"horizon in {never} of {len(reps)} replications ({what}): it "
+                            f"horizon in {never} of {count} replications ({what}): it "
                             f"costs nothing there")
     return Unrun(reasons=tuple(reasons), warnings=tuple(warnings))
 
 
-def cut_replications(scenario: Scenario, reps: Sequence[Replication]) -> int:
+def cut_replications(scenario: Scenario, tally: PlanTally) -> int:
     """Replications in which the horizon cut one of the plan's phases: it had not ended, or
     never started, when the horizon ended (the counts :func:`costsim.sim.montecarlo.
     horizon_cuts` words). A phase whose months run past the horizon in every plan (the
     run-wide warning, :meth:`Scenario.horizon_warnings`) does not count: it cuts every plan
     alike."""
     static = {w.split("'")[1] for w in scenario.horizon_warnings()}
-    names = [p.name for p in scenario.phase_order() if p.name not in static]
-    return sum(1 for r in reps
-               if any(t.phase in names and (t.start_s is None or t.end_s is None)
-                      for t in r.timelines))
+    counted = {k for k, p in enumerate(scenario.phase_order()) if p.name not in static}
+    return sum(n for cut, n in tally.cut_patterns.items() if counted.intersection(cut))

@@ -2,19 +2,24 @@
 
 A cheap pre-pass over the scenario, without preparing any plan: per plan and replication, the
 experiment jobs expected (arrivals per day × the phase's days in the horizon × the mean of
-``job_arrivals_scale``), the serving hours (the phase's hours in the horizon × its request
-sizes), and the simulator events the jobs raise where they queue for a fixed pool (owned or
-reserved GPUs with a count: each job is a SimPy process); then seconds from measured costs per
+``job_arrivals_scale``), the serving hours (the phase's hours in the horizon), and the
+simulator events counted for the jobs that queue for a fixed pool (owned or reserved GPUs with
+a count); then seconds from measured costs per
 unit of work. The CLI prints the expected time before starting when it is long, so a scenario
 of 1,000 plans or 100,000 jobs a day says so up front instead of running for hours in silence.
 
-The costs per unit were measured with ``costsim.sim.montecarlo.run_plan`` on one worker
-process (the shipped scenarios at 3 replications, on a 2-core development machine, 2026): an
-elastic experiment job (vectorized) ~15 µs; a queued job ~75 µs (about 3 SimPy events of
-~25 µs: seed-startup-4090 ``buy-4090-box`` 20,697 events in 0.52 s per replication); a serving
-hour ~0.5 µs per request size (inference-growth: 17,520 h in ~0.03 s); ~0.03 s per replication
-otherwise; preparing a plan (layouts, the serving model) up to ~0.3 s. They are orders of
-magnitude, not a benchmark: the estimate says minutes or hours, not seconds.
+The costs per unit are process CPU seconds measured by ``benchmarks/bench_work_units.py``
+(``run_plan`` on one process, variants of the test suite's lifecycle scenario at 10
+replications, best of 2; a 2-core development machine under load, 2026-12-02, after issue 20's
+block draws, closed-form FIFO queue and tiled serving load): an elastic experiment job ~0.17 µs
+(1,200 arrivals a day against 12); a job queued for a fixed pool ~0.43 µs (the same on 320
+reserved L4s: the closed-form queue, no SimPy event a job; the events it reports are still
+counted, ~3 a job, for the run's event total); a serving hour ~0.5 µs (six months of serving
+against twelve; a second request size adds nothing measurable: the tiled load is one shape for
+all); a training phase ~0.04 ms; ~1.7 ms per replication otherwise; preparing a plan ~0.05 s
+warm (the flagship; first calls load the catalog). Before issue 20 they were 15 µs, 75 µs, 0.5
+µs per request size, 5 ms, 30 ms and 0.3 s. They are orders of magnitude, not a benchmark: the
+estimate says minutes or hours, not seconds.
 """
 
 from __future__ import annotations
@@ -32,13 +37,13 @@ from costsim.units import HOURS_PER_DAY
 DAYS_PER_MONTH = 365.25 / 12
 HOURS_PER_CALENDAR_MONTH = DAYS_PER_MONTH * HOURS_PER_DAY
 
-SECONDS_PER_ELASTIC_JOB = 15e-6
-SECONDS_PER_EVENT = 25e-6
-EVENTS_PER_QUEUED_JOB = 3.0
-SECONDS_PER_SERVING_BUCKET_HOUR = 0.5e-6
-SECONDS_PER_TRAINING_PHASE = 5e-3
-SECONDS_PER_REPLICATION = 0.03
-SECONDS_TO_PREPARE_A_PLAN = 0.3
+SECONDS_PER_ELASTIC_JOB = 0.2e-6
+SECONDS_PER_QUEUED_JOB = 0.5e-6
+EVENTS_PER_QUEUED_JOB = 3.0  # counted, not simulated one by one (costsim.sim.fifo)
+SECONDS_PER_SERVING_HOUR = 0.5e-6
+SECONDS_PER_TRAINING_PHASE = 0.05e-3
+SECONDS_PER_REPLICATION = 2e-3
+SECONDS_TO_PREPARE_A_PLAN = 0.1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +135,7 @@ def plan_work(scenario: Scenario, plan: Plan) -> PlanWork:
     horizon_months = float(scenario.calendar.horizon_months)
     arrivals = _mean(scenario.uncertainty.job_arrivals_scale)
     uses = {use.phase: use for use in plan.uses}
-    jobs = queued = hours = bucket_hours = 0.0
+    jobs = queued = hours = 0.0
     training = 0
     for phase in scenario.phases:
         if isinstance(phase, ExperimentsPhase):
@@ -144,12 +149,11 @@ def plan_work(scenario: Scenario, plan: Plan) -> PlanWork:
         elif isinstance(phase, ServingPhase):
             phase_hours = min(phase.duration_months, horizon_months) * HOURS_PER_CALENDAR_MONTH
             hours += phase_hours
-            bucket_hours += phase_hours * len(phase.requests)  # one load per request size
         elif isinstance(phase, TrainingPhase):
             training += 1
     events = queued * EVENTS_PER_QUEUED_JOB
     seconds = (SECONDS_PER_REPLICATION + (jobs - queued) * SECONDS_PER_ELASTIC_JOB
-               + events * SECONDS_PER_EVENT + bucket_hours * SECONDS_PER_SERVING_BUCKET_HOUR
+               + queued * SECONDS_PER_QUEUED_JOB + hours * SECONDS_PER_SERVING_HOUR
                + training * SECONDS_PER_TRAINING_PHASE)
     return PlanWork(plan=plan.name, jobs=jobs, queued_jobs=queued, serving_hours=hours,
                     events=events, seconds_per_replication=seconds)

@@ -20,7 +20,8 @@ SMALL = Path(__file__).parent / "data" / "small-project.yaml"
 
 @pytest.fixture
 def busy(tmp_path: Path) -> Path:
-    """The small project with 100,000 experiment jobs a day (hours to simulate 200 times)."""
+    """The small project with 100,000 experiment jobs a day (minutes to simulate 200 times,
+    hours 10,000 times)."""
     path = tmp_path / "busy.yaml"
     path.write_text(SMALL.read_text().replace("arrivals_per_day: 4,",
                                               "arrivals_per_day: 100000,"))
@@ -34,11 +35,12 @@ def _interrupt(*args: Any, **kwargs: Any) -> Any:
 def test_run_says_up_front_how_long_a_large_run_takes(
         cli: Cli, busy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("costsim.cli.run_pipeline.simulate", _interrupt)
-    code, out, err = cli("run", str(busy), "--out", str(tmp_path / "r"), "--workers", "2")
+    code, out, err = cli("run", str(busy), "--out", str(tmp_path / "r"), "--workers", "2",
+                         "--replications", "10000")
     assert code == 130
     assert out == ""
     first = err.splitlines()[0]
-    assert first.startswith("costsim run: a large simulation: 3 plans × 200 replications, ")
+    assert first.startswith("costsim run: a large simulation: 3 plans × 10,000 replications, ")
     assert "experiment jobs" in first
     assert "expected to take about " in first
     assert " h on 2 worker(s); fewer --replications or --plan" in first
@@ -61,11 +63,11 @@ def test_a_small_run_says_nothing_and_a_lower_threshold_shows_the_line(
 def test_optimize_and_sweep_say_it_too(cli: Cli, busy: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("costsim.optimize.search.optimize_scenario", _interrupt)
-    code, _, err = cli("optimize", str(busy), "--replications", "20", "--top", "4",
+    code, _, err = cli("optimize", str(busy), "--replications", "200", "--top", "4",
                        "--out", str(tmp_path / "o"))
     assert code == 130
-    assert err.startswith("costsim optimize: a large simulation: 7 plans × 20 replications")
-    code, _, err = cli("optimize", str(busy), "--replications", "20", "--exhaustive",
+    assert err.startswith("costsim optimize: a large simulation: 7 plans × 200 replications")
+    code, _, err = cli("optimize", str(busy), "--replications", "200", "--exhaustive",
                        "--out", str(tmp_path / "e"))
     assert "expected to take at least about" in err
     monkeypatch.setattr("costsim.sweep.run.run_sweep", _interrupt)

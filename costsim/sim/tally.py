@@ -1,0 +1,368 @@
+"""A plan's replications folded into what its summary needs, so a run holds a few hundred bytes
+per replication instead of every :class:`~costsim.sim.results.Replication` (issue 20 item 4:
+100,000 flagship replications within 1 GB).
+
+Replications are added in index order (:class:`PlanTally` refuses any other order), and every
+figure is reduced exactly as :func:`costsim.sim.montecarlo.summarize` reduced the list of
+replications before: the summary is the same bit for bit however the replications were
+simulated (in one process, in blocks, on workers). What is kept, and why that is exact:
+
+* per replication, the scalars a percentile or a ``numpy.mean`` (pairwise summation) needs:
+  cost, NPV, finish, training GPU-hours, tokens, phase costs, GPU-hours used and paid, the
+  reserved hours committed and used, each month's cash and reserved hours (a column that is
+  0 in every replication so far is not stored: its mean is exactly 0);
+* running sums where the old summary added in replication order (``sum``, a ledger line's
+  GPU-hours, a pool's hours, a demand histogram's GPU-hours — ``numpy.bincount`` adds weights
+  in input order, so pooling the running histogram with the next ones adds the same floats in
+  the same order) and integer sums (cents, counts), which no order changes;
+* a serving phase's daily fleet peaks as counts of (day, peak) pairs: a percentile depends only
+  on the multiset of its values, so each day's P10/P50/P90 is taken on the column rebuilt from
+  the counts (the replications that did not serve that day at 0 replicas);
+* replication 0 whole (the report's timelines and hour-by-hour series come from it).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from costsim.sim.demand import DemandHistogram
+from costsim.sim.ledger import LineKey, MonthRow
+from costsim.sim.results import (
+    Band,
+    FleetBands,
+    FleetProfile,
+    Replication,
+    percentile_bands,
+)
+from costsim.sim.waits import WaitHistogram
+
+FloatArray = NDArray[np.float64]
+
+# histograms waiting to be pooled into the running one: pooling one at a time would sort the
+# running levels once per replication
+_POOL_EVERY = 64
+
+
+class Column:
+    """One float per replication, allocated at the first value that is not +0.0 (an absent
+    column reads as zeros: the same values, the same means and percentiles)."""
+
+    __slots__ = ("_n", "_values")
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+        self._values: FloatArray | None = None
+
+    def set(self, index: int, value: float) -> None:
+        if self._values is None:
+            if value == 0.0 and math.copysign(1.0, value) > 0:
+                return
+            self._values = np.zeros(self._n)
+        self._values[index] = value
+
+    def values(self, count: int) -> FloatArray:
+        """The first ``count`` values."""
+        if self._values is None:
+            return np.zeros(count)
+        return self._values[:count]
+
+
+class Rows:
+    """A row of floats per replication (one per month), allocated at the first row that is not
+    all +0.0, like :class:`Column`."""
+
+    __slots__ = ("_n", "_values", "_width")
+
+    def __init__(self, n: int, width: int) -> None:
+        self._n = n
+        self._width = width
+        self._values: FloatArray | None = None
+
+    def set(self, index: int, row: Sequence[float]) -> None:
+        if self._values is None:
+            values = np.asarray(row, dtype=np.float64)
+            if not values.any() and not np.signbit(values).any():
+                return
+            self._values = np.zeros((self._n, self._width))
+        self._values[index] = row
+
+    def values(self, count: int) -> FloatArray:
+        """The first ``count`` rows (count × width)."""
+        if self._values is None:
+            return np.zeros((count, self._width))
+        return self._values[:count]
+
+    def column(self, count: int, j: int) -> FloatArray:
+        """Column ``j`` of the first ``count`` rows, contiguous (a mean of it sums as the mean
+        of a list of the same values does)."""
+        return np.ascontiguousarray(self.values(count)[:, j])
+
+
+class _Histograms:
+    """Demand histograms of one GPU type pooled in replication order, in batches."""
+
+    __slots__ = ("parts", "pending", "pooled")
+
+    def __init__(self) -> None:
+        self.pending: list[DemandHistogram] = []
+        self.pooled: DemandHistogram | None = None
+        self.parts = 0  # replications that had a histogram of this type
+
+    def add(self, hist: DemandHistogram) -> None:
+        self.pending.append(hist)
+        self.parts += 1
+        if len(self.pending) >= _POOL_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            head = [] if self.pooled is None else [self.pooled]
+            self.pooled = DemandHistogram.pooled([*head, *self.pending])
+            self.pending = []
+
+    def total(self, extra: list[DemandHistogram]) -> DemandHistogram:
+        self.pending.extend(extra)
+        self.flush()
+        assert self.pooled is not None
+        return self.pooled
+
+
+class FleetTally:
+    """One serving phase's fleet profiles over the replications, reduced to what
+    :class:`FleetBands` takes percentiles of."""
+
+    __slots__ = ("_clock", "_first", "_last", "_peaks", "_ran")
+
+    def __init__(self, n: int) -> None:
+        self._clock = np.zeros((n, 24))  # by_clock_hour of the replications that served
+        self._ran = 0
+        self._peaks = np.zeros((0, 1), dtype=np.int64)  # [day, peak] -> replications
+        self._first: int | None = None
+        self._last = 0
+
+    def add(self, profile: FleetProfile | None) -> None:
+        if profile is None or not profile.daily_peak:
+            return
+        self._clock[self._ran] = profile.by_clock_hour
+        self._ran += 1
+        peaks = np.asarray(profile.daily_peak, dtype=np.int64)
+        days = np.arange(profile.first_day, profile.first_day + peaks.size)
+        rows, cols = int(days[-1]) + 1, int(peaks.max()) + 1
+        if rows > self._peaks.shape[0] or cols > self._peaks.shape[1]:
+            grown = np.zeros((max(rows, self._peaks.shape[0]), max(cols, self._peaks.shape[1])),
+                             dtype=np.int64)
+            grown[:self._peaks.shape[0], :self._peaks.shape[1]] = self._peaks
+            self._peaks = grown
+        self._peaks[days, peaks] += 1  # one peak a day: no repeated (day, peak) pair
+        self._first = (profile.first_day if self._first is None
+                       else min(self._first, profile.first_day))
+        self._last = max(self._last, profile.first_day + peaks.size)
+
+    def bands(self, phase: str, replications: int) -> FleetBands | None:
+        """:meth:`FleetBands.of` of the profiles added, ``replications`` of them in all."""
+        if self._first is None:
+            return None
+        clock = self._clock[:self._ran]
+        levels = np.arange(self._peaks.shape[1], dtype=np.float64)
+        peak_bands: list[Band] = []
+        # the days' columns rebuilt a block at a time (at most ~4M floats), each block's bands
+        # in one percentile call as FleetBands.of takes them
+        step = max(1, (1 << 22) // max(1, replications))
+        for a in range(self._first, self._last, step):
+            days = range(a, min(self._last, a + step))
+            block = np.empty((replications, len(days)))
+            for j, day in enumerate(days):
+                counts = self._peaks[day].copy()
+                counts[0] += replications - int(counts.sum())
+                block[:, j] = np.repeat(levels, counts)
+            peak_bands.extend(percentile_bands(block))
+        return FleetBands(phase=phase, first_day=self._first, daily_peak=tuple(peak_bands),
+                          by_clock_hour=percentile_bands(clock))
+
+
+@dataclass(slots=True)
+class _PhaseLines:
+    never: int = 0  # replications in which the phase never started
+    cut: int = 0  # started but unfinished at the horizon's end
+    # a training phase that started but whose run never did (costsim.sim.unrun)
+    unrun: int = 0
+
+
+@dataclass(slots=True)
+class PlanTally:
+    """The running reduction of one plan's replications (see the module docstring)."""
+
+    replications: int  # how many will be added
+    first: Replication | None = None
+    count: int = 0
+    columns: dict[str, Column] = field(default_factory=dict)
+    months: int = 0
+    cash: Rows | None = None  # each month's cash
+    reserved_committed: Rows | None = None  # each month's reserved GPU-hours
+    reserved_used: Rows | None = None
+    # ledger: per line, GPU-hours in replication order and integer cents; per month and view,
+    # integer cents
+    line_hours: dict[LineKey, list[float]] = field(default_factory=dict)
+    line_cents: dict[LineKey, int] = field(default_factory=dict)
+    month_cents: list[list[int]] = field(default_factory=list)  # capex, opex, amortized
+    serving_requests: float = 0
+    served_within_slo: float = 0
+    events: int = 0
+    pools: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    waits: list[WaitHistogram] = field(default_factory=list)
+    demand: dict[str, _Histograms] = field(default_factory=dict)
+    demand_hours: int | None = None  # horizon hours of the first demand histogram
+    demand_in_phases: dict[str, _Histograms] = field(default_factory=dict)
+    fleets: dict[str, FleetTally] = field(default_factory=dict)
+    phases: list[_PhaseLines] = field(default_factory=list)
+    block_late: dict[str, list[float]] = field(default_factory=dict)
+    block_used: set[str] = field(default_factory=set)
+    api_served: dict[str, tuple[array[float], array[float]]] = field(default_factory=dict)
+    # how many replications cut each set of phases (indices in phase order): the horizon
+    # cut them (not started, or not ended); costsim.sim.unrun.cut_replications
+    cut_patterns: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+    def column(self, name: str) -> Column:
+        found = self.columns.get(name)
+        if found is None:
+            found = self.columns[name] = Column(self.replications)
+        return found
+
+    def values(self, name: str) -> FloatArray:
+        """A per-replication column's values, in replication order."""
+        return self.column(name).values(self.count)
+
+    def add(self, rep: Replication, *, discount: list[float], training: set[str],
+            serving: set[str]) -> None:
+        """Fold in the next replication (its index must be :attr:`count`)."""
+        if rep.index != self.count or self.count >= self.replications:
+            raise ValueError(f"replication {rep.index} added out of order (next: {self.count} "
+                             f"of {self.replications})")
+        i = self.count
+        if self.first is None:
+            self.first = rep
+            self.months = len(rep.ledger.months)
+            self.month_cents = [[0] * self.months for _ in range(3)]
+            self.cash = Rows(self.replications, self.months)
+            width = len(rep.reserved_by_month)
+            self.reserved_committed = Rows(self.replications, width)
+            self.reserved_used = Rows(self.replications, width)
+            self.phases = [_PhaseLines() for _ in rep.timelines]
+        self._ledger(rep)
+        col = self.column
+        col("cost").set(i, rep.cost_usd)
+        col("npv").set(i, sum(row.cash_usd / discount[m]
+                              for m, row in enumerate(rep.ledger.months)))
+        finish = max((t.end_s if t.end_s is not None else math.inf) for t in rep.timelines)
+        col("finish").set(i, finish)
+        col("missed").set(i, float(any(t.deadline_met is False for t in rep.timelines)))
+        col("training_gpu_hours").set(i, sum(t.gpu_hours for t in rep.training))
+        col("tokens").set(i, sum(s.tokens_served for s in rep.serving))
+        col("output_tokens").set(i, sum(s.output_tokens_served for s in rep.serving))
+        col("training_cost").set(i, sum(c for phase, c in rep.phase_costs if phase in training))
+        col("serving_cost").set(i, sum(c for phase, c in rep.phase_costs if phase in serving))
+        col("gpu_hours_used").set(i, rep.gpu_hours_used)
+        col("gpu_hours_paid").set(i, rep.gpu_hours_paid)
+        col("reserved_committed").set(i, rep.reserved_gpu_hours_committed)
+        col("reserved_used").set(i, rep.reserved_gpu_hours_used)
+        assert self.cash is not None
+        assert self.reserved_committed is not None
+        assert self.reserved_used is not None
+        self.reserved_committed.set(i, [c for c, _ in rep.reserved_by_month])
+        self.reserved_used.set(i, [u for _, u in rep.reserved_by_month])
+        self.cash.set(i, [row.cash_usd for row in rep.ledger.months])
+        for s in rep.serving:
+            self.serving_requests += s.requests
+            self.served_within_slo += s.served_within_slo
+        self.events += rep.events
+        for use in rep.pools:
+            acc = self.pools.setdefault((use.pool, use.gpu, use.option), [0.0, 0.0])
+            acc[0] += use.paid_gpu_hours
+            acc[1] += use.used_gpu_hours
+            if use.used_gpu_hours > 0:
+                self.block_used.add(use.pool)
+        self.waits.append(rep.queue_waits)
+        if len(self.waits) >= _POOL_EVERY:
+            self.waits = [WaitHistogram.pooled(self.waits)]
+        for hist in rep.gpu_demand:
+            if self.demand_hours is None:
+                self.demand_hours = round(hist.hours_per_replication)
+            self.demand.setdefault(hist.gpu, _Histograms()).add(hist)
+        for hist in rep.gpu_demand_in_phases:
+            self.demand_in_phases.setdefault(hist.gpu, _Histograms()).add(hist)
+        for s in rep.serving:
+            if s.phase not in self.fleets:
+                self.fleets[s.phase] = FleetTally(self.replications)
+        for phase, fleet in self.fleets.items():
+            fleet.add(next((s.fleet for s in rep.serving if s.phase == phase), None))
+        for k, t in enumerate(rep.timelines):
+            self.phases[k].never += t.start_s is None
+            self.phases[k].cut += t.start_s is not None and t.end_s is None
+        trained = {run.phase for run in rep.training}
+        for k, t in enumerate(rep.timelines):
+            self.phases[k].unrun += t.start_s is not None and t.phase not in trained
+        cut = tuple(k for k, t in enumerate(rep.timelines)
+                    if t.start_s is None or t.end_s is None)
+        if cut:
+            self.cut_patterns[cut] = self.cut_patterns.get(cut, 0) + 1
+        for run in rep.training:
+            if run.block_overrun_s > 0:
+                self.block_late.setdefault(run.phase, []).append(run.block_overrun_s)
+        for s in rep.serving:
+            tokens, cost = self.api_served.setdefault(s.phase, (array("d"), array("d")))
+            tokens.append(s.tokens_served)
+            cost.append(s.cost_usd)
+        self.count += 1
+
+    def _ledger(self, rep: Replication) -> None:
+        hours, cents = self.line_hours, self.line_cents
+        for line in rep.ledger.lines:
+            acc = hours.get(line.key)
+            if acc is None:
+                acc = hours[line.key] = [0.0]
+                cents[line.key] = 0
+            acc[0] += line.gpu_hours
+            cents[line.key] += round(line.amount_usd * 100)
+        capex, opex, amortized = self.month_cents
+        for m, row in enumerate(rep.ledger.months):
+            capex[m] += round(row.capex_usd * 100)
+            opex[m] += round(row.opex_usd * 100)
+            amortized[m] += round(row.amortized_usd * 100)
+
+    def month_labels(self) -> list[str]:
+        assert self.first is not None
+        return [row.month for row in self.first.ledger.months]
+
+    def first_months(self) -> tuple[MonthRow, ...]:
+        assert self.first is not None
+        return self.first.ledger.months
+
+    def pooled_waits(self) -> WaitHistogram:
+        return WaitHistogram.pooled(self.waits)
+
+    def pooled_demand(self) -> tuple[DemandHistogram, ...]:
+        """Each GPU type's demand over the replications; a replication that did not use the
+        type counts its hours at zero demand (added last, as one part)."""
+        out = []
+        for gpu, hists in sorted(self.demand.items()):
+            idle = self.count - hists.parts
+            extra = ([DemandHistogram(gpu=gpu, replications=idle, levels=(0,),
+                                      hours=((self.demand_hours or 0) * idle,),
+                                      gpu_hours=(0.0,))] if idle else [])
+            out.append(hists.total(extra))
+        return tuple(out)
+
+    def pooled_demand_in_phases(self) -> tuple[DemandHistogram, ...]:
+        return tuple(h.total([]) for _, h in sorted(self.demand_in_phases.items()))
+
+    def api_sums(self) -> dict[str, tuple[float, float]]:
+        """Per serving phase, the tokens served and the phase's cost summed exactly
+        (``math.fsum``: no order changes it) over the replications."""
+        return {phase: (math.fsum(tokens), math.fsum(cost))
+                for phase, (tokens, cost) in self.api_served.items()}

@@ -1,0 +1,68 @@
+"""A plan's replications folded into a tally (costsim.sim.tally): the same figures as the
+replications reduced whole, in replication order only, and a few hundred bytes a replication."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costsim.sim.montecarlo import fold, new_tally, run_plan, simulate_block
+from costsim.sim.prepare import prepare_plan
+from costsim.sim.results import FleetBands, FleetProfile
+from costsim.sim.tally import FleetTally
+from tests.domain.scenario_builders import lifecycle
+
+_profiles = st.lists(st.one_of(
+    st.none(),
+    st.tuples(st.integers(0, 30 * 24), st.lists(st.integers(0, 40), min_size=0, max_size=24 * 9))
+), min_size=1, max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_profiles)
+def test_fleet_bands_from_peak_counts_equal_the_bands_of_every_profile(
+        drawn: list[tuple[int, list[int]] | None]) -> None:
+    profiles = [None if d is None else FleetProfile.of(d[0], np.array(d[1], dtype=np.int64))
+                for d in drawn]
+    tally = FleetTally(len(profiles))
+    for profile in profiles:
+        tally.add(profile)
+    # bit for bit, not approximately: a run's JSON must not move
+    assert tally.bands("serve", len(profiles)) == FleetBands.of("serve", profiles)
+
+
+def test_replications_out_of_order_are_refused() -> None:
+    scenario = lifecycle()
+    prep = prepare_plan(scenario, scenario.plans[0])
+    reps = simulate_block(prep, seed=0, replications=3, indices=[1, 0])
+    tally = new_tally(prep, 3)
+    with pytest.raises(ValueError, match="out of order"):
+        fold(prep, tally, reps[0])
+
+
+def test_workers_fold_consecutive_blocks_to_the_same_result() -> None:
+    scenario = lifecycle()
+    prep = prepare_plan(scenario, scenario.plans[0])
+    assert run_plan(prep, seed=5, replications=7, workers=3) == run_plan(
+        prep, seed=5, replications=7)
+
+
+def test_a_tally_holds_a_few_hundred_bytes_per_replication() -> None:
+    scenario = lifecycle()
+    prep = prepare_plan(scenario, scenario.plans[0])
+    reps = simulate_block(prep, seed=0, replications=400, indices=range(400))
+
+    def held(replications: int) -> int:
+        tally = new_tally(prep, replications)
+        for rep in reps[:replications]:
+            fold(prep, tally, rep)
+        return len(pickle.dumps(tally))
+
+    per_replication = (held(400) - held(100)) / 300
+    # a Replication of this plan pickles to ~6 KiB (ledger lines, demand histograms, fleet)
+    assert len(pickle.dumps(reps[1])) > 4 * 1024
+    assert per_replication < 1024
