@@ -65,13 +65,7 @@ class ApiPrice:
         if self.input_usd_per_million_tokens == 0 and self.output_usd_per_million_tokens == 0:
             raise InputError("", "input_usd_per_million_tokens", "an API row needs a price: "
                              "input and output are both 0")
-        for key, high in (("requests_per_minute", MAX_REQUESTS_PER_MINUTE),
-                          ("tokens_per_minute", MAX_TOKENS_PER_MINUTE),
-                          ("ttft_s", MAX_TTFT_S),
-                          ("output_tokens_per_s", MAX_OUTPUT_TOKENS_PER_S)):
-            value = getattr(self, key)
-            if value is not None and not (math.isfinite(value) and 0 < value <= high):
-                raise InputError("", key, f"must be in (0, {high:g}], got {value}")
+        _check_limits(self)
         for key in self.estimated:
             if key not in ESTIMATE_FIELDS:
                 raise InputError("", "estimated", f"unknown figure '{key}'")
@@ -97,6 +91,17 @@ class ApiPrice:
         return self.usd_per_request(prompt_tokens, output_tokens) / total * TOKENS_PER_MILLION
 
 
+def _check_limits(figures: object) -> None:
+    """A row's or a use entry's optional rate limits and latencies: each None or in (0, max]."""
+    for key, high in (("requests_per_minute", MAX_REQUESTS_PER_MINUTE),
+                      ("tokens_per_minute", MAX_TOKENS_PER_MINUTE),
+                      ("ttft_s", MAX_TTFT_S),
+                      ("output_tokens_per_s", MAX_OUTPUT_TOKENS_PER_S)):
+        value = getattr(figures, key)
+        if value is not None and not (math.isfinite(value) and 0 < value <= high):
+            raise InputError("", key, f"must be in (0, {high:g}], got {value}")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApiUse:
     """How a plan calls an API for a serving phase: the provider, and what the plan states
@@ -112,13 +117,7 @@ class ApiUse:
     def __post_init__(self) -> None:
         if not self.provider.strip():
             raise InputError("", "provider", "an API use entry needs a provider")
-        for key, high in (("requests_per_minute", MAX_REQUESTS_PER_MINUTE),
-                          ("tokens_per_minute", MAX_TOKENS_PER_MINUTE),
-                          ("ttft_s", MAX_TTFT_S),
-                          ("output_tokens_per_s", MAX_OUTPUT_TOKENS_PER_S)):
-            value = getattr(self, key)
-            if value is not None and not (math.isfinite(value) and 0 < value <= high):
-                raise InputError("", key, f"must be in (0, {high:g}], got {value}")
+        _check_limits(self)
 
 
 def rate_limit_requests_per_s(requests_per_minute: float | None, tokens_per_minute: float | None,
