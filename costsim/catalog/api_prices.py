@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from costsim.catalog.resources import read_data_text, read_user_bytes
+from costsim.catalog.resources import read_data_text, read_user_bytes, user_csv_rows
 from costsim.domain.api_pricing import (
     MAX_OUTPUT_TOKENS_PER_S,
     MAX_REQUESTS_PER_MINUTE,
@@ -75,14 +75,7 @@ def parse_api_prices(text: str, name: str, *, user: bool) -> tuple[ApiPrice, ...
         columns = _columns(name, header)
         rows: list[ApiPrice] = []
         seen: dict[tuple[str, str], int] = {}
-        line = 1
-        for cells in reader:
-            start, line = line + 1, reader.line_num
-            if not any(cell.strip() for cell in cells):
-                continue
-            if len(cells) != len(header):
-                raise InputError(f"{name}:{start}:{min(len(cells), len(header)) + 1}", "",
-                                 f"expected {len(header)} fields, found {len(cells)}")
+        for start, cells in user_csv_rows(reader, header, name):
             price = _row(name, start, cells, columns, user)
             if price.key in seen:
                 raise InputError(f"{name}:{start}:{columns['model'] + 1}", "model",

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
-from costsim.catalog.resources import read_user_bytes
+from costsim.catalog.resources import read_user_bytes, user_csv_rows
 from costsim.catalog.servers import OWNED_CLOUD
 from costsim.domain.currency import USD, Currency
 from costsim.domain.pricing import (
@@ -321,19 +321,12 @@ def load_price_file_entries(path: Path, currency: Currency = USD
     reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     offerings: list[Offering] = []
     seen: dict[str, int] = {}
-    line_number = 1
     try:
         header = next(reader, None)
         if header is None:
             raise InputError(f"{name}:1:1", "", "empty file; expected a CSV header")
         columns = _columns(name, header)
-        for cells in reader:
-            line_number, start = reader.line_num, line_number + 1
-            if not any(cell.strip() for cell in cells):
-                continue
-            if len(cells) != len(header):
-                raise InputError(f"{name}:{start}:{min(len(cells), len(header)) + 1}", "",
-                                 f"expected {len(header)} fields, found {len(cells)}")
+        for start, cells in user_csv_rows(reader, header, name):
             row = _Row(name, start, cells, columns, currency)
             quote = _quote(row, path)
             if quote is not None:

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from costsim.errors import InputError
+
+if TYPE_CHECKING:
+    import _csv
 
 
 def read_user_bytes(path: Path, limit: int) -> bytes | None:
@@ -22,6 +29,27 @@ def read_user_bytes(path: Path, limit: int) -> bytes | None:
     with path.open("rb") as handle:
         data = handle.read(limit + 1)
     return None if len(data) > limit else data
+
+
+def user_csv_rows(reader: _csv.Reader, header: list[str], name: str
+                  ) -> Iterator[tuple[int, list[str]]]:
+    """The data rows of a user's CSV file after its ``header``: (the line the row starts on,
+    its cells), blank rows skipped. ``reader`` is a ``csv.reader`` over text opened with
+    ``newline=""``, so a quoted multi-line cell keeps the file's own line numbers.
+
+    Raises:
+        InputError: ``name:LINE:COLUMN``, a row with more or fewer fields than the header.
+        csv.Error: the text is not valid CSV (the caller names the line it reached).
+    """
+    line = 1
+    for cells in reader:
+        start, line = line + 1, reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"{name}:{start}:{min(len(cells), len(header)) + 1}", "",
+                             f"expected {len(header)} fields, found {len(cells)}")
+        yield start, cells
 
 
 def read_data_text(*parts: str) -> str:
