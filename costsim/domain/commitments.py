@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
 
-from costsim.domain.plans import MAX_GPUS
+from costsim.domain.plans import MAX_GPUS, check_commitment_term
 from costsim.domain.pricing import Payment
 from costsim.errors import ScenarioError
 from costsim.units import HOURS_PER_YEAR
@@ -63,9 +63,7 @@ class SavingsPlan:
         if not (math.isfinite(self.usd_per_hour) and 0 < self.usd_per_hour <= MAX_USD_PER_HOUR):
             raise ScenarioError("", "commitments.usd_per_hour", f"must be in (0, "
                                 f"{MAX_USD_PER_HOUR:g}] $/hour, got {self.usd_per_hour}")
-        if self.term_years not in (1, 3):
-            raise ScenarioError("", "commitments.term", f"must be 1y or 3y, got "
-                                f"{self.term_years}y")
+        check_commitment_term(self.term_years)
 
     @property
     def scope(self) -> SavingsPlanScope:

@@ -186,6 +186,12 @@ class PhaseUse:
                                     f"to {total:g} over the fleet; they must add up to 1")
 
 
+def check_commitment_term(term_years: int) -> None:
+    """A commitment's term (a reservation's, a savings plan's) is 1 or 3 years."""
+    if term_years not in (1, 3):
+        raise ScenarioError("", "commitments.term", f"must be 1y or 3y, got {term_years}y")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Commitment:
     """A reservation the plan buys: ``count`` GPUs of one type for a term from ``start``."""
@@ -202,9 +208,7 @@ class Commitment:
         if not 1 <= self.count <= MAX_GPUS:
             raise ScenarioError("", "commitments.count", f"must be 1..{MAX_GPUS} GPUs, got "
                                 f"{self.count}")
-        if self.term_years not in (1, 3):
-            raise ScenarioError("", "commitments.term", f"must be 1y or 3y, got "
-                                f"{self.term_years}y")
+        check_commitment_term(self.term_years)
 
     @property
     def option(self) -> PurchaseOption:
