@@ -18,25 +18,20 @@ from __future__ import annotations
 import math
 import statistics
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from costsim.catalog.gpus import get_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.domain.workload import TrainingFramework
 from costsim.perf.allin_loss import extra_loss_median
-from costsim.units import SECONDS_PER_HOUR
-from scripts.allin_check import published_runs, stack_hint, write_scenario
+from scripts.allin_check import published_runs, stack_hint
+from scripts.fit_allin_loss import run_ratios
 from scripts.published_table import FIT
 
 
 def main() -> int:
-    from costsim.cli.scenario_names import load_scenario_file
-    from costsim.sim.prepare import training_estimate
-
     defaults = perf_defaults()
     # The Megatron-class calibration: the factor being derived must not enter its own estimate.
     efficiency = {k: v for k, v in defaults.training.framework_efficiency.items()
@@ -47,20 +42,14 @@ def main() -> int:
     rows = [r for r in published_runs()
             if r["split"] == FIT and stack_hint(r)[0] == TrainingFramework.TORCH_COMPILE.value]
     ratios = []
-    with tempfile.TemporaryDirectory() as folder:
-        for row in rows:
-            scenario = load_scenario_file(write_scenario(row, Path(folder))).scenario
-            gpus = int(row["gpus"])
-            est = training_estimate(scenario, scenario.phases[0], get_gpu(row["gpu"]), gpus,
-                                    defaults)
-            allin = est.goodput.wall_time_s * gpus / SECONDS_PER_HOUR
-            median_x = extra_loss_median(loss, est.goodput.steady_wall_time_s)
-            error = float(row["published_gpu_hours"]) / (allin * (1 + median_x))
-            predicted = est.step.mfu
-            ratios.append(1 / error)
-            print(f"{row['id']} {row['model']}: predicted MFU {predicted:.4f}, implied "
-                  f"{predicted / error:.4f} (published / (hardware all-in x (1 + {median_x:.3f}))"
-                  f" = {error:.3f}), ratio {1 / error:.3f}")
+    for run in run_ratios(rows, defaults):
+        median_x = extra_loss_median(loss, run.steady_wall_time_s)
+        error = run.published_gpu_hours / (run.hardware_allin_gpu_hours * (1 + median_x))
+        predicted = run.steady_mfu
+        ratios.append(1 / error)
+        print(f"{run.row['id']} {run.row['model']}: predicted MFU {predicted:.4f}, implied "
+              f"{predicted / error:.4f} (published / (hardware all-in x (1 + {median_x:.3f}))"
+              f" = {error:.3f}), ratio {1 / error:.3f}")
     factor = math.exp(statistics.fmean(math.log(r) for r in ratios))
     print(f"torch-compile factor (geometric mean of {len(ratios)}): {factor:.3f}")
     return 0

@@ -53,6 +53,7 @@ class RunRatio:
     gpus: int
     steady_wall_time_s: float
     hardware_allin_gpu_hours: float
+    steady_mfu: float  # the training model's MFU at steady speed
 
     @property
     def published_gpu_hours(self) -> float:
@@ -86,7 +87,7 @@ def run_ratios(rows: Sequence[dict[str, str]], defaults: PerfDefaults) -> list[R
             ratios.append(RunRatio(row=row, gpus=gpus,
                                    steady_wall_time_s=est.goodput.steady_wall_time_s,
                                    hardware_allin_gpu_hours=est.goodput.wall_time_s * gpus
-                                   / SECONDS_PER_HOUR))
+                                   / SECONDS_PER_HOUR, steady_mfu=est.step.mfu))
     return ratios
 
 
