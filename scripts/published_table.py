@@ -56,7 +56,7 @@ from costsim.perf.allin_loss import simulate_allin
 from costsim.perf.burst import burst_throughput
 from costsim.perf.latency import closed_loop
 from costsim.perf.layouts import LayoutConstraints
-from costsim.perf.roofline import replica_terms
+from costsim.perf.roofline import ReplicaTerms, replica_terms
 from costsim.perf.serving import ServingEstimate, estimate_serving
 from costsim.perf.train_estimate import estimate_training_run
 from costsim.units import SECONDS_PER_HOUR
@@ -243,19 +243,26 @@ def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
         assumptions=defaults.serving)
 
 
-def _static_batch_tokens_per_s(row: dict[str, str], defaults: PerfDefaults) -> float:
-    """A static batch of ``concurrency`` equal requests run to completion (gptSessionBenchmark),
-    replayed like the S3 test on the replica terms estimate_serving uses."""
-    batch, prompt, output = int(row["concurrency"]), int(row["prompt_tokens"]), int(
-        row["output_tokens"])
+def _replica_terms(row: dict[str, str], defaults: PerfDefaults, prompt: int,
+                   output: int) -> ReplicaTerms:
+    """The replica terms estimate_serving uses for the row's model, GPU, engine and layout,
+    with requests of ``prompt`` + ``output`` tokens."""
     engine = ServingEngine(row["costsim_engine"])
     profile = defaults.serving.engine(engine)
     policy = replace(DEFAULT_POLICY, infer_utilization=profile.memory_utilization)
     setup = InferenceSetup(precision=Dtype(row["precision"]),
                            layout=ParallelLayout(tp=int(row["tp"])), batch=1,
                            context_tokens=prompt + output, quant=Quant(row["quant"]))
-    terms = replica_terms(_architecture(row["model"]), get_gpu(row["gpu"]), setup, profile,
-                          defaults.serving, policy)
+    return replica_terms(_architecture(row["model"]), get_gpu(row["gpu"]), setup, profile,
+                         defaults.serving, policy)
+
+
+def _static_batch_tokens_per_s(row: dict[str, str], defaults: PerfDefaults) -> float:
+    """A static batch of ``concurrency`` equal requests run to completion (gptSessionBenchmark),
+    replayed like the S3 test on the replica terms estimate_serving uses."""
+    batch, prompt, output = int(row["concurrency"]), int(row["prompt_tokens"]), int(
+        row["output_tokens"])
+    terms = _replica_terms(row, defaults, prompt, output)
     return burst_throughput(terms, [prompt] * batch, [output] * batch, batch).output_tokens_per_s
 
 
@@ -267,14 +274,7 @@ def _closed_loop(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, fl
     prompt = int(row["prompt_tokens"]) if row["prompt_tokens"] else SHAREGPT_MEAN_PROMPT_TOKENS
     output = int(row["output_tokens"])
     est = _estimate(row, defaults, batch=1, prompt=prompt)
-    engine = ServingEngine(row["costsim_engine"])
-    profile = defaults.serving.engine(engine)
-    policy = replace(DEFAULT_POLICY, infer_utilization=profile.memory_utilization)
-    setup = InferenceSetup(precision=Dtype(row["precision"]),
-                           layout=ParallelLayout(tp=int(row["tp"])), batch=1,
-                           context_tokens=prompt + output, quant=Quant(row["quant"]))
-    terms = replica_terms(_architecture(row["model"]), get_gpu(row["gpu"]), setup, profile,
-                          defaults.serving, policy)
+    terms = _replica_terms(row, defaults, prompt, output)
     loop = closed_loop(terms, users, prompt, output, est.max_batch, est.max_requests_per_s,
                        defaults.serving)
     return loop.output_tokens_per_s, loop.ms_per_output_token
