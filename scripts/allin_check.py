@@ -41,6 +41,7 @@ from scripts.published_table import (
     CHECK,
     FIT,
     TRAINING_CSV,
+    PublishedBand,
     read_rows,
     scale_class,
 )
@@ -168,22 +169,8 @@ def write_scenario(row: dict[str, str], folder: Path) -> Path:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SimulatedRun:
+class SimulatedRun(PublishedBand):
     """One run's published GPU-hours against the simulator's training GPU-hours."""
-
-    row: dict[str, str]
-    published: float
-    p10: float | None
-    p50: float | None
-    p90: float | None
-    reason: str = ""
-
-    @property
-    def inside(self) -> bool | None:
-        """Whether the published figure lies within P10-P90."""
-        if self.p10 is None or self.p90 is None:
-            return None
-        return self.p10 <= self.published <= self.p90
 
     @property
     def spread(self) -> float | None:

@@ -349,12 +349,12 @@ def check_serving(rows: Sequence[dict[str, str]], defaults: PerfDefaults) -> lis
 # --- training ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TrainingCheck:
-    """One run's published GPU-hours against today's steady estimate and simulated band."""
+class PublishedBand:
+    """One run's published GPU-hours against a simulated P10/P50/P90 band (``reason``: why
+    there is no band)."""
 
     row: dict[str, str]
     published: float
-    steady: float | None
     p10: float | None
     p50: float | None
     p90: float | None
@@ -366,6 +366,13 @@ class TrainingCheck:
         if self.p10 is None or self.p90 is None:
             return None
         return self.p10 <= self.published <= self.p90
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingCheck(PublishedBand):
+    """One run's published GPU-hours against today's steady estimate and simulated band."""
+
+    steady: float | None
 
 
 def _optional_int(text: str) -> int | None:
