@@ -9,7 +9,7 @@ each month's served tokens are booked at the provider's prices, input and output
 ledger category ``api-usage``. API prices are held at their published figures over the horizon
 (the scenario's ``price_drift_pct_per_year`` moves GPU rental rates only).
 
-Self-host vs API (:func:`api_comparisons`): for each serving phase, the simulated cost per 1M
+Self-host vs API (:func:`api_comparisons_of`): for each serving phase, the simulated cost per 1M
 tokens of how the plan serves it beside the other way's, and the request rate above which
 self-hosting costs no more (:func:`costsim.domain.api_pricing.breakeven_requests_per_s`).
 """
@@ -17,7 +17,7 @@ self-hosting costs no more (:func:`costsim.domain.api_pricing.breakeven_requests
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ from costsim.sim.ledger import Category, Component, LineKey
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import interval_gpus
 from costsim.sim.pools import CommitmentPool, RentalPool
-from costsim.sim.results import FleetProfile, Replication, ServingRecord
+from costsim.sim.results import FleetProfile, ServingRecord
 from costsim.units import SECONDS_PER_HOUR
 
 if TYPE_CHECKING:  # the context imports prepare, which imports this module
@@ -204,21 +204,11 @@ class ApiComparison:
     peak_requests_per_s: float = 0.0
 
 
-def api_comparisons(prep: PreparedPlan, reps: Sequence[Replication]
-                    ) -> tuple[ApiComparison, ...]:
-    """Self-host vs API for every serving phase of a simulated plan."""
-    served = {}
-    for name in prep.phases:
-        records = [s for r in reps for s in r.serving if s.phase == name]
-        served[name] = (math.fsum(s.tokens_served for s in records),
-                        math.fsum(s.cost_usd for s in records))
-    return api_comparisons_of(prep, served)
-
-
 def api_comparisons_of(prep: PreparedPlan, served: Mapping[str, tuple[float, float]]
                        ) -> tuple[ApiComparison, ...]:
-    """:func:`api_comparisons` from each serving phase's tokens served and cost, each summed
-    exactly (``math.fsum``) over the replications (a phase absent from ``served``: none)."""
+    """Self-host vs API for every serving phase of a simulated plan, from each serving
+    phase's tokens served and cost, each summed exactly (``math.fsum``) over the replications
+    (a phase absent from ``served``: none)."""
     from costsim.sim.prepare import ServingPrep
 
     scenario = prep.scenario

@@ -233,10 +233,11 @@ def fold(prep: PreparedPlan, tally: PlanTally, rep: Replication) -> None:
 
 def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:
     """The plan's result from its replications (in index order)."""
-    return tally_result(prep, _tally_of(prep, reps))
+    return tally_result(prep, tally_of(prep, reps))
 
 
-def _tally_of(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanTally:
+def tally_of(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanTally:
+    """The tally of ``reps`` (the plan's replications in index order from 0)."""
     tally = new_tally(prep, len(reps))
     for rep in reps:
         fold(prep, tally, rep)
@@ -356,14 +357,11 @@ def horizon_cuts(scenario: Scenario, tally: PlanTally) -> tuple[str, ...]:
     return tuple(out)
 
 
-def block_warnings(prep: PreparedPlan, reps: PlanTally | Sequence[Replication]
-                   ) -> tuple[str, ...]:
+def block_warnings(prep: PreparedPlan, tally: PlanTally) -> tuple[str, ...]:
     """What a reader of a plan with capacity blocks must know: a training run that outlasted
-    its block (the rest ran on the phase's own pool), a block no run used. ``reps``: the
-    plan's tally, or its replications (in index order from 0)."""
+    its block (the rest ran on the phase's own pool), a block no run used."""
     if not prep.capacity_blocks:
         return ()
-    tally = reps if isinstance(reps, PlanTally) else _tally_of(prep, reps)
     out = []
     for phase in prep.phases:
         late = tally.block_late.get(phase, [])

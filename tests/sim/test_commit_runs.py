@@ -18,7 +18,7 @@ from costsim.domain.uncertainty import Fixed, Uncertainty
 from costsim.domain.workload import Task
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category
-from costsim.sim.montecarlo import block_warnings
+from costsim.sim.montecarlo import block_warnings, tally_of
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.streams import replication_seeds
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -113,7 +113,7 @@ def test_a_run_that_outlasts_its_block_finishes_on_demand_after_a_restart() -> N
     assert hours == pytest.approx(8 * over_h)
     assert amount == pytest.approx(8 * over_h * pool.rate_usd_per_gpu_hour, abs=0.01)
     assert rep.training[0].block_overrun_s == pytest.approx(steady - SECONDS_PER_DAY)
-    (warning,) = block_warnings(prep, [rep])
+    (warning,) = block_warnings(prep, tally_of(prep, [rep]))
     assert "outlasted its capacity block in 1 of 1" in warning
     assert "on-demand" in warning
 
@@ -133,7 +133,7 @@ def test_a_block_the_run_cannot_use_is_paid_idle_and_said_so() -> None:
     assert idle_h == pytest.approx(8 * 48)
     assert idle == pytest.approx(8 * 48 * pool.rate.usd_per_gpu_hour, abs=0.01)
     assert ("train", "on-demand", "compute") in lines
-    (warning,) = block_warnings(prep, [rep])
+    (warning,) = block_warnings(prep, tally_of(prep, [rep]))
     assert "used by no training run" in warning
 
 
