@@ -268,33 +268,56 @@ class LedgerBook:
                             for column in (self._capex, self._opex, self._amortized))))
 
 
+class LedgerSums:
+    """Replications' ledgers added one by one, in replication order: per line the GPU-hours
+    (floats, added in that order) and integer cents, per month the capex, opex and amortized
+    cents; :meth:`mean` is their mean ledger."""
+
+    __slots__ = ("cents", "count", "hours", "labels", "month_cents")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.hours: dict[LineKey, list[float]] = {}
+        self.cents: dict[LineKey, int] = {}
+        self.month_cents: list[list[int]] = []  # capex, opex, amortized
+        self.labels: list[str] = []
+
+    def add(self, ledger: Ledger) -> None:
+        """Add the next replication's ledger (one dict lookup a line: hashing a LineKey is
+        most of this loop's cost)."""
+        if not self.count:
+            self.labels = [row.month for row in ledger.months]
+            self.month_cents = [[0] * len(ledger.months) for _ in range(3)]
+        hours, cents = self.hours, self.cents
+        for line in ledger.lines:
+            acc = hours.get(line.key)
+            if acc is None:
+                acc = hours[line.key] = [0.0]
+                cents[line.key] = 0
+            acc[0] += line.gpu_hours
+            cents[line.key] += round(line.amount_usd * 100)
+        capex, opex, amortized = self.month_cents
+        for m, row in enumerate(ledger.months):
+            capex[m] += round(row.capex_usd * 100)
+            opex[m] += round(row.opex_usd * 100)
+            amortized[m] += round(row.amortized_usd * 100)
+        self.count += 1
+
+    def mean(self) -> Ledger:
+        """The mean ledger of the ledgers added (:func:`mean_ledger_of`)."""
+        if not self.count:
+            raise ValueError("no ledgers to average")
+        return mean_ledger_of(self.hours, self.cents, self.month_cents, self.labels, self.count)
+
+
 def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
     """The replications' mean ledger: each line and month averaged, then apportioned to the
     mean total rounded to the cent (in integer cents: the mean of replications whose cost and
     cash agree to the cent agrees to the cent too)."""
-    if not ledgers:
-        raise ValueError("no ledgers to average")
-    n = len(ledgers)
-    # per line: GPU-hours summed in replication order, and integer cents (one dict lookup a
-    # line: hashing a LineKey is most of this loop's cost)
-    sums: dict[LineKey, tuple[list[float], list[int]]] = {}
+    sums = LedgerSums()
     for ledger in ledgers:
-        for line in ledger.lines:
-            acc = sums.get(line.key)
-            if acc is None:
-                acc = sums[line.key] = ([0.0], [0])
-            acc[0][0] += line.gpu_hours
-            acc[1][0] += round(line.amount_usd * 100)
-    months = len(ledgers[0].months)
-    capex, opex, amortized = [0] * months, [0] * months, [0] * months
-    for ledger in ledgers:
-        for index, row in enumerate(ledger.months):
-            capex[index] += round(row.capex_usd * 100)
-            opex[index] += round(row.opex_usd * 100)
-            amortized[index] += round(row.amortized_usd * 100)
-    return mean_ledger_of({key: acc[0] for key, acc in sums.items()},
-                          {key: acc[1][0] for key, acc in sums.items()},
-                          [capex, opex, amortized], [row.month for row in ledgers[0].months], n)
+        sums.add(ledger)
+    return sums.mean()
 
 
 def mean_ledger_of(line_hours: Mapping[LineKey, list[float]], line_cents: Mapping[LineKey, int],

@@ -22,7 +22,7 @@ from costsim.domain.scenario import Scenario
 from costsim.sim.api_serving import ApiComparison, api_comparisons_of, api_warnings
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
-from costsim.sim.ledger import Category, Ledger, mean_ledger_of
+from costsim.sim.ledger import Category, Ledger
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.results import (
     EstimatedInput,
@@ -258,7 +258,7 @@ def tally_result(prep: PreparedPlan, tally: PlanTally) -> PlanResult:
                          f"replications tallied")
     n = tally.count
     costs = tally.values("cost")
-    mean_ledger = _mean_ledger(tally)
+    mean_ledger = tally.ledger.mean()
     finish = tally.values("finish")
     finite_finish = np.where(np.isfinite(finish), finish, scenario.calendar.horizon_s)
     training_names = {p.name for p in scenario.phases if p.kind is PhaseKind.TRAINING}
@@ -325,12 +325,6 @@ def _reserved_by_month(tally: PlanTally, mean_ledger: Ledger
     return tuple((row.month, float(np.mean(committed.column(n, m))),
                   float(np.mean(used.column(n, m))))
                  for m, row in enumerate(mean_ledger.months))
-
-
-def _mean_ledger(tally: PlanTally) -> Ledger:
-    """:func:`costsim.sim.ledger.average_ledgers` of the tallied ledgers."""
-    return mean_ledger_of(tally.line_hours, tally.line_cents, tally.month_cents,
-                          tally.month_labels(), tally.count)
 
 
 def horizon_cuts(scenario: Scenario, tally: PlanTally) -> tuple[str, ...]:

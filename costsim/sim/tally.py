@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from costsim.sim.demand import DemandHistogram
-from costsim.sim.ledger import LineKey, MonthRow
+from costsim.sim.ledger import LedgerSums, MonthRow
 from costsim.sim.results import (
     Band,
     FleetBands,
@@ -208,9 +208,7 @@ class PlanTally:
     reserved_used: Rows | None = None
     # ledger: per line, GPU-hours in replication order and integer cents; per month and view,
     # integer cents
-    line_hours: dict[LineKey, list[float]] = field(default_factory=dict)
-    line_cents: dict[LineKey, int] = field(default_factory=dict)
-    month_cents: list[list[int]] = field(default_factory=list)  # capex, opex, amortized
+    ledger: LedgerSums = field(default_factory=LedgerSums)
     serving_requests: float = 0
     served_within_slo: float = 0
     events: int = 0
@@ -248,13 +246,12 @@ class PlanTally:
         if self.first is None:
             self.first = rep
             self.months = len(rep.ledger.months)
-            self.month_cents = [[0] * self.months for _ in range(3)]
             self.cash = Rows(self.replications, self.months)
             width = len(rep.reserved_by_month)
             self.reserved_committed = Rows(self.replications, width)
             self.reserved_used = Rows(self.replications, width)
             self.phases = [_PhaseLines() for _ in rep.timelines]
-        self._ledger(rep)
+        self.ledger.add(rep.ledger)
         col = self.column
         col("cost").set(i, rep.cost_usd)
         col("npv").set(i, sum(row.cash_usd / discount[m]
@@ -319,21 +316,6 @@ class PlanTally:
             tokens.append(s.tokens_served)
             cost.append(s.cost_usd)
         self.count += 1
-
-    def _ledger(self, rep: Replication) -> None:
-        hours, cents = self.line_hours, self.line_cents
-        for line in rep.ledger.lines:
-            acc = hours.get(line.key)
-            if acc is None:
-                acc = hours[line.key] = [0.0]
-                cents[line.key] = 0
-            acc[0] += line.gpu_hours
-            cents[line.key] += round(line.amount_usd * 100)
-        capex, opex, amortized = self.month_cents
-        for m, row in enumerate(rep.ledger.months):
-            capex[m] += round(row.capex_usd * 100)
-            opex[m] += round(row.opex_usd * 100)
-            amortized[m] += round(row.amortized_usd * 100)
 
     def month_labels(self) -> list[str]:
         assert self.first is not None
