@@ -507,7 +507,7 @@ def _within(check: ServingCheck, predicted: float | None) -> str:
 def before_after_cells(checks: Sequence[ServingCheck],
                        before: dict[str, float]) -> list[tuple[str, ...]]:
     """One line per serving row: the prediction before this round and today's."""
-    cells = []
+    cells: list[tuple[str, ...]] = []
     for c in checks:
         r, old = c.row, before.get(c.row["id"])
         old_ratio = "-" if old is None or c.measured is None else f"{c.measured / old:.2f}"
