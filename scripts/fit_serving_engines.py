@@ -48,6 +48,10 @@ GRIDS: dict[ServingEngine, dict[str, Sequence[float]]] = {
 # blog puts the v0.5.3 engine at 38 % GPU busy and v0.6.0 at 2.7x its throughput, i.e. the
 # host time hidden); SGLang's overlap scheduler hides it by design; llama.cpp, torch-compile
 # and hf-transformers have one figure each or none in the fit half.
+# The weight-only kernels' bandwidth factor κ (perf_quant_kernels.csv) is not fitted here either:
+# torch.compile's comes from the fit rows' own source table (torchao's bandwidth column, int8wo
+# and int4wo-64 over bf16: tests/catalog/test_perf_defaults.py recomputes it); llama.cpp's single
+# fit-half quantized row (SP51, HBM) cannot separate a kernel factor from a memory-class factor.
 
 
 def _with(defaults: PerfDefaults, engine: ServingEngine, values: dict[str, float]

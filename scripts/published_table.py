@@ -8,6 +8,12 @@ reports (tests/perf/test_published_data.py checks the files and that the columns
 
     python scripts/published_table.py              # both tables and the summary
     python scripts/published_table.py --csv        # machine-readable rows
+    python scripts/published_table.py --write-before tests/data/serving_published_before.csv
+
+Every serving row is printed before -> after: "before" is the prediction of the model as it was
+before issue 18's third serving round (commit 8c31d1a), kept in
+tests/data/serving_published_before.csv (written once with ``--write-before`` on that model);
+"after" is today's.
 
 Serving rows go through :func:`costsim.perf.serving.estimate_serving` (what ``costsim estimate
 serve`` calls), one replica at the row's TP degree; a static-batch benchmark is replayed with
@@ -64,6 +70,7 @@ from costsim.units import SECONDS_PER_HOUR
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 SERVING_CSV = DATA / "serving_published.csv"
+BEFORE_CSV = DATA / "serving_published_before.csv"
 TRAINING_CSV = DATA / "training_runs_published.csv"
 ALLIN_CSV = DATA / "published_runs_allin.csv"
 ARCH_DIR = DATA / "architectures"
@@ -280,12 +287,28 @@ def _closed_loop(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, fl
     return loop.output_tokens_per_s, loop.ms_per_output_token
 
 
+def _offline_burst(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, float]:
+    """(requests/s, output tokens/s) of an offline benchmark (vLLM's benchmark_throughput):
+    ``concurrency`` equal requests handed to the engine at once, continuous batching at the
+    engine's own cap (the KV cache or its sequence limit), run to completion; replayed with
+    burst_throughput on the replica terms estimate_serving uses."""
+    requests, prompt, output = (int(row["concurrency"]), int(row["prompt_tokens"]),
+                                int(row["output_tokens"]))
+    cap = _estimate(row, defaults).max_batch
+    terms = _replica_terms(row, defaults, prompt, output)
+    result = burst_throughput(terms, [prompt] * requests, [output] * requests, max(int(cap), 1))
+    return result.requests_per_s, result.output_tokens_per_s
+
+
 def _predict_plain(row: dict[str, str], defaults: PerfDefaults) -> float:
     kind, unit, mode = row["kind"], row["unit"], row["mode"]
     if kind == "batch1-ttft":
         return _estimate(row, defaults).prefill_s * 1e3
     if mode == "static-batch":
         return _static_batch_tokens_per_s(row, defaults)
+    if mode == "offline-burst":
+        requests_per_s, tokens_per_s = _offline_burst(row, defaults)
+        return requests_per_s if unit == "requests_per_s" else tokens_per_s
     if mode == "closed-loop":
         tokens_per_s, ms_per_token = _closed_loop(row, defaults)
         return ms_per_token if unit.startswith("ms_per_token") else tokens_per_s
@@ -452,6 +475,48 @@ def _table(header: Sequence[str], cells: Iterable[Sequence[str]]) -> str:
 
 SERVING_HEADER = ("id", "kind", "engine", "gpu", "model", "split", "measured", "unit",
                   "predicted", "meas/pred", "tol", "within", "cheaper", "modelled")
+BEFORE_HEADER = ("id", "kind", "engine", "gpu", "model", "split", "measured", "unit", "tol",
+                 "before", "meas/pred before", "within before", "after", "meas/pred after",
+                 "within after", "cheaper after")
+
+
+def read_before(path: Path = BEFORE_CSV) -> dict[str, float]:
+    """Row id -> the prediction of the model before this round (the file's ``predicted``)."""
+    if not path.exists():
+        return {}
+    return {row["id"]: float(row["predicted"]) for row in read_rows(path)
+            if row["predicted"]}
+
+
+def write_before(checks: Sequence[ServingCheck], path: Path, model_commit: str) -> None:
+    """Keep today's predictions as the "before" column of later tables."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(("id", "predicted", "model_commit"))
+        for c in checks:
+            writer.writerow((c.row["id"], "" if c.predicted is None else repr(c.predicted),
+                             model_commit))
+
+
+def _within(check: ServingCheck, predicted: float | None) -> str:
+    if predicted is None or check.measured is None or check.tolerance is None:
+        return "-"
+    return "yes" if abs(predicted / check.measured - 1.0) <= check.tolerance else "NO"
+
+
+def before_after_cells(checks: Sequence[ServingCheck],
+                       before: dict[str, float]) -> list[tuple[str, ...]]:
+    """One line per serving row: the prediction before this round and today's."""
+    cells: list[tuple[str, ...]] = []
+    for c in checks:
+        r, old = c.row, before.get(c.row["id"])
+        old_ratio = "-" if old is None or c.measured is None else f"{c.measured / old:.2f}"
+        cells.append((r["id"], r["kind"], r["engine"], r["gpu"], r["model"], r["split"],
+                      _num(c.measured), r["unit"], r["tolerance"], _num(old), old_ratio,
+                      _within(c, old), _num(c.predicted),
+                      "-" if c.ratio is None else f"{c.ratio:.2f}", _within(c, c.predicted),
+                      _cheaper_cell(c)))
+    return cells
 TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "steady_gpuh",
                    "P10", "P50", "P90", "pub/P50", "inside")
 
@@ -540,9 +605,16 @@ def main(argv: Sequence[str] | None = None,
     parser.add_argument("--csv", action="store_true", help="write CSV rows instead of tables")
     parser.add_argument("--replications", type=int, default=REPLICATIONS,
                         help=f"Monte Carlo draws per run (default {REPLICATIONS})")
+    parser.add_argument("--write-before", type=Path, metavar="PATH",
+                        help="write today's serving predictions as the 'before' file and stop")
+    parser.add_argument("--model-commit", default="",
+                        help="the commit of the model --write-before records")
     args = parser.parse_args(argv)
     defaults = perf_defaults()
     serving = check_serving(read_rows(SERVING_CSV), defaults)
+    if args.write_before:
+        write_before(serving, args.write_before, args.model_commit)
+        return 0
     training = check_training(training_rows(), defaults, replications=args.replications)
     if args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
@@ -551,7 +623,11 @@ def main(argv: Sequence[str] | None = None,
         writer.writerow(("table", *TRAINING_HEADER))
         writer.writerows(("training", *cells) for cells in training_cells(training))
         return 0
-    out(_table(SERVING_HEADER, serving_cells(serving)))
+    before = read_before()
+    if before:
+        out(_table(BEFORE_HEADER, before_after_cells(serving, before)))
+    else:
+        out(_table(SERVING_HEADER, serving_cells(serving)))
     out("")
     out(_table(TRAINING_HEADER, training_cells(training)))
     out("")

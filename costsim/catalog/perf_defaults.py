@@ -178,6 +178,8 @@ def perf_defaults() -> PerfDefaults:
             engine=ServingEngine(row["engine"]), quant=row["quant"], family=row["family"],
             fused_max_batch=float(row["fused_max_batch"]) if row["fused_max_batch"]
             else math.inf,
+            bandwidth_factor=(float(row["bandwidth_factor"]) if row["bandwidth_factor"]
+                              else 1.0),
             source=row["source"])
         for row in read_data_csv("perf_quant_kernels.csv")
     }

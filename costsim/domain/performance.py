@@ -468,18 +468,28 @@ class QuantKernel:
     registers and moves only the quantized bytes (inf: at every batch, as Marlin); above it the
     kernel writes an fp16 copy of the weights and runs an fp16 GEMM on it (dequantize-then-GEMM),
     which moves more bytes than fp16 weights would.
+
+    ``bandwidth_factor`` κ: the share of the engine's fp16 decode bandwidth the fused kernel
+    reaches while it reads the quantized weights (1: as fast per byte as fp16). Unpacking,
+    scaling and converting every weight in the inner loop of a matrix-vector product costs
+    instructions the fp16 kernel does not issue, so fewer loads are in flight per SM and the
+    kernel moves fewer bytes per second than the same engine's fp16 kernel on the same card.
     """
 
     engine: ServingEngine
     quant: str
     family: str
     fused_max_batch: float
+    bandwidth_factor: float = 1.0
     source: str = ""
 
     def __post_init__(self) -> None:
         if not self.fused_max_batch >= 0:
             raise ValueError(f"quant kernel {self.engine}/{self.quant}: fused_max_batch must be "
                              f">= 0 (got {self.fused_max_batch})")
+        if not 0 < self.bandwidth_factor <= 1:
+            raise ValueError(f"quant kernel {self.engine}/{self.quant}: bandwidth_factor must "
+                             f"be in (0, 1] (got {self.bandwidth_factor})")
 
 
 # A format without a row runs a fused kernel at every batch (the plain roofline).

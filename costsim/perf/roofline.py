@@ -18,6 +18,8 @@ per-iteration scheduler, sampling and output work the engine does between steps 
 the next step needs the sampled tokens). ``weights read(B)``: quantized weights at their own
 bytes while the engine's weight-only kernel is fused (dequantizing in registers), plus a full
 fp16 copy written and read back above the kernel family's fused batch (dequantize-then-GEMM).
+A fused kernel reads its quantized bytes at κ times the fp16 kernel's bandwidth (the
+dequantization instructions in its inner loop; ``bandwidth_factor`` of perf_quant_kernels.csv).
 
 Continuous batching (Orca, vLLM): the batch is capped by the engine's default and by the KV
 cache left beside the weights (memory engine). With paged KV (vLLM, SGLang, TGI, TensorRT-LLM
@@ -51,7 +53,7 @@ from costsim.memory.estimate import (
     shape_of,
 )
 from costsim.memory.runtime import HeadroomPolicy
-from costsim.memory.shape import ModelShape
+from costsim.memory.shape import QUANT_ELEMENT_BYTES, ModelShape
 from costsim.perf.flops import FloatArray, forward_flops_per_token
 from costsim.perf.training import intra_node_bytes_per_s
 from costsim.units import BYTES_PER_GB, FLOPS_PER_TFLOPS
@@ -86,6 +88,8 @@ class ReplicaTerms:
     paged_kv: FloatArray = field(default_factory=lambda: np.asarray(0.0))
     fused_max_batch: FloatArray = field(default_factory=lambda: np.asarray(np.inf))
     dequant_bytes_per_gpu: FloatArray = field(default_factory=lambda: np.asarray(0.0))
+    quant_weight_bytes_per_gpu: FloatArray = field(default_factory=lambda: np.asarray(0.0))
+    quant_bandwidth_factor: FloatArray = field(default_factory=lambda: np.asarray(1.0))
 
 
 REPLICA_ARRAY_FIELDS = ("tp", "weight_bytes_per_gpu", "expert_weight_bytes_per_gpu",
@@ -94,7 +98,8 @@ REPLICA_ARRAY_FIELDS = ("tp", "weight_bytes_per_gpu", "expert_weight_bytes_per_g
                         "hbm_efficiency", "compute_efficiency", "step_overhead_s",
                         "engine_max_batch", "allreduce_latency_s", "step_overhead_per_seq_s",
                         "launch_s", "chunked_prefill", "paged_kv", "fused_max_batch",
-                        "dequant_bytes_per_gpu")
+                        "dequant_bytes_per_gpu", "quant_weight_bytes_per_gpu",
+                        "quant_bandwidth_factor")
 
 
 def stack_replicas(replicas: list[ReplicaTerms]) -> ReplicaTerms:
@@ -122,6 +127,21 @@ def _weights_read(r: ReplicaTerms, b: FloatArray) -> FloatArray:
     return weights + np.where(b > r.fused_max_batch, r.dequant_bytes_per_gpu, 0.0)
 
 
+def _weights_read_s(r: ReplicaTerms, b: FloatArray) -> FloatArray:
+    """Time to move one step's weights: every byte at the engine's bandwidth efficiency, and the
+    quantized bytes a fused weight-only kernel reads at κ of it (its dequantization work in the
+    inner loop; κ = ``quant_bandwidth_factor``, 1 for fp16 and for kernels without a measured
+    factor): t = W/(BW·η) + Q·(1/κ − 1)/(BW·η), Q the quantized share W reads."""
+    weights = _weights_read(r, b)
+    bandwidth = r.hbm_bytes_per_s * r.hbm_efficiency
+    fused = np.where(b > r.fused_max_batch, 0.0, 1.0)
+    share = np.where(r.weight_bytes_per_gpu > 0,
+                     np.minimum(weights, r.weight_bytes_per_gpu)
+                     / np.maximum(r.weight_bytes_per_gpu, 1.0), 0.0)
+    slow = fused * share * r.quant_weight_bytes_per_gpu * (1.0 / r.quant_bandwidth_factor - 1.0)
+    return (weights + slow) / bandwidth
+
+
 def host_overhead_s(r: ReplicaTerms, batch: ArrayLike) -> FloatArray:
     """Host work between two iterations of ``batch`` sequences: a + b·B (scheduling,
     sampling, stop checks, detokenization), not hidden behind the GPU."""
@@ -133,7 +153,7 @@ def decode_step_s(r: ReplicaTerms, batch: ArrayLike, context_tokens: ArrayLike) 
     """Time of one decode iteration of ``batch`` sequences with ``context_tokens`` cached each."""
     b = np.asarray(batch, dtype=np.float64)
     c = np.asarray(context_tokens, dtype=np.float64)
-    mem_s = (_weights_read(r, b) + b * c * r.kv_bytes_per_token_per_gpu) / (
+    mem_s = _weights_read_s(r, b) + b * c * r.kv_bytes_per_token_per_gpu / (
         r.hbm_bytes_per_s * r.hbm_efficiency)
     comp_s = b * forward_flops_per_token(r.model, c) / r.tp / (r.peak_flops
                                                               * r.compute_efficiency)
@@ -158,7 +178,7 @@ def prefill_latency_s(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:
     host's kernel issue and one iteration's host work)."""
     p = np.asarray(prompt_tokens, dtype=np.float64)
     comp_s = prefill_flops(r, p) / r.tp / (r.peak_flops * r.compute_efficiency)
-    mem_s = _weights_read(r, p) / (r.hbm_bytes_per_s * r.hbm_efficiency)
+    mem_s = _weights_read_s(r, p)
     gpu_s = np.maximum(np.sqrt(comp_s**2 + mem_s**2), r.launch_s)
     return gpu_s + _tp_comm_s(r, p) + host_overhead_s(r, 1.0)
 
@@ -201,6 +221,11 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
     weight_only = setup.quant in WEIGHT_ONLY_QUANTS
     dequant_bytes = (shape.num_layers * shape.layer_linear_params / tp
                      * DEQUANT_COPY_BYTES_PER_WEIGHT if weight_only else 0.0)
+    # the blocks' quantized linear weights with their constants (the memory engine's bytes);
+    # embeddings and the LM head stay in the compute dtype
+    quant_bytes = (shape.num_layers * (shape.layer_linear_params * QUANT_ELEMENT_BYTES[setup.quant]
+                                       + shape.quant_constant_bytes(setup.quant)) / tp
+                   if weight_only else 0.0)
     allreduce = (engine.allreduce_latency_s if engine.allreduce_latency_s is not None
                  else assumptions.allreduce_latency_s)
 
@@ -229,6 +254,8 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         paged_kv=arr(1.0 if engine.paged_kv else 0.0),
         fused_max_batch=arr(kernel.fused_max_batch if weight_only else math.inf),
         dequant_bytes_per_gpu=arr(dequant_bytes),
+        quant_weight_bytes_per_gpu=arr(quant_bytes),
+        quant_bandwidth_factor=arr(kernel.bandwidth_factor if weight_only else 1.0),
     )
 
 

@@ -19,7 +19,7 @@ from costsim.errors import CatalogError
 @pytest.mark.parametrize("name", ["perf_efficiency.csv", "perf_networks.csv",
                                   "perf_engines.csv", "perf_assumptions.csv",
                                   "allin_loss.csv", "perf_framework_benchmarks.csv",
-                                  "perf_finetune_batches.csv"])
+                                  "perf_finetune_batches.csv", "perf_quant_kernels.csv"])
 def test_every_row_names_its_source(name: str) -> None:
     rows = read_data_csv(name)
     assert rows
@@ -72,3 +72,34 @@ def test_every_framework_has_an_efficiency_derived_from_its_published_figures() 
     hf = training.framework_factor(TrainingFramework.HF_TRAINER)
     assert 0.5 < hf < fsdp < 1.0
     assert all(row.date.strip() for row in rows)
+
+
+# torchao's batch-1 decode table (pytorch/ao torchao/quantization/README.md @92dd5f557,
+# 2024-10-07, "a single NVIDIA-A100-80GB GPU"; the fit-half rows SP54-SP59 of
+# tests/data/serving_published.csv): its Memory Bandwidth column in GB/s, bf16 / int8wo /
+# int4wo-64, for Llama-2-7B and Llama-3-8B.
+TORCHAO_A100_GB_PER_S = {"llama-2-7b": (1418.93, 1131.18, 751.42),
+                         "llama-3-8b": (1435.54, 1150.80, 763.33)}
+
+
+def test_torch_compile_bandwidth_factors_are_the_published_ratios() -> None:
+    """κ of torch.compile's weight-only kernels = the quantized kernel's bytes per second over
+    bf16's on the same card and stack, averaged over the two models, to two decimals."""
+    kernels = perf_defaults().serving
+    for position, quant in ((1, "int8"), (2, "int4")):
+        ratios = [row[position] / row[0] for row in TORCHAO_A100_GB_PER_S.values()]
+        expected = round(sum(ratios) / len(ratios), 2)
+        kernel = kernels.quant_kernel(ServingEngine.TORCH_COMPILE, quant)
+        assert kernel.bandwidth_factor == expected, quant
+    # no measured factor: the fp16 rate (vLLM's Marlin, TensorRT-LLM's weight-only GEMM)
+    assert kernels.quant_kernel(ServingEngine.VLLM, "int4").bandwidth_factor == 1.0
+    assert kernels.quant_kernel(ServingEngine.LLAMA_CPP, "int4").bandwidth_factor == 1.0
+
+
+@pytest.mark.parametrize("factor", [0.0, -0.1, 1.5, float("nan")])
+def test_a_bandwidth_factor_outside_0_1_is_refused(factor: float) -> None:
+    from costsim.domain.performance import QuantKernel
+
+    with pytest.raises(ValueError, match="bandwidth_factor"):
+        QuantKernel(engine=ServingEngine.VLLM, quant="int4", family="x", fused_max_batch=1.0,
+                    bandwidth_factor=factor)

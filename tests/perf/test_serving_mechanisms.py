@@ -199,3 +199,52 @@ def test_bandwidth_efficiency_per_memory_class(defaults: PerfDefaults) -> None:
     assert float(_terms(defaults, gpu="H100", profile=profile).hbm_efficiency) == 0.5
     with pytest.raises(ValueError, match="gddr_hbm_efficiency"):
         replace(profile, gddr_hbm_efficiency=1.5)
+
+
+def test_quantized_weights_are_read_at_the_kernels_bandwidth_factor() -> None:
+    """Hand-computed: 1 GB of weights of which 0.6 GB quantized, κ = 0.5, 1 TB/s at η = 0.8,
+    no KV, no FLOPs: t = 1e9/0.8e12 + 0.6e9·(1/0.5 − 1)/0.8e12 = 1.25 ms + 0.75 ms = 2 ms."""
+    from costsim.memory.estimate import shape_of
+
+    dense = shape_of(load_preset("llama-2-7b").architecture)
+
+    def terms(factor: float, fused_max_batch: float = np.inf) -> ReplicaTerms:
+        arr = np.asarray
+        return ReplicaTerms(
+            model=dense, tp=arr(1.0), weight_bytes_per_gpu=arr(1e9),
+            expert_weight_bytes_per_gpu=arr(0.0), kv_bytes_per_token_per_gpu=arr(0.0),
+            kv_capacity_tokens=arr(1e6), peak_flops=arr(1e30), hbm_bytes_per_s=arr(1e12),
+            intra_node_bytes_per_s=arr(1e11), activation_bytes=arr(2.0),
+            hbm_efficiency=arr(0.8), compute_efficiency=arr(1.0), step_overhead_s=arr(0.0),
+            engine_max_batch=arr(8.0), allreduce_latency_s=arr(0.0),
+            fused_max_batch=arr(fused_max_batch), dequant_bytes_per_gpu=arr(4e9),
+            quant_weight_bytes_per_gpu=arr(0.6e9), quant_bandwidth_factor=arr(factor))
+
+    from costsim.perf.roofline import _weights_read_s
+
+    assert float(_weights_read_s(terms(0.5), np.asarray(1.0))) == pytest.approx(2e-3)
+    assert float(_weights_read_s(terms(1.0), np.asarray(1.0))) == pytest.approx(1.25e-3)
+    # above the fused batch the kernel writes and reads an fp16 copy (4 GB more) at full speed
+    assert float(_weights_read_s(terms(0.5, fused_max_batch=1.0), np.asarray(4.0))) == (
+        pytest.approx(5e9 / 0.8e12))
+
+
+def test_torch_compile_int4_decode_is_slower_than_its_bytes_alone(
+        defaults: PerfDefaults) -> None:
+    """torch.compile's int4 (tinygemm) reads its quantized bytes at κ = 0.53 of bf16's rate:
+    batch-1 decode of Llama-2-7B on an A100-80GB gains ~1.9x over bf16, not the ~3.4x of the
+    bytes (torchao's README: 201 vs 107 tokens/s)."""
+    bf16 = _terms(defaults, gpu="A100-80GB", engine=ServingEngine.TORCH_COMPILE,
+                  precision=Dtype.BF16, context=106)
+    int4 = _terms(defaults, gpu="A100-80GB", engine=ServingEngine.TORCH_COMPILE,
+                  precision=Dtype.BF16, quant=Quant.INT4, context=106)
+    assert float(int4.quant_bandwidth_factor) == pytest.approx(0.53)
+    assert float(bf16.quant_bandwidth_factor) == 1.0
+    speedup = float(decode_step_s(bf16, 1, 56.0) / decode_step_s(int4, 1, 56.0))
+    assert 1.7 < speedup < 2.1
+    # the quantized share is the blocks' linear weights with their constants (embeddings and
+    # the LM head stay bf16)
+    assert 0.8 < float(int4.quant_weight_bytes_per_gpu / int4.weight_bytes_per_gpu) < 0.95
+    # engines without a measured factor read quantized bytes at the fp16 rate (Marlin)
+    marlin = _terms(defaults, gpu="A100-80GB", quant=Quant.INT4, context=106)
+    assert float(marlin.quant_bandwidth_factor) == 1.0
