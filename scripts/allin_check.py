@@ -90,14 +90,20 @@ def stack_hint(row: dict[str, str]) -> tuple[str, int]:
 HELDOUT_DIR = Path(__file__).resolve().parents[1] / "validation" / "heldout"
 HELDOUT_CSV = HELDOUT_DIR / "training_runs.csv"
 HELDOUT = "heldout"
+# Key added to a held-out row by heldout_runs(): the folder its architecture files are read from
+# (each held-out set keeps its own configs next to its runs).
+ARCH_FOLDER = "architecture_folder"
 
 
-def heldout_runs() -> list[dict[str, str]]:
-    """The held-out runs (H01-), with their scale class, in file order."""
+def heldout_runs(folder: Path = HELDOUT_DIR) -> list[dict[str, str]]:
+    """The held-out runs of ``folder``'s training_runs.csv (H01- in validation/heldout), with
+    their scale class and the folder whose ``architectures/`` holds their configs, in file
+    order."""
     rows = []
-    for row in read_rows(HELDOUT_CSV):
+    for row in read_rows(folder / HELDOUT_CSV.name):
         days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
         row["scale_class"] = scale_class(int(row["gpus"]), days)
+        row[ARCH_FOLDER] = str(folder / "architectures")
         rows.append(row)
     return rows
 
@@ -118,7 +124,10 @@ def _int(text: str) -> int | None:
 
 
 def _arch_path(row: dict[str, str], spec: str) -> Path:
-    folder = HELDOUT_DIR / "architectures" if row["split"] == HELDOUT else ARCH_DIR
+    if ARCH_FOLDER in row:
+        folder = Path(row[ARCH_FOLDER])
+    else:
+        folder = HELDOUT_DIR / "architectures" if row["split"] == HELDOUT else ARCH_DIR
     return (folder / spec).resolve()
 
 
@@ -271,7 +280,9 @@ def cells(results: Sequence[SimulatedRun]) -> list[tuple[str, ...]]:
 def summary(results: Sequence[SimulatedRun]) -> str:
     """Coverage per half and per scale class, median P90/P10 and the misses."""
     lines = []
-    for half in (CHECK, FIT, HELDOUT):
+    halves = (CHECK, FIT, HELDOUT)
+    later = sorted({r.row["split"] for r in results} - set(halves))  # e.g. heldout2
+    for half in (*halves, *later):
         rated = [r for r in results if r.row["split"] == half]
         if not rated:
             continue
@@ -308,8 +319,17 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser.add_argument("--heldout", action="store_true",
                         help="the held-out runs of validation/heldout/training_runs.csv instead "
                              "(run once, after every model change is committed)")
+    parser.add_argument("--heldout-dir", type=Path, default=None, metavar="DIR",
+                        help="with --heldout: the held-out folder to read (its "
+                             "training_runs.csv and architectures/; default "
+                             f"{HELDOUT_DIR.relative_to(ROOT)})")
     args = parser.parse_args(argv)
-    every = heldout_runs() if args.heldout else published_runs()
+    if args.heldout_dir is not None and not args.heldout:
+        parser.error("--heldout-dir needs --heldout")
+    if args.heldout and not (args.heldout_dir or HELDOUT_DIR).joinpath(HELDOUT_CSV.name).is_file():
+        parser.error(f"--heldout-dir {args.heldout_dir}: no {HELDOUT_CSV.name} in that folder")
+    every = (heldout_runs(args.heldout_dir or HELDOUT_DIR) if args.heldout
+             else published_runs())
     rows = [r for r in every if not args.only or r["id"] in args.only]
     runner: Runner = run_in_process if args.in_process else run_cli
     results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)

@@ -101,8 +101,8 @@ def _figure(value: float) -> str:
     return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
-HELDOUT_SERVING_CSV = (Path(__file__).resolve().parents[1] / "validation" / "heldout"
-                       / "serving.csv")
+HELDOUT_DIR = Path(__file__).resolve().parents[1] / "validation" / "heldout"
+HELDOUT_SERVING_CSV = HELDOUT_DIR / "serving.csv"
 # Issue 18's goals, the same for the held-out set as for the check halves.
 SERVING_GOAL = 0.80  # share of rows within their tolerance
 TRAINING_GOAL = 0.80  # share of runs inside the simulated P10-P90
@@ -135,18 +135,19 @@ def heldout_serving(path: Path, defaults: PerfDefaults) -> tuple[list[tuple[str,
     return serving_cells(checks), "\n".join(lines)
 
 
-def print_heldout(serving_csv: Path = HELDOUT_SERVING_CSV) -> int:
-    """The held-out check (issue 18 item 4): serving rows, then the training runs through the
-    simulator (scripts/allin_check.py --heldout). Run once, after every model change."""
+def print_heldout(folder: Path = HELDOUT_DIR) -> int:
+    """The held-out check (issue 18 item 4) of ``folder`` (validation/heldout, or a later set such
+    as validation/heldout2): its serving rows, then its training runs through the simulator
+    (scripts/allin_check.py --heldout --heldout-dir). Run once, after every model change."""
     from scripts.allin_check import main as allin_main
     from scripts.published_table import SERVING_HEADER, _table
 
-    cells, summary = heldout_serving(serving_csv, perf_defaults())
+    cells, summary = heldout_serving(folder / HELDOUT_SERVING_CSV.name, perf_defaults())
     print(_table(SERVING_HEADER, cells))
     print()
     print(summary)
     print()
-    allin_main(["--heldout", "--in-process"])
+    allin_main(["--heldout", "--heldout-dir", str(folder), "--in-process"])
     return 0
 
 
@@ -157,12 +158,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heldout", action="store_true",
                         help="the held-out check of validation/heldout/ instead (issue 18 item "
                              "4: reserved sources; run once, after every model change)")
+    parser.add_argument("--heldout-dir", type=Path, default=None, metavar="DIR",
+                        help="with --heldout: the held-out folder to rate (serving.csv, "
+                             "training_runs.csv, architectures/; default validation/heldout, "
+                             "e.g. validation/heldout2 for the second set)")
     parser.add_argument("--allin", action="store_true",
                         help="the all-in fit/check table of the 30 published runs instead "
                              "(scripts/allin_check.py through the simulator)")
     args = parser.parse_args(argv)
+    if args.heldout_dir is not None and not args.heldout:
+        parser.error("--heldout-dir needs --heldout")
     if args.heldout:
-        return print_heldout()
+        folder = args.heldout_dir or HELDOUT_DIR
+        missing = [name for name in (HELDOUT_SERVING_CSV.name, "training_runs.csv")
+                   if not (folder / name).is_file()]
+        if missing:
+            parser.error(f"--heldout-dir {folder}: no {' or '.join(missing)} in that folder")
+        return print_heldout(folder)
     if args.allin:
         from scripts.allin_check import main as allin_main
 

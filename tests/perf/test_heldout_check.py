@@ -9,6 +9,7 @@ from pathlib import Path
 
 from costsim.catalog.perf_defaults import perf_defaults
 from scripts.allin_check import HELDOUT, heldout_runs, scenario_mapping
+from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV, heldout_serving
 
 ROOT = Path(__file__).parents[2]
@@ -74,3 +75,144 @@ def test_the_serving_rating_counts_rows_within_tolerance(tmp_path: Path) -> None
     cells, summary = heldout_serving(sample, defaults)
     assert [c[11] for c in cells] == ["yes", "NO"]
     assert "1/2 within tolerance (missed" in summary
+
+
+# --- the second held-out set (validation/heldout2, gathered 2026-12-02) --------------------------
+# Rated once by the lead with `scripts/validation_table.py --heldout --heldout-dir
+# validation/heldout2`; the tests below only check that its figures and sources stay out of the
+# data the models are built and tested on, and that every row loads through the scripts' readers.
+# No prediction is computed for any of its rows here.
+
+HELDOUT2_DIR = ROOT / "validation" / "heldout2"
+HELDOUT2 = "heldout2"
+# Words naming each heldout2 source; none may appear in the model's or the tests' data.
+HELDOUT2_SOURCE_MARKERS = ("torchao/quantization/README", "MobileLLM", "SmolLM2", "lmdeploy",
+                           "nim/benchmarking", "issue #2641", "issues/2641",
+                           "Llama 3 8b Instruct on NVIDIA A10G")
+# What scripts/published_table.py's serving predictors accept (check_serving, _predict_plain).
+SERVING_KINDS = {"batch1-decode", "batch1-ttft", "max-throughput", "latency-at-rate", "card-ratio"}
+SERVING_MODES = {"idle", "static-batch", "closed-loop", "in-flight"}
+SERVING_UNITS = {"output_tokens_per_s", "ms_per_token_median", "ms", "ratio"}
+
+
+def _texts(folder: Path) -> str:
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace")
+                     for path in sorted(folder.rglob("*")) if path.is_file())
+
+
+def test_no_heldout2_figure_or_source_is_in_the_model_or_test_data() -> None:
+    """Every distinctive heldout2 figure is absent from costsim/data and tests/data, and no data
+    file there names a heldout2 source."""
+    figures = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT2_DIR)]
+    figures += [row["figure"] for row in read_rows(HELDOUT2_DIR / "serving.csv")]
+    assert len(figures) >= 28
+    used = _cells(ROOT / "costsim" / "data") | _cells(ROOT / "tests" / "data")
+    # Figures of four digits or fewer (5000, 2304, 31.92) also name unrelated things.
+    distinctive = [f for f in figures if len(f.replace(".", "")) >= 5]
+    assert len(distinctive) >= 20
+    assert not [f for f in distinctive if f in used]
+    data = _texts(ROOT / "costsim" / "data") + _texts(ROOT / "tests" / "data")
+    assert not [marker for marker in HELDOUT2_SOURCE_MARKERS if marker in data]
+
+
+def test_every_heldout2_run_loads_as_a_scenario(tmp_path: Path) -> None:
+    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
+    architecture read from validation/heldout2/architectures and the scenario through
+    costsim's own loader (nothing is simulated)."""
+    import yaml
+
+    from costsim.catalog.gpus import get_gpu
+    from costsim.catalog.models import load_architecture_file
+    from costsim.cli.scenario_names import load_scenario_file
+
+    rows = heldout_runs(HELDOUT2_DIR)
+    assert [row["id"] for row in rows] == [f"H2-{i:02d}" for i in range(1, len(rows) + 1)]
+    assert {row["split"] for row in rows} == {HELDOUT2}
+    assert len(rows) >= 8
+    assert sum(row["scale_class"] == "small" for row in rows) >= 4
+    for row in rows:
+        get_gpu(row["gpu"])
+        mapping = scenario_mapping(row, horizon_months=12)
+        model = mapping["models"]["model"]  # type: ignore[index]
+        arch = Path(model["arch"])
+        assert arch.is_relative_to(HELDOUT2_DIR / "architectures")
+        load_architecture_file(arch)
+        path = tmp_path / f"{row['id']}.yaml"
+        path.write_text(yaml.safe_dump(mapping, sort_keys=False), encoding="utf-8")
+        load_scenario_file(path)
+
+
+def test_every_heldout2_serving_row_parses_for_the_predictors() -> None:
+    """Parse only: each serving row names a preset, a catalog GPU, a costsim engine, precision
+    and quantization, a kind, mode and unit the predictors of scripts/published_table.py handle,
+    and numbers where they need them (no prediction is made)."""
+    from costsim.catalog.gpus import get_gpu
+    from costsim.catalog.models import load_preset
+    from costsim.domain.precision import Dtype
+    from costsim.domain.workload import Quant, ServingEngine
+    from scripts.published_table import _tolerance
+
+    rows = read_rows(HELDOUT2_DIR / "serving.csv")
+    with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
+        assert list(rows[0]) == list(csv.DictReader(handle).fieldnames or [])
+    assert [row["id"] for row in rows] == [f"HS2-{i:02d}" for i in range(1, len(rows) + 1)]
+    assert len(rows) >= 20
+    assert len({row["costsim_engine"] for row in rows}) >= 4
+    assert len({row["gpu"] for row in rows}) >= 5
+    by_id = {row["id"]: row for row in rows}
+    for row in rows:
+        assert row["split"] == HELDOUT2, row["id"]
+        assert row["modelled"] == "yes", row["id"]
+        assert row["kind"] in SERVING_KINDS, row["id"]
+        assert row["mode"] in SERVING_MODES, row["id"]
+        assert row["unit"] in SERVING_UNITS, row["id"]
+        assert float(row["figure"]) > 0, row["id"]
+        assert _tolerance(row["tolerance"]) is not None, row["id"]
+        if row["kind"] == "card-ratio":
+            assert all(part in by_id for part in row["ratio_of"].split("/")), row["id"]
+            continue
+        load_preset(row["model"])
+        get_gpu(row["gpu"])
+        ServingEngine(row["costsim_engine"])
+        Dtype(row["precision"])
+        Quant(row["quant"])
+        assert int(row["gpus"]) == int(row["tp"]) >= 1, row["id"]
+        assert int(row["output_tokens"]) >= 1, row["id"]
+        if row["prompt_tokens"]:
+            assert int(row["prompt_tokens"]) >= 1
+        if row["mode"] in {"static-batch", "closed-loop"}:
+            assert int(row["concurrency"]) >= 1, row["id"]
+            assert row["prompt_tokens"], row["id"]
+
+
+def test_the_heldout_scripts_read_the_folder_they_are_given(tmp_path: Path) -> None:
+    """--heldout-dir: the runs of another folder take their architectures from that folder, and
+    a folder without the files is refused with one line (exit 2)."""
+    import pytest
+
+    from scripts.allin_check import main as allin_main
+    from scripts.validation_table import main as table_main
+
+    (tmp_path / "architectures").mkdir()
+    (tmp_path / "architectures" / "tiny.json").write_text(
+        (ROOT / "costsim" / "data" / "models" / "tiny-llama.json").read_text(encoding="utf-8"),
+        encoding="utf-8")
+    with (HELDOUT2_DIR / "training_runs.csv").open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        header, first = list(reader.fieldnames or []), next(reader)
+    with (tmp_path / "training_runs.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        writer.writerow({**first, "id": "T1", "architecture": "tiny.json"})
+    (run,) = heldout_runs(tmp_path)
+    model = scenario_mapping(run, horizon_months=1)["models"]["model"]  # type: ignore[index]
+    assert Path(model["arch"]) == (tmp_path / "architectures" / "tiny.json").resolve()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for main in (allin_main, table_main):
+        with pytest.raises(SystemExit) as stopped:
+            main(["--heldout", "--heldout-dir", str(empty)])
+        assert stopped.value.code == 2
+        with pytest.raises(SystemExit) as stopped:
+            main(["--heldout-dir", str(HELDOUT2_DIR)])
+        assert stopped.value.code == 2
