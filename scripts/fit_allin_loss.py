@@ -37,7 +37,7 @@ from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
 from costsim.perf.allin_loss import AllinLossFit, extra_loss_median, fit_allin_loss
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
-from scripts.allin_check import published_runs, write_scenario
+from scripts.allin_check import STEADY, figure_basis, published_runs, write_scenario
 from scripts.published_table import CHECK, FIT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +64,11 @@ class RunRatio:
     def steady_days(self) -> float:
         """Steady wall time in days (D)."""
         return self.steady_wall_time_s / SECONDS_PER_DAY
+
+    @property
+    def loss_free(self) -> bool:
+        """The published figure holds no loss beyond steady speed (FIGURE_BASIS_RULE)."""
+        return figure_basis(self.row) == STEADY
 
     @property
     def ratio(self) -> float:
@@ -113,7 +118,8 @@ def calibrate(runs: Sequence[RunRatio], onset_days: float,
     fitted = [r for r in runs if r.row["split"] == FIT]
     fit = fit_allin_loss([r.ratio for r in fitted], [r.steady_wall_time_s for r in fitted],
                          onset_days=onset_days,
-                         min_throughput_error_sigma=validation_error_sigma)
+                         min_throughput_error_sigma=validation_error_sigma,
+                         loss_free=[r.loss_free for r in fitted])
     loss = AllinLossAssumptions(extra_loss_median=fit.extra_loss_median,
                                 extra_loss_sigma=fit.extra_loss_sigma,
                                 throughput_error_sigma=validation_error_sigma,
@@ -166,12 +172,14 @@ def defaults_text(calibration: Calibration, current: str) -> str:
 
 def table(calibration: Calibration) -> str:
     """Each run: GPUs, steady days, ratio and the fitted median loss for its duration."""
-    lines = ["| run | half | GPUs | steady days | published | hardware all-in | ratio "
-             "| median x |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| run | half | figure | GPUs | steady days | published | hardware all-in "
+             "| ratio | median x |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for run in calibration.runs:
-        median = extra_loss_median(calibration.loss, run.steady_wall_time_s)
-        lines.append(f"| {run.row['id']} | {run.row['split']} | {run.gpus:,} "
+        median = 0.0 if run.loss_free else extra_loss_median(calibration.loss,
+                                                             run.steady_wall_time_s)
+        lines.append(f"| {run.row['id']} | {run.row['split']} | {figure_basis(run.row)} "
+                     f"| {run.gpus:,} "
                      f"| {run.steady_days:.3g} | {run.published_gpu_hours:,.4g} "
                      f"| {run.hardware_allin_gpu_hours:,.4g} | {run.ratio:.2f} "
                      f"| {median:.3f} |")

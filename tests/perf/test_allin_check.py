@@ -16,6 +16,9 @@ from costsim.catalog.perf_defaults import (
 )
 from costsim.domain.workload import TrainingFramework
 from scripts.allin_check import (
+    ALL_IN,
+    STEADY,
+    figure_basis,
     published_runs,
     run_cli,
     run_in_process,
@@ -64,6 +67,32 @@ def test_each_run_s_stack_hint_follows_the_stated_rule() -> None:
         assert year == int(row["source_date"][:4])
     phase = scenario_mapping(RUNS["A05"], horizon_months=24)["phases"][0]  # type: ignore[index]
     assert (phase["framework"], phase["framework_year"]) == ("deepspeed", 2022)
+
+
+# FIGURE_BASIS_RULE's outcome for every run, read off its published_figure and includes text:
+# LLaMA 65B's GPU-hours are its 380 tokens/s/GPU x 2,048 GPUs x ~21 days; TinyLlama's 90 days is
+# its schedule at launch (24k tokens/s/GPU); the speedruns' figures are training-loop timers.
+STEADY_RUNS = {"A02", "A15", "A16", "A19", "A20", "A21", "A22"}
+
+
+def test_each_run_s_figure_basis_follows_the_stated_rule() -> None:
+    """The data files carry the basis as a column, written before the comparison; a steady
+    figure's scenario holds the extra loss at 0, an all-in one keeps the calibrated loss."""
+    for run_id, row in RUNS.items():
+        assert figure_basis(row) == (STEADY if run_id in STEADY_RUNS else ALL_IN), run_id
+        text = (row["published_figure"] + " " + row["includes"]).lower()
+        if run_id in STEADY_RUNS:  # the text names the timer, the throughput or the schedule
+            assert any(word in text for word in ("timer", "train_time", "training_time",
+                                                 "tokens/s/gpu", "schedule", "timed",
+                                                 "training wall time", "iterations alone",
+                                                 "training steps only")), run_id
+        phase = scenario_mapping(row, horizon_months=24)["phases"][0]  # type: ignore[index]
+        assert ("allin_extra_loss" in phase) == (run_id in STEADY_RUNS), run_id
+        if run_id in STEADY_RUNS:
+            assert phase["allin_extra_loss"] == 0.0
+    assert figure_basis({"id": "H1"}) == ALL_IN  # a file without the column: all-in
+    with pytest.raises(ValueError, match="figure_basis"):
+        figure_basis({"id": "X", "figure_basis": "timer"})
 
 
 def test_the_torch_compile_factor_rests_on_several_fit_half_runs() -> None:
