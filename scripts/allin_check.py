@@ -337,7 +337,7 @@ def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = 
 
     def was(rated: Sequence[SimulatedRun]) -> str:
         known = [old[r.row["id"]] for r in rated if r.row["id"] in old]
-        if len(known) != len(rated):
+        if not rated or len(known) != len(rated):
             return ""
         return f"{sum(b.inside for b in known)}/{len(known)} -> "
 
