@@ -1,7 +1,7 @@
 """Check the all-in loss through the simulator: each published run as a one-phase scenario.
 
 Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv
-(A01-A30) becomes a scenario with one training phase — the run's model, GPU type and count,
+(A01-A32) becomes a scenario with one training phase — the run's model, GPU type and count,
 tokens, sequence length, global batch and precision, its published layout where the source
 gives the whole of it (tensor, pipeline and ZeRO degrees; otherwise the simulator searches the
 fastest layout as for any user) — and one on-demand plan. ``costsim run`` simulates it, and the
@@ -132,7 +132,7 @@ def heldout_runs() -> list[dict[str, str]]:
 
 
 def published_runs() -> list[dict[str, str]]:
-    """The 30 runs (A01-A30) with their scale class, in id order."""
+    """The published runs (A01-A32) with their scale class, in id order."""
     rows = []
     for row in read_rows(ALLIN_CSV):
         days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24

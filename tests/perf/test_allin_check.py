@@ -38,7 +38,7 @@ RUNS = {row["id"]: row for row in published_runs()}
 
 
 def test_thirty_runs_with_eight_or_more_small_and_short() -> None:
-    assert sorted(RUNS) == [f"A{i:02d}" for i in range(1, 31)]
+    assert sorted(RUNS) == [f"A{i:02d}" for i in range(1, 33)]
     small = [r for r in RUNS.values() if int(r["gpus"]) <= 128
              and float(r["published_gpu_hours"]) / int(r["gpus"]) / 24 <= 14]
     assert len(small) >= 8
@@ -61,7 +61,8 @@ def test_a_run_s_scenario_carries_its_published_setup() -> None:
 # STACK_HINT_RULE's outcome for every run (docs/performance.md, "Stack hints of the check").
 HINTED = {"A04": "deepspeed", "A05": "deepspeed", "A24": "deepspeed", "A16": "pytorch-fsdp",
           "A18": "hf-trainer",
-          **dict.fromkeys(("A14", "A15", "A19", "A20", "A21", "A22"), "torch-compile")}
+          **dict.fromkeys(("A14", "A15", "A19", "A20", "A21", "A22", "A31", "A32"),
+                          "torch-compile")}
 
 
 def test_each_run_s_stack_hint_follows_the_stated_rule() -> None:
@@ -78,7 +79,7 @@ def test_each_run_s_stack_hint_follows_the_stated_rule() -> None:
 # FIGURE_BASIS_RULE's outcome for every run, read off its published_figure and includes text:
 # LLaMA 65B's GPU-hours are its 380 tokens/s/GPU x 2,048 GPUs x ~21 days; TinyLlama's 90 days is
 # its schedule at launch (24k tokens/s/GPU); the speedruns' figures are training-loop timers.
-STEADY_RUNS = {"A02", "A15", "A16", "A19", "A20", "A21", "A22"}
+STEADY_RUNS = {"A02", "A15", "A16", "A19", "A20", "A21", "A22", "A31", "A32"}
 
 
 def test_each_run_s_figure_basis_follows_the_stated_rule() -> None:
@@ -122,7 +123,8 @@ def test_a_steady_figure_is_set_beside_a_loss_free_band(monkeypatch: pytest.Monk
 
 def test_the_table_sets_each_band_beside_its_recorded_before(tmp_path: Path) -> None:
     """A run with a recorded earlier band prints it (P10-P90, published / P50, inside) beside
-    today's, and the summary counts before -> after; the shipped record holds all 30 runs."""
+    today's, and the summary counts before -> after; the shipped record holds the 30 runs
+    A01-A30 (A31-A32 were added later and have no earlier band)."""
     record = tmp_path / "before.csv"
     record.write_text("id,split,published_gpu_hours,p10,p50,p90,inside\n"
                       "A16,check,34560,43748,63446,95325,no\n", encoding="utf-8")
@@ -136,7 +138,7 @@ def test_the_table_sets_each_band_beside_its_recorded_before(tmp_path: Path) -> 
     assert line[-4] == "yes"
     assert "check half: 0/1 -> 1/1 inside" in summary([run], before)
     assert "->" not in summary([run], {})  # nothing recorded: today's figures alone
-    assert sorted(before_bands()) == sorted(RUNS)
+    assert sorted(before_bands()) == [f"A{i:02d}" for i in range(1, 31)]
     assert before_bands(tmp_path / "absent.csv") == {}
 
 
