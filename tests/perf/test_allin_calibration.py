@@ -9,6 +9,7 @@ lose"); the check of the fitted model on the other half runs through the simulat
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from costsim.catalog.perf_defaults import allin_loss_defaults
@@ -90,3 +91,33 @@ def test_every_run_is_estimated_on_its_own_cluster(calibration: Calibration) -> 
         assert run.gpus == int(run.row["gpus"]), run.row["id"]
         assert run.steady_wall_time_s > 0
         assert 0.2 < run.ratio < 10.0, (run.row["id"], run.ratio)
+
+
+def test_a_run_a_framework_factor_rests_on_is_fitted_under_the_others() -> None:
+    """σε is the error on runs the model was not calibrated on: each fit-half run the
+    torch-compile factor is derived from enters the fit under the geometric mean of the other
+    runs' ratios (leave-one-out), every other run as estimated with the shipped defaults."""
+    from dataclasses import replace
+
+    from costsim.catalog.perf_defaults import framework_comparisons, perf_defaults
+    from costsim.domain.workload import TrainingFramework
+    from scripts.allin_check import published_runs
+    from scripts.fit_allin_loss import held_out_factor_runs, run_ratios
+
+    defaults = perf_defaults()
+    rows = [r for r in published_runs() if r["id"] in ("A20", "A32", "A30")]
+    plain = run_ratios(rows, defaults)
+    held = {r.row["id"]: r for r in held_out_factor_runs(plain, defaults)}
+    compile_rows = [c for c in framework_comparisons()
+                    if c.framework is TrainingFramework.TORCH_COMPILE]
+    others = [c.ratio for c in compile_rows if "published run A32" not in c.run]
+    assert len(others) == len(compile_rows) - 1
+    factor = float(np.exp(np.mean(np.log(others))))
+    efficiency = {**defaults.training.framework_efficiency,
+                  TrainingFramework.TORCH_COMPILE: factor}
+    loo = replace(defaults, training=replace(defaults.training, framework_efficiency=efficiency))
+    expected = run_ratios([r for r in rows if r["id"] == "A32"], loo)[0]
+    assert held["A32"].hardware_allin_gpu_hours == pytest.approx(
+        expected.hardware_allin_gpu_hours, rel=1e-9)
+    assert held["A32"].ratio != pytest.approx(plain[2].ratio, rel=1e-3)  # the factor moved
+    assert held["A30"] == plain[1]  # a Megatron-class run: untouched
