@@ -336,8 +336,9 @@ def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = 
     old = before or {}
 
     def was(rated: Sequence[SimulatedRun]) -> str:
+        # the runs with a recorded band (runs added since have none: the counts differ)
         known = [old[r.row["id"]] for r in rated if r.row["id"] in old]
-        if not rated or len(known) != len(rated):
+        if not known:
             return ""
         return f"{sum(b.inside for b in known)}/{len(known)} -> "
 
@@ -356,7 +357,7 @@ def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = 
     if spreads:
         known = [old[r.row["id"]] for r in results if r.row["id"] in old]
         prior = (f"{statistics.median(b.p90 / b.p10 for b in known):.2f} -> "
-                 if known and len(known) == len(results) else "")
+                 if known else "")
         lines.append(f"median P90/P10: {prior}{statistics.median(spreads):.2f}")
     misses = [r.row["id"] for r in results if not r.inside]
     lines.append("outside: " + (", ".join(misses) if misses else "none"))
