@@ -1,7 +1,7 @@
 """Check the all-in loss through the simulator: each published run as a one-phase scenario.
 
 Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv
-(A01-A30) becomes a scenario with one training phase — the run's model, GPU type and count,
+(A01-A32) becomes a scenario with one training phase — the run's model, GPU type and count,
 tokens, sequence length, global batch and precision, its published layout where the source
 gives the whole of it (tensor, pipeline and ZeRO degrees; otherwise the simulator searches the
 fastest layout as for any user) — and one on-demand plan. ``costsim run`` simulates it, and the
@@ -58,6 +58,9 @@ FIX_LAYOUTS = True
 # Give each run's scenario its stated stack (STACK_HINT_RULE); False: every run as megatron-lm
 # with its era inferred, as before issue 18's second round (the "before" of docs/performance.md).
 STACK_HINTS = True
+# Compare each figure with what it measures (FIGURE_BASIS_RULE); False: every figure as all-in,
+# as before issue 18's third round (the "before" column of docs/performance.md).
+FIGURE_BASES = True
 
 
 # What a user would state about each run's training code, read off the row's own ``framework``
@@ -85,6 +88,32 @@ def stack_hint(row: dict[str, str]) -> tuple[str, int]:
     return framework, int(row["source_date"][:4])
 
 
+# What each published figure measures, written into the data files' ``figure_basis`` column
+# before the comparison by one rule on the row's own ``published_figure`` and ``includes`` text
+# (issue 18 items 3-4, third round; tests/perf/test_allin_check.py checks every row's value):
+# a figure that its source derives from a stated steady throughput or states as a schedule
+# before the run, or that a training-loop timer measured (stopped outside the training steps),
+# cannot hold what real runs lose beyond steady speed, so it is set beside the simulated band
+# with the extra loss x held at 0 (the goodput model's hardware share and the model's error ε
+# stay); every other figure (wall time, calendar span, accounting total, "took about N days")
+# is all-in and carries the calibrated x. A row without the column counts as all-in.
+FIGURE_BASIS_RULE = (
+    "steady: derived by its source from a stated steady throughput (tokens/s/GPU x GPUs x "
+    "days), a schedule stated before the run, or a training-loop timer (stopped outside the "
+    "training steps); all-in: every other figure (wall time, calendar span, accounting total, "
+    "rounded 'took N days')")
+STEADY, ALL_IN = "steady", "all-in"
+
+
+def figure_basis(row: dict[str, str]) -> str:
+    """The row's ``figure_basis`` (FIGURE_BASIS_RULE); all-in where the column is absent."""
+    basis = row.get("figure_basis", "").strip() or ALL_IN
+    if basis not in (STEADY, ALL_IN):
+        raise ValueError(f"{row['id']}: figure_basis must be {STEADY} or {ALL_IN} "
+                         f"(got {basis!r})")
+    return basis
+
+
 # The held-out runs (issue 18 item 4): reserved sources, kept outside costsim/data and tests/data;
 # checked once, at the end, with the same thresholds (``--heldout``).
 HELDOUT_DIR = Path(__file__).resolve().parents[1] / "validation" / "heldout"
@@ -109,7 +138,7 @@ def heldout_runs(folder: Path = HELDOUT_DIR) -> list[dict[str, str]]:
 
 
 def published_runs() -> list[dict[str, str]]:
-    """The 30 runs (A01-A30) with their scale class, in id order."""
+    """The published runs (A01-A32) with their scale class, in id order."""
     rows = []
     for row in read_rows(ALLIN_CSV):
         days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
@@ -144,6 +173,8 @@ def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, o
         "precision": row["precision"]}
     if STACK_HINTS:
         phase["framework"], phase["framework_year"] = stack_hint(row)
+    if FIGURE_BASES and figure_basis(row) == STEADY:
+        phase["allin_extra_loss"] = 0.0  # a steady figure holds no loss beyond steady speed
     batch = _int(row["global_batch_seqs"])
     if batch is not None:
         phase["global_batch_tokens"] = batch * int(row["seq_len"])
@@ -258,27 +289,68 @@ def _num(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-HEADER = ("id", "model", "scale", "GPUs", "days", "split", "published_gpuh", "P10", "P50",
-          "P90", "P90/P10", "pub/P50", "inside")
+# The band of every run before issue 18's third round (main at 8c31d1a: stack hints, every
+# figure as all-in; 400 replications, seed 20261201), printed beside today's as before -> after.
+BEFORE_CSV = ROOT / "tests" / "data" / "allin_check_before.csv"
 
 
-def cells(results: Sequence[SimulatedRun]) -> list[tuple[str, ...]]:
-    """One table line per run."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Before:
+    """One run's band as recorded before this round."""
+
+    p10: float
+    p50: float
+    p90: float
+    inside: bool
+
+
+def before_bands(path: Path = BEFORE_CSV) -> dict[str, Before]:
+    """Run id -> its recorded band (empty when the file is absent)."""
+    if not path.exists():
+        return {}
+    return {row["id"]: Before(p10=float(row["p10"]), p50=float(row["p50"]),
+                              p90=float(row["p90"]), inside=row["inside"] == "yes")
+            for row in read_rows(path)}
+
+
+HEADER = ("id", "model", "scale", "GPUs", "days", "split", "figure", "published_gpuh", "P10",
+          "P50", "P90", "P90/P10", "pub/P50", "inside", "before P10-P90", "before pub/P50",
+          "before inside")
+
+
+def cells(results: Sequence[SimulatedRun],
+          before: dict[str, Before] | None = None) -> list[tuple[str, ...]]:
+    """One table line per run (with its band before this round where recorded)."""
     lines = []
     for r in results:
         row = r.row
         days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
         inside = "-" if r.inside is None else ("yes" if r.inside else "NO")
+        old = (before or {}).get(row["id"])
+        was = (("-", "-", "-") if old is None else
+               (f"{_num(old.p10)}-{_num(old.p90)}", f"{r.published / old.p50:.2f}",
+                "yes" if old.inside else "NO"))
         lines.append((row["id"], row["model"][:28], row["scale_class"], row["gpus"],
-                      f"{days:.3g}", row["split"], _num(r.published), _num(r.p10),
-                      _num(r.p50), _num(r.p90), "-" if r.spread is None else f"{r.spread:.2f}",
+                      f"{days:.3g}", row["split"], figure_basis(row), _num(r.published),
+                      _num(r.p10), _num(r.p50), _num(r.p90),
+                      "-" if r.spread is None else f"{r.spread:.2f}",
                       "-" if not r.p50 else f"{r.published / r.p50:.2f}",
-                      inside if not r.reason else f"no: {r.reason}"))
+                      inside if not r.reason else f"no: {r.reason}", *was))
     return lines
 
 
-def summary(results: Sequence[SimulatedRun]) -> str:
-    """Coverage per half and per scale class, median P90/P10 and the misses."""
+def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = None) -> str:
+    """Coverage per half and per scale class, median P90/P10 and the misses (before -> after
+    where the runs' earlier bands are recorded)."""
+    old = before or {}
+
+    def was(rated: Sequence[SimulatedRun]) -> str:
+        # the runs with a recorded band (runs added since have none: the counts differ)
+        known = [old[r.row["id"]] for r in rated if r.row["id"] in old]
+        if not known:
+            return ""
+        return f"{sum(b.inside for b in known)}/{len(known)} -> "
+
     lines = []
     halves = (CHECK, FIT, HELDOUT)
     later = sorted({r.row["split"] for r in results} - set(halves))  # e.g. heldout2
@@ -286,14 +358,18 @@ def summary(results: Sequence[SimulatedRun]) -> str:
         rated = [r for r in results if r.row["split"] == half]
         if not rated:
             continue
-        lines.append(f"{half} half: {sum(bool(r.inside) for r in rated)}/{len(rated)} inside "
-                     f"P10-P90")
+        lines.append(f"{half} half: {was(rated)}{sum(bool(r.inside) for r in rated)}"
+                     f"/{len(rated)} inside P10-P90")
     for scale in ("small", "large"):
         rated = [r for r in results if r.row["scale_class"] == scale]
-        lines.append(f"{scale} runs: {sum(bool(r.inside) for r in rated)}/{len(rated)} inside")
+        lines.append(f"{scale} runs: {was(rated)}{sum(bool(r.inside) for r in rated)}"
+                     f"/{len(rated)} inside")
     spreads = [r.spread for r in results if r.spread is not None]
     if spreads:
-        lines.append(f"median P90/P10: {statistics.median(spreads):.2f}")
+        known = [old[r.row["id"]] for r in results if r.row["id"] in old]
+        prior = (f"{statistics.median(b.p90 / b.p10 for b in known):.2f} -> "
+                 if known else "")
+        lines.append(f"median P90/P10: {prior}{statistics.median(spreads):.2f}")
     misses = [r.row["id"] for r in results if not r.inside]
     lines.append("outside: " + (", ".join(misses) if misses else "none"))
     return "\n".join(lines)
@@ -333,14 +409,15 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     rows = [r for r in every if not args.only or r["id"] in args.only]
     runner: Runner = run_in_process if args.in_process else run_cli
     results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)
+    before = {} if args.heldout else before_bands()
     if args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(HEADER)
-        writer.writerows(cells(results))
+        writer.writerows(cells(results, before))
         return 0
-    out(_table(HEADER, cells(results)))
+    out(_table(HEADER, cells(results, before)))
     out("")
-    out(summary(results))
+    out(summary(results, before))
     if args.heldout:
         spreads = [r.spread for r in results if r.spread is not None]
         inside = sum(bool(r.inside) for r in results)

@@ -4,7 +4,8 @@ No Megatron-class table exists for 124M-2B models on one H100 node, so the facto
 ``torch-compile`` framework (torch.compile'd single-node PyTorch loops: nanoGPT, modded-nanogpt,
 nanochat) is measured against the calibration itself: for every run of the fit half whose stack
 hint (scripts/allin_check.py STACK_HINT_RULE) is torch-compile, the steady MFU its published
-GPU-hours imply (published / (hardware all-in × (1 + the median extra loss for its duration)),
+GPU-hours imply (published / (hardware all-in × (1 + the median extra loss for its duration;
+0 for a figure that scripts/allin_check.py FIGURE_BASIS_RULE calls steady: a timer)),
 with the loss as shipped) over the MFU the Megatron-class model predicts for the same scenario.
 Check-half runs are never read. The rows printed are those of
 costsim/data/perf_framework_benchmarks.csv for torch-compile; the factor is their geometric
@@ -43,7 +44,8 @@ def main() -> int:
             if r["split"] == FIT and stack_hint(r)[0] == TrainingFramework.TORCH_COMPILE.value]
     ratios = []
     for run in run_ratios(rows, defaults):
-        median_x = extra_loss_median(loss, run.steady_wall_time_s)
+        # a timed or throughput-derived figure holds no extra loss (FIGURE_BASIS_RULE)
+        median_x = 0.0 if run.loss_free else extra_loss_median(loss, run.steady_wall_time_s)
         error = run.published_gpu_hours / (run.hardware_allin_gpu_hours * (1 + median_x))
         predicted = run.steady_mfu
         ratios.append(1 / error)

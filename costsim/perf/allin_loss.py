@@ -161,13 +161,17 @@ def log_ratio_density(log_ratios: ArrayLike, medians: ArrayLike, sigma: float,
 
 
 def fit_allin_loss(ratios: Sequence[float], steady_wall_times_s: Sequence[float], *,
-                   onset_days: float, min_throughput_error_sigma: float) -> AllinLossFit:
+                   onset_days: float, min_throughput_error_sigma: float,
+                   loss_free: Sequence[bool] | None = None) -> AllinLossFit:
     """Maximum-likelihood long-run median m and log-sd σ of the extra loss and the steady-state
     model's error σε, from published / hardware-all-in ``ratios`` of runs with the given steady
     wall times (the onset D0 is given, not fitted).
 
     y = (1 + x) · ε with x = m · (1 − e^(−D/D0)) · e^(σZ): runs of hours (x ≈ 0) measure the
     steady-state model's error, runs of weeks the loss on top of it, so both are identified.
+    A run flagged in ``loss_free`` published a figure that holds no loss beyond steady speed
+    (a timer, a throughput-derived or scheduled time): its x is 0 whatever its duration, so it
+    informs σε only.
     σε is kept at or above ``min_throughput_error_sigma`` (the model's error on its own
     validation rows: it is not better on runs it was not calibrated on). Deterministic
     (Gauss–Hermite likelihood, bounded L-BFGS-B from fixed starts), so a test can recompute
@@ -183,7 +187,11 @@ def fit_allin_loss(ratios: Sequence[float], steady_wall_times_s: Sequence[float]
     loss_shape = AllinLossAssumptions(extra_loss_median=1.0, extra_loss_sigma=0.0,
                                       throughput_error_sigma=0.0,
                                       extra_loss_onset_days=onset_days)
+    if loss_free is not None and len(loss_free) != len(ratios):
+        raise ValueError("loss_free and ratios differ in length")
     onset = np.array([extra_loss_median(loss_shape, s) for s in steady_wall_times_s])
+    if loss_free is not None:
+        onset = np.where(np.asarray(loss_free, dtype=bool), 0.0, onset)
     logs = np.log(values)
     floor = max(min_throughput_error_sigma, 1e-3)
     bounds = [(np.log(1e-4), np.log(10.0)), (np.log(0.01), np.log(5.0)),

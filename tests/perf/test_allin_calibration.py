@@ -1,5 +1,5 @@
 """What real runs lose: the shipped defaults (costsim/data/allin_loss.csv) are what
-scripts/fit_allin_loss.py fits on the fit half of the published runs A01-A30 today.
+scripts/fit_allin_loss.py fits on the fit half of the published runs A01-A32 today.
 
 When the performance or goodput model moves, the steady estimates move and these tests fail
 until ``python scripts/fit_allin_loss.py --write`` is rerun (docs/performance.md "What real runs
@@ -9,6 +9,7 @@ lose"); the check of the fitted model on the other half runs through the simulat
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from costsim.catalog.perf_defaults import allin_loss_defaults
@@ -41,12 +42,12 @@ def test_the_data_file_is_what_the_fit_script_writes(calibration: Calibration) -
 
 
 def test_fitted_on_the_fit_half_only(calibration: Calibration) -> None:
-    """16 of the 30 runs, the split written in the data files before any comparison."""
-    assert len(calibration.runs) == 30
-    assert calibration.fit.runs == 16
+    """17 of the 32 runs, the split written in the data files before any comparison."""
+    assert len(calibration.runs) == 32
+    assert calibration.fit.runs == 17
     assert calibration.fit_ids == ("A01", "A03", "A04", "A06", "A08", "A10", "A12", "A14", "A15",
-                                   "A17", "A20", "A22", "A24", "A26", "A28", "A30")
-    assert sum(run.row["split"] == CHECK for run in calibration.runs) == 14
+                                   "A17", "A20", "A22", "A24", "A26", "A28", "A30", "A32")
+    assert sum(run.row["split"] == CHECK for run in calibration.runs) == 15
     assert "A01, A03, A04" in allin_loss_defaults().sources["extra_loss_median"]
     assert all(run.row["split"] in (FIT, CHECK) for run in calibration.runs)
 
@@ -90,3 +91,33 @@ def test_every_run_is_estimated_on_its_own_cluster(calibration: Calibration) -> 
         assert run.gpus == int(run.row["gpus"]), run.row["id"]
         assert run.steady_wall_time_s > 0
         assert 0.2 < run.ratio < 10.0, (run.row["id"], run.ratio)
+
+
+def test_a_run_a_framework_factor_rests_on_is_fitted_under_the_others() -> None:
+    """σε is the error on runs the model was not calibrated on: each fit-half run the
+    torch-compile factor is derived from enters the fit under the geometric mean of the other
+    runs' ratios (leave-one-out), every other run as estimated with the shipped defaults."""
+    from dataclasses import replace
+
+    from costsim.catalog.perf_defaults import framework_comparisons, perf_defaults
+    from costsim.domain.workload import TrainingFramework
+    from scripts.allin_check import published_runs
+    from scripts.fit_allin_loss import held_out_factor_runs, run_ratios
+
+    defaults = perf_defaults()
+    rows = [r for r in published_runs() if r["id"] in ("A20", "A32", "A30")]
+    plain = run_ratios(rows, defaults)
+    held = {r.row["id"]: r for r in held_out_factor_runs(plain, defaults)}
+    compile_rows = [c for c in framework_comparisons()
+                    if c.framework is TrainingFramework.TORCH_COMPILE]
+    others = [c.ratio for c in compile_rows if "published run A32" not in c.run]
+    assert len(others) == len(compile_rows) - 1
+    factor = float(np.exp(np.mean(np.log(others))))
+    efficiency = {**defaults.training.framework_efficiency,
+                  TrainingFramework.TORCH_COMPILE: factor}
+    loo = replace(defaults, training=replace(defaults.training, framework_efficiency=efficiency))
+    expected = run_ratios([r for r in rows if r["id"] == "A32"], loo)[0]
+    assert held["A32"].hardware_allin_gpu_hours == pytest.approx(
+        expected.hardware_allin_gpu_hours, rel=1e-9)
+    assert held["A32"].ratio != pytest.approx(plain[2].ratio, rel=1e-3)  # the factor moved
+    assert held["A30"] == plain[1]  # a Megatron-class run: untouched

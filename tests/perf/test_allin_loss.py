@@ -183,6 +183,25 @@ def test_fit_keeps_the_model_error_at_its_floor_when_the_data_are_tighter() -> N
     assert fit.throughput_error_sigma == pytest.approx(0.111, rel=1e-6)
 
 
+def test_loss_free_runs_inform_the_model_error_alone() -> None:
+    """Runs whose figures hold no loss (timers, throughput-derived times) have x = 0 whatever
+    their duration: with every run so flagged the likelihood is that of ln y ~ N(0, σε²), so σε
+    is the root mean square of the log ratios (hand-computed: ln 1.2, ln 0.9, ln 1.1, ln 0.95
+    for runs of hours to months)."""
+    ratios = [1.2, 0.9, 1.1, 0.95]
+    steady = [3600.0, 10 * SECONDS_PER_DAY, 30 * SECONDS_PER_DAY, 90 * SECONDS_PER_DAY]
+    fit = fit_allin_loss(ratios, steady, onset_days=1.5, min_throughput_error_sigma=0.01,
+                         loss_free=[True] * 4)
+    rms = float(np.sqrt(np.mean(np.log(ratios) ** 2)))  # 0.1326
+    assert fit.throughput_error_sigma == pytest.approx(rms, rel=1e-4)
+    # a long run's figure read as all-in would be explained by a loss instead: another fit
+    as_all_in = fit_allin_loss(ratios, steady, onset_days=1.5, min_throughput_error_sigma=0.01)
+    assert as_all_in != fit
+    with pytest.raises(ValueError, match="length"):
+        fit_allin_loss(ratios, steady, onset_days=1.5, min_throughput_error_sigma=0.01,
+                       loss_free=[True])
+
+
 def test_fit_is_deterministic_and_refuses_too_few_or_bad_ratios() -> None:
     ratios, steady = [1.1, 0.9, 1.4, 1.2], [3600.0, 86_400.0, 864_000.0, 8_640_000.0]
     first = fit_allin_loss(ratios, steady, onset_days=1.5, min_throughput_error_sigma=0.1)
