@@ -25,6 +25,7 @@ from matplotlib.ticker import (
 )
 
 from costsim.domain.currency import USD, Currency
+from costsim.report.chart_layout import stack_layout
 
 PNG_DPI = 120
 # zlib level of the PNGs: level 3 against Pillow's default 6 cost 0.25 CPU s instead of 0.42 for
@@ -66,9 +67,9 @@ class Chart:
 
 
 def new_figure(width_in: float = 9.0, height_in: float = 4.8) -> Figure:
-    """An empty figure of the report's style (laid out when saved)."""
+    """An empty figure of the report's style (laid out by :func:`lay_out` when rendered)."""
     with mpl.rc_context(RC):
-        figure = Figure(figsize=(width_in, height_in), layout="constrained")
+        figure = Figure(figsize=(width_in, height_in), layout=None)
     return figure
 
 
@@ -216,24 +217,29 @@ def note(axes: Axes, text: str) -> None:
     axes.set_yticks([])
 
 
-def render(figure: Figure) -> tuple[bytes, bytes]:
-    """The figure as PNG and SVG bytes: laid out once, then one drawing pass per format.
-
-    The figure gets its Agg canvas first, so the layout measures text with the renderer the
-    PNG is drawn by (matplotlib caches text extents per renderer: measured once, not twice).
-    The constrained layout runs once, by itself, and the engine is then removed, so neither
-    ``savefig`` lays the figure out again. The PNG is the Agg buffer saved as opaque RGB at
-    zlib level :data:`PNG_COMPRESS_LEVEL`; the SVG writes its text as ``<text>`` elements
-    (:data:`RC`, ``svg.fonttype``). docs/report.md, "How charts are drawn".
-    """
+def lay_out(figure: Figure) -> Any:
+    """Give ``figure`` its Agg canvas and place its panels (:func:`stack_layout`); return the
+    canvas. The layout measures text with the renderer the PNG is then drawn by, and
+    matplotlib caches text extents per renderer, so each text is measured once for both."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     with mpl.rc_context(RC):
-        canvas = FigureCanvasAgg(figure)
-        engine = figure.get_layout_engine()
-        if engine is not None:
-            engine.execute(figure)
+        canvas: Any = FigureCanvasAgg(figure)
         figure.set_layout_engine(None)  # None, not "none": no layout draw in savefig
+        stack_layout(figure, canvas.get_renderer())
+    return canvas
+
+
+def render(figure: Figure) -> tuple[bytes, bytes]:
+    """The figure as PNG and SVG bytes: laid out once (:func:`lay_out`), then one drawing
+    pass per format.
+
+    The PNG is the Agg buffer saved as opaque RGB at zlib level :data:`PNG_COMPRESS_LEVEL`;
+    the SVG writes its text as ``<text>`` elements (``svg.fonttype`` in :data:`RC`).
+    docs/report.md, "How charts are drawn".
+    """
+    canvas = lay_out(figure)
+    with mpl.rc_context(RC):
         canvas.draw()
         png = _png_bytes(canvas)
         svg = io.BytesIO()

@@ -249,7 +249,7 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
         month_ticks(axes, [row.month for row in rows])
     panels[-1].set_xlabel("Month")
     handles, labels = panels[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
+    figure.legend(handles, labels, loc="lower center", ncols=2, fontsize=8)
     title = "Monthly cash flow by plan: capex and opex (cheapest first, one y scale)"
     figure.suptitle(title, fontweight="bold")
     return Chart("monthly_cash_flow", "Monthly cash flow by plan: capex and opex", figure)
@@ -289,7 +289,7 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
                      [p.name for p in plans], used, chosen, run.scenario.currency)
     handles = [Patch(color=CATEGORY_COLORS[c], label=str(c)) for c in used]
     handles += recommended_handle(chosen, "bold")
-    figure.legend(handles=handles, loc="outside lower center", ncols=min(5, len(used)),
+    figure.legend(handles=handles, loc="lower center", ncols=min(5, len(used)),
                   fontsize=8)
     title = "Cost by phase and category (each panel on its own scale)"
     figure.suptitle(title, fontweight="bold")
