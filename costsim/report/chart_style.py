@@ -46,7 +46,11 @@ RC: dict[Any, Any] = {
     "font.size": 9, "axes.titlesize": 11, "axes.titleweight": "bold", "axes.grid": True,
     "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
     "svg.hashsalt": "costsim", "svg.fonttype": "none", "figure.dpi": PNG_DPI,
-    "font.family": "sans-serif", "font.sans-serif": list(SVG_FONTS)}
+    "font.family": "sans-serif", "font.sans-serif": list(SVG_FONTS),
+    # titles at the axes' top (+ axes.titlepad): with the default (None) matplotlib measures
+    # the whole y axis once per title in every drawing pass to look for x ticks or an offset
+    # label above the axes, which no chart has (0.15 CPU s of the flagship's 9 charts)
+    "axes.titley": 1.0}
 
 
 # The recommended plan is marked the same way in every plan chart: a star before its name (in
