@@ -103,8 +103,8 @@ def stack_layout(figure: Figure, renderer: Any) -> None:
         title.set_verticalalignment("top")
         head += title.get_window_extent(renderer).height + pad
     foot = pad
-    for legend in figure.legends:
-        foot = max(foot, legend.get_window_extent(renderer).height + 2 * pad)
+    for legend in figure.legends:  # at the figure's foot ("lower center", "lower left")
+        foot = max(foot, legend.get_window_extent(renderer).y1 + pad)
     x0 = left + pad + slack
     x1 = width - right - pad - slack / 2
     gaps = sum(bottoms[i] + tops[i + 1] + 2 * pad for i in range(len(rows) - 1))

@@ -248,7 +248,9 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
                        fontweight="bold" if plan.name == chosen else "normal")
         axes.set_ylabel(f"{run.scenario.currency.code} per month")
         usd_axis(axes, currency=run.scenario.currency)
-        month_ticks(axes, [row.month for row in rows])
+    # the panels share one x axis (one locator and formatter): set on the bottom panel, the
+    # only one that shows its tick labels (set on each, it re-made every panel's ticks 6 times)
+    month_ticks(panels[-1], [row.month for row in rows_by_plan[-1]])
     panels[-1].set_xlabel("Month")
     handles = [Patch(color=CAPEX_COLOR, label="capex (purchases)"),
                Patch(color=OPEX_COLOR, label="opex")]
