@@ -25,6 +25,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
+from matplotlib.spines import Spine
 from matplotlib.transforms import Bbox
 
 # Constrained layout's default padding (figure.constrained_layout.w_pad / h_pad: 3 pt).
@@ -57,6 +58,13 @@ def _legend_below(axes: Axes) -> Legend | None:
     return legend if anchor.y1 < box.y0 else None
 
 
+def _extras(axes: Axes) -> list[Any]:
+    """What a panel's tight box measures besides its axes and titles, less its spines: a spine
+    lies on the axes' edge, and measuring it re-makes the axis's ticks to find the tick marks
+    (3.5 pt), which the tick labels beyond them already cover."""
+    return [a for a in axes.get_default_bbox_extra_artists() if not isinstance(a, Spine)]
+
+
 def _legend_drop(legend: Legend, dpi: float) -> float:
     """How far below its anchor point a legend's box starts (its ``borderaxespad``), pixels."""
     return float(legend.borderaxespad * legend.prop.get_size_in_points() * dpi / 72)
@@ -85,7 +93,8 @@ def stack_layout(figure: Figure, renderer: Any) -> None:
         top = bottom = 0.0
         for axes in row:
             box = axes.bbox
-            tight = axes.get_tightbbox(renderer, for_layout_only=True) or box
+            tight = axes.get_tightbbox(renderer, for_layout_only=True,
+                                       bbox_extra_artists=_extras(axes)) or box
             left = max(left, box.x0 - tight.x0)
             right = max(right, tight.x1 - box.x1)
             top = max(top, tight.y1 - box.y1)
