@@ -55,6 +55,7 @@ LOG_SCALE_SPREAD = 5.0
 # is cut at the shared scale and its amount written on it, so one capex month does not flatten
 # every rented plan's bars.
 CAPEX_CUT_FACTOR = 3.0
+CAPEX_COLOR, OPEX_COLOR = "#000000", "#56B4E9"
 BAR_HALF_WIDTH = 0.4  # matplotlib's default bar width is 0.8 (months here)
 HEADROOM = 1.15  # room above the tallest bar or line for its label
 
@@ -232,8 +233,9 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
         months = np.arange(len(rows))
         capex = np.array([row.capex_usd for row in rows])
         opex = np.array([row.opex_usd for row in rows])
-        axes.bar(months, capex, color="#000000", label="capex (purchases)")
-        axes.bar(months, opex, bottom=capex, color="#56B4E9", label="opex")
+        bought = capex != 0  # a month without a purchase draws no (zero-height) capex bar
+        axes.bar(months[bought], capex[bought], color=CAPEX_COLOR)
+        axes.bar(months, opex, bottom=capex, color=OPEX_COLOR)
         for month, total in zip(months, capex + opex, strict=True):
             if total > ceiling:
                 axes.annotate(f"{usd(total, run.scenario.currency)} (bar cut at the shared "
@@ -246,10 +248,13 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
                        fontweight="bold" if plan.name == chosen else "normal")
         axes.set_ylabel(f"{run.scenario.currency.code} per month")
         usd_axis(axes, currency=run.scenario.currency)
-        month_ticks(axes, [row.month for row in rows])
+    # the panels share one x axis (one locator and formatter): set on the bottom panel, the
+    # only one that shows its tick labels (set on each, it re-made every panel's ticks 6 times)
+    month_ticks(panels[-1], [row.month for row in rows_by_plan[-1]])
     panels[-1].set_xlabel("Month")
-    handles, labels = panels[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
+    handles = [Patch(color=CAPEX_COLOR, label="capex (purchases)"),
+               Patch(color=OPEX_COLOR, label="opex")]
+    figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=8)
     title = "Monthly cash flow by plan: capex and opex (cheapest first, one y scale)"
     figure.suptitle(title, fontweight="bold")
     return Chart("monthly_cash_flow", "Monthly cash flow by plan: capex and opex", figure)
@@ -289,7 +294,7 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
                      [p.name for p in plans], used, chosen, run.scenario.currency)
     handles = [Patch(color=CATEGORY_COLORS[c], label=str(c)) for c in used]
     handles += recommended_handle(chosen, "bold")
-    figure.legend(handles=handles, loc="outside lower center", ncols=min(5, len(used)),
+    figure.legend(handles=handles, loc="lower center", ncols=min(5, len(used)),
                   fontsize=8)
     title = "Cost by phase and category (each panel on its own scale)"
     figure.suptitle(title, fontweight="bold")
@@ -304,7 +309,10 @@ def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
     for category in used:
         values = np.array([row.get(category, 0.0) for row in rows])
         base = np.where(values >= 0, right, left)
-        axes.barh(positions, values, left=base, color=CATEGORY_COLORS[category])
+        drawn = values != 0  # zero-width segments draw nothing: no patch for them
+        if drawn.any():
+            axes.barh(positions[drawn], values[drawn], left=base[drawn],
+                      color=CATEGORY_COLORS[category])
         right += np.where(values >= 0, values, 0)
         left += np.where(values < 0, values, 0)
     for y, net, end in zip(positions, right + left, right, strict=True):
@@ -315,7 +323,9 @@ def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
     axes.set_xlim(left.min() - 0.02 * span, right.max() + 0.22 * span)
     axes.set_yticks(positions, [tick_label(n, chosen) for n in names], fontsize=8)
     bold_recommended(axes.get_yticklabels(), chosen)
-    axes.invert_yaxis()
+    # every plan's row in view, first at the top, whichever segments were drawn (barh's
+    # extent with matplotlib's 5 % margin)
+    axes.set_ylim(len(rows) - 0.6 + 0.05 * (len(rows) - 0.2), -0.4 - 0.05 * (len(rows) - 0.2))
     usd_axis(axes, "x", money)
     what = f"phase {phase}" if phase else "plan-wide (owned hardware, commitments, storage)"
     axes.set_title(f"{what}: {money.code}, mean", fontsize=9, loc="left")

@@ -102,7 +102,7 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     figure.suptitle(title, fontweight="bold")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     if keys:  # a figure legend: the layout makes room for it under the plot
-        figure.legend(handles=keys, loc="outside lower left", fontsize=7, frameon=False,
+        figure.legend(handles=keys, loc="lower left", fontsize=7, frameon=False,
                       title="Plans on the Pareto front, cheapest first", title_fontsize=8,
                       alignment="left")
     return Chart("pareto_front", title, figure)

@@ -8,7 +8,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from costsim.report.chart_style import Chart, render
+from costsim.report.chart_style import Chart, lay_out, render
 
 TOLERANCE_PX = 1.0  # anti-aliasing: a glyph's box may touch the edge by a pixel
 
@@ -28,8 +28,7 @@ def _drawn_tick_labels(axis: Axis) -> tuple[list[Text], set[int]]:
 
 def drawn_texts(figure: Figure) -> list[Text]:
     """Every visible, non-empty text the figure draws (laid out first, as ``render`` does)."""
-    if not isinstance(figure.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(figure)  # the PNG backend: the canvas whose renderer measures text
+    lay_out(figure)  # on the PNG backend's canvas, whose renderer measures text
     figure.draw_without_rendering()
     texts, ticks = [], set()
     for axes in figure.axes:

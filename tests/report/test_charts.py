@@ -164,6 +164,25 @@ def test_cost_by_phase_category_gives_each_phase_its_scale_and_keeps_the_legend_
         assert _tick_names(axes) == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
 
 
+def test_the_bar_charts_draw_no_empty_bar_and_keep_every_plan_in_view(run: RunResult) -> None:
+    # a zero capex month or a zero category segment is drawn as nothing, not as a patch
+    cash = _chart(monthly_cash_flow(run)).figure
+    by_plan = {p.name: p for p in run.plans}
+    for axes in cash.axes:
+        plan = by_plan[axes.get_title(loc="left").removeprefix(f"{STAR} ").removesuffix(
+            " (recommended)")]
+        assert plan.ledger is not None
+        black = [bar for bar in axes.patches if bar.get_facecolor()[:3] == (0.0, 0.0, 0.0)]
+        assert len(black) == sum(1 for row in plan.ledger.months if row.capex_usd != 0)
+    assert [t.get_text() for t in cash.legends[0].get_texts()] == ["capex (purchases)", "opex"]
+    phases = _chart(cost_by_phase_category(run)).figure
+    for axes in phases.axes:
+        assert all(bar.get_width() != 0 for bar in axes.patches)
+        low, high = sorted(axes.get_ylim())
+        assert axes.yaxis_inverted()
+        assert low < 0 < len(PLANS) - 1 < high  # every plan's row, first at the top
+
+
 def test_reserved_utilization_legend_is_ranked_and_starred(run: RunResult) -> None:
     (axes,) = _chart(reserved_utilization(run)).figure.axes
     legend = axes.get_legend()
