@@ -325,3 +325,19 @@ def test_a_blocked_row_is_chosen_only_when_the_scenario_allows_its_flag() -> Non
     other = PriceBook(PriceOverrides(allowed_flags=(PriceFlag.PLACEHOLDER_PRICE,)))
     assert other.cheapest_offering_for_job("B200", 8, PurchaseOption.SPOT).offering.key == (
         plain.offering.key)
+
+
+def test_offering_queries_are_memoized_and_answer_as_a_fresh_book() -> None:
+    # issue 20: the optimizer asks the same queries hundreds of times per search
+    book, fresh = PriceBook(), PriceBook()
+    first = book.offerings(gpu="H100", option=SPOT, include_marketplaces=False)
+    assert book.offerings(gpu="H100", option=SPOT, include_marketplaces=False) is first
+    assert first == fresh.offerings(gpu="H100", option=SPOT, include_marketplaces=False)
+    assert first  # H100 spot is sold
+    assert book.offerings(gpu="H100", option=OD, include_marketplaces=False) == fresh.offerings(
+        gpu="H100", option=OD, include_marketplaces=False)
+    # another filter is another query; a refused name raises every time (never memoized)
+    assert book.offerings(gpu="H100", cloud="aws") == fresh.offerings(gpu="H100", cloud="aws")
+    for _ in range(2):
+        with pytest.raises(CatalogError):
+            book.offerings(gpu="H100", cloud="not-a-cloud")
