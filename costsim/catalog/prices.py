@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_quotes import best_quote, quoted_terms
@@ -377,9 +377,21 @@ def _default_book() -> PriceBook:
 
 
 def price_book(overrides: PriceOverrides | None = None) -> PriceBook:
-    """The shipped price book, with ``overrides`` applied when given."""
+    """The shipped price book, with ``overrides`` applied when given (one book per distinct
+    overrides, kept: a book is immutable, and the simulator prepares every plan of a scenario,
+    the optimizer's dozens of candidates included, against the scenario's overrides; a book of
+    its own each time would build and quote every offering anew)."""
     if overrides is None or overrides == PriceOverrides():
         return _default_book()
+    return _book_with(overrides)
+
+
+# distinct overrides kept: a sweep's price variants; a book and its quotes are a few MB at most
+_BOOKS_KEPT = 32
+
+
+@lru_cache(maxsize=_BOOKS_KEPT)
+def _book_with(overrides: PriceOverrides) -> PriceBook:
     return PriceBook(overrides)
 
 

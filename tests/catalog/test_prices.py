@@ -341,3 +341,18 @@ def test_offering_queries_are_memoized_and_answer_as_a_fresh_book() -> None:
     for _ in range(2):
         with pytest.raises(CatalogError):
             book.offerings(gpu="H100", cloud="not-a-cloud")
+
+
+def test_one_book_per_distinct_overrides() -> None:
+    # issue 20: every plan the simulator prepares asks price_book(the scenario's overrides)
+    ten = PriceOverrides(cloud_discount_pct=(("aws", 10.0),))
+    book = price_book(ten)
+    assert price_book(PriceOverrides(cloud_discount_pct=(("aws", 10.0),))) is book
+    assert price_book(PriceOverrides(cloud_discount_pct=(("aws", 20.0),))) is not book
+    assert price_book() is price_book(PriceOverrides())
+    fresh = PriceBook(ten)
+    assert book.offerings(gpu="H100", cloud="aws", option=OD) == fresh.offerings(
+        gpu="H100", cloud="aws", option=OD)
+    for _ in range(2):  # an override the book refuses raises every time
+        with pytest.raises(CatalogError):
+            price_book(PriceOverrides(cloud_discount_pct=(("no-such-cloud", 5.0),)))
