@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_quotes import best_quote, quoted_terms
@@ -44,6 +44,10 @@ from costsim.domain.spot import spot_expected_hours
 from costsim.errors import CatalogError, InfeasibleError, InputError
 from costsim.units import HOURS_PER_YEAR
 
+# the arguments of PriceBook.offerings: gpu, cloud, region, gpus per instance, option,
+# marketplaces included
+OfferingQuery = tuple[str | None, str | None, str | None, int | None, PurchaseOption | None, bool]
+
 
 class PriceBook:
     """The shipped price book with user overrides applied. Immutable once built."""
@@ -59,6 +63,9 @@ class PriceBook:
         # memo of quotes, "not sold" (None) included; keyed by name, so the offering is kept to
         # tell a custom row from the shipped one of the same key
         self._quotes: dict[tuple[str, PurchaseOption], tuple[Offering, Quote | None]] = {}
+        # memo of offering queries by their arguments (the book is immutable): the optimizer
+        # and the simulator's preparation ask the same few hundred times per search
+        self._selected: dict[OfferingQuery, tuple[Offering, ...]] = {}
         known = set(billing_rules())
         for cloud, _ in self.overrides.cloud_discount_pct:
             if cloud not in known:
@@ -102,6 +109,15 @@ class PriceBook:
         ``option`` keeps offerings that have a price for it (``owned`` → owned servers only,
         any rental option → rentals only).
         """
+        query = (gpu, cloud, region, gpus_per_instance, option, include_marketplaces)
+        selected = self._selected.get(query)
+        if selected is None:
+            selected = self._selected[query] = self._offerings(*query)
+        return selected
+
+    def _offerings(self, gpu: str | None, cloud: str | None, region: str | None,
+                   gpus_per_instance: int | None, option: PurchaseOption | None,
+                   include_marketplaces: bool) -> tuple[Offering, ...]:
         gpu_name = get_gpu(gpu).name if gpu is not None else None
         cloud_name = self.check_cloud(cloud) if cloud is not None else None
         region_name = self.check_region(region, cloud_name) if region is not None else None
@@ -361,9 +377,21 @@ def _default_book() -> PriceBook:
 
 
 def price_book(overrides: PriceOverrides | None = None) -> PriceBook:
-    """The shipped price book, with ``overrides`` applied when given."""
+    """The shipped price book, with ``overrides`` applied when given (one book per distinct
+    overrides, kept: a book is immutable, and the simulator prepares every plan of a scenario,
+    the optimizer's dozens of candidates included, against the scenario's overrides; a book of
+    its own each time would build and quote every offering anew)."""
     if overrides is None or overrides == PriceOverrides():
         return _default_book()
+    return _book_with(overrides)
+
+
+# distinct overrides kept: a sweep's price variants; a book and its quotes are a few MB at most
+_BOOKS_KEPT = 32
+
+
+@lru_cache(maxsize=_BOOKS_KEPT)
+def _book_with(overrides: PriceOverrides) -> PriceBook:
     return PriceBook(overrides)
 
 

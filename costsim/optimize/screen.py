@@ -27,6 +27,7 @@ fleet's queue, the serving load's spread around its mean growth.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -153,18 +154,80 @@ def best_combinations(screened: Sequence[tuple[str, Sequence[ChoiceEstimate]]], 
             if k < len(shortlists[p]) and len(ordered) < count:
                 ordered.append(Combination.of([shortlists[p][k] if q == p else b
                                                for q, b in enumerate(best)]))
-    for combo in all_combinations(shortlists):
-        if len(ordered) >= count:
+    cheapest = cheapest_combinations(shortlists, count)
+    filled = _filled(ordered, cheapest, count)
+    if len(filled) < count and len(cheapest) == count:  # equal combinations: take them all
+        filled = _filled(ordered, all_combinations(shortlists), count)
+    return sorted(filled, key=Combination.order)
+
+
+def _filled(ordered: Sequence[Combination], combos: Sequence[Combination],
+            count: int) -> list[Combination]:
+    """``ordered`` and then the first of ``combos`` not in it, up to ``count`` in all."""
+    out = list(ordered)
+    for combo in combos:
+        if len(out) >= count:
             break
-        if combo not in ordered:
-            ordered.append(combo)
-    return sorted(ordered, key=Combination.order)
+        if combo not in out:
+            out.append(combo)
+    return out
 
 
 def all_combinations(per_phase: Sequence[Sequence[ChoiceEstimate]]) -> list[Combination]:
     """Every combination of one estimate per phase, cheapest first (ties by name)."""
     return sorted((Combination.of(pick) for pick in itertools.product(*per_phase)),
                   key=Combination.order)
+
+
+def cheapest_combinations(per_phase: Sequence[Sequence[ChoiceEstimate]],
+                          count: int) -> list[Combination]:
+    """The first ``count`` of :func:`all_combinations` (the same combinations in the same
+    order), without building the whole product: ~100,000 combinations for the flagship's
+    shortlists at ``--top`` 72, a few hundred of which can be among the cheapest.
+
+    Combinations are drawn in the order of their choices' summed costs, a lower bound on their
+    cost (the data moves add a non-negative amount; ``math.fsum`` rounds correctly, so a bound
+    never exceeds the cost): from each phase's cheapest choice, a drawn combination's
+    successors move one phase to its next dearer choice, a heap gives the lowest bound next
+    (each phase's list sorted by cost, so a successor's bound is never below its
+    predecessor's: every combination not yet drawn has a bound at least the heap's least).
+    Once ``count`` are drawn and the least bound left exceeds the ``count``-th lowest cost drawn,
+    every combination left costs more than each of the ``count`` cheapest, which are all drawn;
+    sorted as :func:`all_combinations` sorts (cost, then name, then the product's order, which
+    its stable sort keeps), they are its first ``count``. Lists not sorted by a finite cost
+    (never from the screen) take the whole product."""
+    if count < 1 or not per_phase or not all(per_phase):
+        return []
+    costs = [[e.cost_usd for e in estimates] for estimates in per_phase]
+    if not all(math.isfinite(c) for row in costs for c in row) or any(
+            row != sorted(row) for row in costs):
+        return all_combinations(per_phase)[:count]
+
+    def bound(index: tuple[int, ...]) -> float:
+        return math.fsum(costs[p][i] for p, i in enumerate(index))
+
+    first = (0,) * len(per_phase)
+    frontier = [(bound(first), first)]
+    seen = {first}
+    drawn: list[tuple[float, str, tuple[int, ...], Combination]] = []
+    lowest: list[float] = []  # the ``count`` lowest costs drawn, as a max-heap (negated)
+    while frontier and (len(lowest) < count or frontier[0][0] <= -lowest[0]):
+        low, index = heapq.heappop(frontier)
+        combo = Combination.of([per_phase[p][i] for p, i in enumerate(index)])
+        if not combo.cost_usd >= low:  # a negative data move: the bound fails, take it all
+            return all_combinations(per_phase)[:count]
+        drawn.append((combo.cost_usd, combo.slug, index, combo))
+        heapq.heappush(lowest, -combo.cost_usd)
+        if len(lowest) > count:
+            heapq.heappop(lowest)
+        for p in range(len(index)):
+            if index[p] + 1 < len(per_phase[p]):
+                after = (*index[:p], index[p] + 1, *index[p + 1:])
+                if after not in seen:
+                    seen.add(after)
+                    heapq.heappush(frontier, (bound(after), after))
+    drawn.sort(key=lambda d: d[:3])
+    return [d[3] for d in drawn[:count]]
 
 
 def data_moves_usd(estimates: Sequence[ChoiceEstimate]) -> float:

@@ -40,11 +40,12 @@ from costsim.sim.run_result import (
     simulate_scenario,
 )
 
-# Finalists the Monte Carlo runs besides the hand-written plans. Issue 20 made a plan at 200
-# replications ~0.75 s on one core (was ~2 s): 32 finalists, the flagship's 6 plans and its
-# reservation variants (39 simulated) take the wall time the old default of 8 (15 simulated)
-# took, 37 s on one worker (docs/optimizer.md "Speed of the command")
-DEFAULT_TOP_K = 32
+# Finalists the Monte Carlo runs besides the hand-written plans: as many as fit in the CPU time
+# the old default of 8 took on the flagship at 744b6e6 (15 plans simulated, ~35 CPU s on one
+# worker). Measured after issue 20's shared preparation and lazy finalists: --top 56 (63 plans
+# simulated, 4.2x) costs about that (docs/optimizer.md "Speed after issue 20"); it grows again
+# as the per-replication work gets cheaper
+DEFAULT_TOP_K = 56
 # The reservation round sizes the best finalist that rents on demand in a long phase, among the
 # best few within the limits (the best may already commit, or rent nothing for long)
 ROUND_TRIES = 3

@@ -24,6 +24,7 @@ interruption counts), and integrates the heavy-tailed extra loss exactly over it
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -74,7 +75,7 @@ def quadrature(dist: Distribution, nodes: int = NODES) -> Quadrature:
     if isinstance(dist, Fixed):
         return Quadrature(np.array([dist.value]), np.array([1.0]))
     if isinstance(dist, LogNormal | Normal):
-        t, w = np.polynomial.hermite.hermgauss(nodes)
+        t, w = _gauss_hermite(nodes)
         z = math.sqrt(2.0) * t
         weights = w / math.sqrt(math.pi)
         if isinstance(dist, LogNormal):
@@ -83,7 +84,7 @@ def quadrature(dist: Distribution, nodes: int = NODES) -> Quadrature:
         high = np.inf if dist.high is None else dist.high
         return Quadrature(np.clip(dist.mean + dist.sd * z, low, high), weights)
     if isinstance(dist, Uniform):
-        t, w = np.polynomial.legendre.leggauss(nodes)
+        t, w = _gauss_legendre(nodes)
         return Quadrature(dist.low + (t + 1) / 2 * (dist.high - dist.low), w / 2)
     if isinstance(dist, Triangular):
         q = (np.arange(nodes) + 0.5) / nodes
@@ -93,6 +94,25 @@ def quadrature(dist: Distribution, nodes: int = NODES) -> Quadrature:
                           high - np.sqrt((1 - q) * (high - low) * (high - mode)))
         return Quadrature(values, np.full(nodes, 1.0 / nodes))
     raise TypeError(f"unknown distribution {dist!r}")
+
+
+# The Gauss nodes depend on their count only: computed once per count (an eigenvalue problem
+# each; the training front asks for them ~1,000 times a search), kept read-only since shared
+@functools.cache
+def _gauss_hermite(nodes: int) -> tuple[FloatArray, FloatArray]:
+    t, w = np.polynomial.hermite.hermgauss(nodes)
+    return _frozen(t), _frozen(w)
+
+
+@functools.cache
+def _gauss_legendre(nodes: int) -> tuple[FloatArray, FloatArray]:
+    t, w = np.polynomial.legendre.leggauss(nodes)
+    return _frozen(t), _frozen(w)
+
+
+def _frozen(array: FloatArray) -> FloatArray:
+    array.flags.writeable = False
+    return array
 
 
 def quantile_rule(dist: Distribution, nodes: int) -> Quadrature:

@@ -9,15 +9,17 @@ uses) collects every reason and is reported infeasible, never simulated into non
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costsim.catalog.gpus import find_gpu, get_gpu
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook, price_book
 from costsim.catalog.sim_defaults import sim_assumptions
+from costsim.domain.architecture import Architecture
 from costsim.domain.gpu import GpuSpec
-from costsim.domain.measurements import Basis
+from costsim.domain.measurements import Basis, TrainingPoint
 from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
 from costsim.domain.phases import (
     ExperimentsPhase,
@@ -54,6 +56,7 @@ from costsim.sim.commit_pools import (
     savings_plan_pool,
 )
 from costsim.sim.delivery import undelivered
+from costsim.sim.memo import Same
 from costsim.sim.owned_parts import owned_training
 from costsim.sim.packing import JobNeed, NodeShape, fits_anywhere
 from costsim.sim.phase_setup import phase_setup
@@ -428,14 +431,32 @@ def training_estimate(scenario: Scenario, phase: TrainingPhase, gpu: GpuSpec, gp
     (``measurements.training``) that covers it sets the steady rate
     (:mod:`costsim.perf.measured_training`).
 
+    Memoized (:mod:`costsim.sim.memo`): the optimizer's training front, its probes and every
+    candidate plan ask for the same runs. The key is the phase without its ``after`` links (a
+    probe drops them; the estimate never reads them), so the cold computation is a function
+    of its key alone; a failure is not memoized.
+
     Raises:
         CostsimError: the setup is invalid or no layout fits.
     """
-    arch = scenario.model(phase.model).architecture
+    return _training_estimate(scenario.model(phase.model).architecture,
+                              phase if not phase.after else replace(phase, after=()), gpu, gpus,
+                              scenario.measurements.training, Same(defaults))
+
+
+# Distinct runs kept: a training front rates a few hundred (GPU, count, framework); each
+# estimate is a few KiB
+_RUNS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_RUNS_KEPT)
+def _training_estimate(arch: Architecture, phase: TrainingPhase, gpu: GpuSpec, gpus: int,
+                       measured: tuple[TrainingPoint, ...],
+                       defaults: Same[PerfDefaults]) -> TrainingEstimate:
     base, fixed = phase_setup(arch, phase, gpu)
     return estimate_measured_training_run(arch, gpu, gpus, phase.tokens, base, fixed,
-                                          measured=scenario.measurements.training,
-                                          defaults=defaults, price_usd_per_gpu_hour=0.0)
+                                          measured=measured, defaults=defaults.value,
+                                          price_usd_per_gpu_hour=0.0)
 
 
 
@@ -510,8 +531,16 @@ def _experiments(scenario: Scenario, plan: Plan, phase: ExperimentsPhase, book: 
 def _model_job(scenario: Scenario, job: ModelJob, gpu: GpuSpec, defaults: PerfDefaults,
                source: str) -> tuple[JobNeed, Distribution]:
     """A model job on one GPU: its memory from the memory engine, its GPU-hours from the
-    performance model's steady time for the job's tokens."""
-    arch = scenario.model(job.model).architecture
+    performance model's steady time for the job's tokens (memoized as :func:`training_estimate`
+    is: every probe and candidate that runs the phase on ``gpu`` asks the same)."""
+    return _model_job_on(scenario.model(job.model).architecture, job, gpu, Same(defaults),
+                         source)
+
+
+@functools.lru_cache(maxsize=_RUNS_KEPT)
+def _model_job_on(arch: Architecture, job: ModelJob, gpu: GpuSpec,
+                  same_defaults: Same[PerfDefaults], source: str) -> tuple[JobNeed, Distribution]:
+    defaults = same_defaults.value
     base = training_setup(arch, gpu, task=job.task, precision=job.precision,
                           seq_len=job.seq_len, lora_rank=job.lora_rank, quant=job.quant,
                           source=f"{source}.precision")

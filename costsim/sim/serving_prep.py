@@ -15,6 +15,8 @@ the autoscaler runs ⌈Σ_k λ·p_k·f_jk / c_jk⌉ replicas of it: the program'
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -37,6 +39,7 @@ from costsim.perf.serving import estimate_serving
 from costsim.perf.sizing import ReplicaCapacity, capacity_under_rule, sizing_rule
 from costsim.sim.capacity import EntrySource, entry_source
 from costsim.sim.fleet import mix_capacity
+from costsim.sim.memo import Same
 from costsim.sim.pools import CommitmentPool, RentalPool
 from costsim.sim.quotas import pool_quota, quota_units
 
@@ -100,9 +103,33 @@ def replica_capacities(arch: Architecture, gpu: GpuSpec, phase: ServingPhase,
     or the default u), from the ``measured`` points that match the case where there are any
     (:mod:`costsim.perf.measured_serving`: a measured replica keeps its measured TP).
 
+    Memoized (:mod:`costsim.sim.memo`): the optimizer sizes the same replica for every probe,
+    the serving-mix program and every candidate plan that runs the phase on ``gpu``. The key is
+    the phase itself without its ``after`` links (a probe drops them; sizing never reads them),
+    so the cold computation is a function of its key alone; a failure is not memoized.
+
     Raises:
         CostsimError: the model cannot be served on ``gpu`` (it does not fit, bad precision).
     """
+    return _replica_capacities(arch, gpu, sizing_phase(phase), Same(defaults),
+                               target_utilization, tuple(measured))
+
+
+def sizing_phase(phase: ServingPhase) -> ServingPhase:
+    """The phase as replica sizing keys it: without its ``after`` links."""
+    return phase if not phase.after else dataclasses.replace(phase, after=())
+
+
+# Distinct replicas kept: (GPU type × serving phase × utilization) of a search or a sweep's
+# variants; each entry is a few hundred bytes
+_REPLICAS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_REPLICAS_KEPT)
+def _replica_capacities(arch: Architecture, gpu: GpuSpec, phase: ServingPhase,
+                        same_defaults: Same[PerfDefaults], target_utilization: float | None,
+                        measured: tuple[ServingPoint, ...]) -> ReplicaCapacities:
+    defaults = same_defaults.value
     precision = phase.precision or gpu.default_precision
     rule = sizing_rule(defaults.serving, slo_ttft_s=phase.slo.ttft_p95_s,
                        slo_tpot_s=phase.slo.tpot_p95_s, target_utilization=target_utilization)

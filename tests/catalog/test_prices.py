@@ -325,3 +325,34 @@ def test_a_blocked_row_is_chosen_only_when_the_scenario_allows_its_flag() -> Non
     other = PriceBook(PriceOverrides(allowed_flags=(PriceFlag.PLACEHOLDER_PRICE,)))
     assert other.cheapest_offering_for_job("B200", 8, PurchaseOption.SPOT).offering.key == (
         plain.offering.key)
+
+
+def test_offering_queries_are_memoized_and_answer_as_a_fresh_book() -> None:
+    # issue 20: the optimizer asks the same queries hundreds of times per search
+    book, fresh = PriceBook(), PriceBook()
+    first = book.offerings(gpu="H100", option=SPOT, include_marketplaces=False)
+    assert book.offerings(gpu="H100", option=SPOT, include_marketplaces=False) is first
+    assert first == fresh.offerings(gpu="H100", option=SPOT, include_marketplaces=False)
+    assert first  # H100 spot is sold
+    assert book.offerings(gpu="H100", option=OD, include_marketplaces=False) == fresh.offerings(
+        gpu="H100", option=OD, include_marketplaces=False)
+    # another filter is another query; a refused name raises every time (never memoized)
+    assert book.offerings(gpu="H100", cloud="aws") == fresh.offerings(gpu="H100", cloud="aws")
+    for _ in range(2):
+        with pytest.raises(CatalogError):
+            book.offerings(gpu="H100", cloud="not-a-cloud")
+
+
+def test_one_book_per_distinct_overrides() -> None:
+    # issue 20: every plan the simulator prepares asks price_book(the scenario's overrides)
+    ten = PriceOverrides(cloud_discount_pct=(("aws", 10.0),))
+    book = price_book(ten)
+    assert price_book(PriceOverrides(cloud_discount_pct=(("aws", 10.0),))) is book
+    assert price_book(PriceOverrides(cloud_discount_pct=(("aws", 20.0),))) is not book
+    assert price_book() is price_book(PriceOverrides())
+    fresh = PriceBook(ten)
+    assert book.offerings(gpu="H100", cloud="aws", option=OD) == fresh.offerings(
+        gpu="H100", cloud="aws", option=OD)
+    for _ in range(2):  # an override the book refuses raises every time
+        with pytest.raises(CatalogError):
+            price_book(PriceOverrides(cloud_discount_pct=(("no-such-cloud", 5.0),)))

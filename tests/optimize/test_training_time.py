@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from costsim.domain.uncertainty import Fixed, LogNormal, Normal, Triangular, Uniform
+from costsim.optimize import training_time
 from costsim.optimize.training_time import RunInputs, expect_run, quadrature, run_factors
 from costsim.sim.training_run import RunSpec, simulate_run
 
@@ -132,3 +133,23 @@ def test_expected_run_is_sane_for_any_inputs(steady_h: float, ckpt_s: float, int
         p = [e.p_longer_than(d * e.wall_s) for d in (0.5, 1.0, 2.0, 4.0)]
         assert all(0 <= v <= 1 for v in p)
         assert p == sorted(p, reverse=True)
+
+
+@pytest.mark.parametrize("dist", [LogNormal(sigma=0.3, median=1.2), Normal(mean=1, sd=0.1),
+                                  Uniform(low=0.5, high=1.5)])
+def test_quadrature_nodes_computed_once_are_numpys_and_read_only(dist: object) -> None:
+    # issue 20: the Gauss nodes are memoized per count; the rule is what numpy's nodes give
+    rule = quadrature(dist, nodes=7)  # type: ignore[arg-type]
+    again = quadrature(dist, nodes=7)  # type: ignore[arg-type]
+    if isinstance(dist, Uniform):
+        t, w = np.polynomial.legendre.leggauss(7)
+        np.testing.assert_array_equal(rule.values, dist.low + (t + 1) / 2 * (dist.high - dist.low))
+        np.testing.assert_array_equal(rule.weights, w / 2)
+    else:
+        t, w = np.polynomial.hermite.hermgauss(7)
+        np.testing.assert_array_equal(rule.weights, w / math.sqrt(math.pi))
+    np.testing.assert_array_equal(again.values, rule.values)
+    rule.values[0] = -1.0  # a rule's own arrays stay the caller's to change
+    assert again.values[0] != -1.0
+    cached = training_time._gauss_hermite(7) + training_time._gauss_legendre(7)
+    assert not any(array.flags.writeable for array in cached)
