@@ -7,8 +7,6 @@ book rentals; the pure rules they rest on live in :mod:`costsim.sim.pools`,
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,19 +16,19 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from costsim.domain.calendar import Calendar
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.commit_pools import CapacityBlockPool
 from costsim.sim.draws import draw_named
+from costsim.sim.elastic import JobsBooking, jobs_booking
 from costsim.sim.ledger import Category, Component, LedgerBook, LineKey, line_key
 from costsim.sim.occupancy import (
     BoundedPool,
     FloatArray,
+    hour_grid,
     hourly_capacity,
     interval_gpus,
     intervals_gpus,
-    intervals_gpus_part,
 )
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool
 from costsim.sim.prepare import PreparedPlan
@@ -40,21 +38,6 @@ from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_HOUR
 
 IntArray = NDArray[np.int64]
-
-
-@functools.lru_cache(maxsize=64)
-def _hour_grid(calendar: Calendar) -> tuple[int, tuple[tuple[int, int], ...], IntArray]:
-    """The horizon's hours, each month's [first, end) hours and each hour's month: the same
-    for every replication of every plan on ``calendar``, so computed once (the month array
-    read-only, as it is shared)."""
-    hours = math.ceil(calendar.horizon_s / SECONDS_PER_HOUR)
-    month_hours = tuple((int(a // SECONDS_PER_HOUR), int(b // SECONDS_PER_HOUR))
-                        for a, b in itertools.pairwise(calendar.month_starts_s()))
-    month_of_hour = np.zeros(hours, dtype=np.int64)
-    for m, (a, b) in enumerate(month_hours):
-        month_of_hour[a:b] = m
-    month_of_hour.flags.writeable = False
-    return hours, month_hours, month_of_hour
 
 
 class CountingEnvironment(simpy.Environment):
@@ -145,7 +128,7 @@ class RunContext:
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
         self.horizon_s = calendar.horizon_s
-        self.hours, month_hours, self.month_of_hour = _hour_grid(calendar)
+        self.hours, month_hours, self.month_of_hour = hour_grid(calendar)
         self.month_hours = list(month_hours)
         for pool in self.prep.commitments:
             self.add_commitment(pool)
@@ -311,30 +294,37 @@ class RunContext:
                          run_s: FloatArray, gpus: int,
                          category: Category = Category.COMPUTE) -> None:
         """Book many short jobs at once, each on its own instances with the billing minimum
-        and increment, in the month it started (one vectorized call per phase)."""
+        and increment, in the month it started (one vectorized call per phase:
+        :func:`costsim.sim.elastic.jobs_booking`)."""
         if starts_s.size == 0:
             return
-        rule = pool.billing
-        billed_s = np.ceil(np.maximum(run_s, rule.minimum_s) / rule.increment_s - 1e-9) * (
-            rule.increment_s)
         paid_gpus = pool.gpus_paid_for(gpus)
-        hours = np.where(starts_s < self.horizon_s, billed_s / SECONDS_PER_HOUR * paid_gpus, 0.0)
-        if pool.gpu not in self.demand:  # a GPU type the jobs hold in no horizon hour counts
-            self.demand[pool.gpu] = np.zeros(self.hours)
-        self.record_demand(pool.gpu, *intervals_gpus_part(self.hours, starts_s,
-                                                          starts_s + run_s, float(gpus)))
-        start_hours = np.minimum((starts_s // SECONDS_PER_HOUR).astype(np.int64), self.hours - 1)
-        per_month = np.bincount(self.month_of_hour[start_hours], weights=hours,
-                                minlength=len(self.month_hours))
-        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
-                       Component.GPU_INSTANCE)
-        self._book_by_month(key, pool, per_month)
-        self._paid(pool, float(hours.sum()))
+        self.book_jobs(phase, pool, jobs_booking(
+            starts_s, run_s, gpus, paid_gpus, pool.billing, self.horizon_s, self.hours,
+            self.month_of_hour, len(self.month_hours)), category)
         if self.prep.savings_plans and pool.option is PurchaseOption.ON_DEMAND:
             # the jobs' billed GPU-hours hour by hour, for the savings plans
+            rule = pool.billing
+            billed_s = np.ceil(np.maximum(run_s, rule.minimum_s) / rule.increment_s - 1e-9) * (
+                rule.increment_s)
             billed = np.where(starts_s < self.horizon_s, billed_s, 0.0)
-            self._on_demand_hourly(key, pool, 0, intervals_gpus(
-                self.hours, starts_s, starts_s + billed, float(paid_gpus)))
+            self._on_demand_hourly(line_key(phase, pool.name, pool.gpu, pool.option.value,
+                                            category, Component.GPU_INSTANCE),
+                                   pool, 0, intervals_gpus(self.hours, starts_s,
+                                                           starts_s + billed, float(paid_gpus)))
+
+    def book_jobs(self, phase: str, pool: RentalPool, booking: JobsBooking,
+                  category: Category = Category.COMPUTE) -> None:
+        """Book what :func:`costsim.sim.elastic.jobs_booking` computed for jobs on ``pool``:
+        their demand, their GPU-hours by month (priced with the month's drift), paid hours
+        (not the savings plans' hourly record: :meth:`book_rental_jobs` adds that)."""
+        if pool.gpu not in self.demand:  # a GPU type the jobs hold in no horizon hour counts
+            self.demand[pool.gpu] = np.zeros(self.hours)
+        self.record_demand(pool.gpu, booking.demand_h0, booking.demand)
+        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
+                       Component.GPU_INSTANCE)
+        self._book_by_month(key, pool, booking.gpu_hours_by_month)
+        self._paid(pool, booking.paid_gpu_hours)
 
     def _on_demand_hourly(self, key: LineKey, pool: RentalPool, h0: int,
                           gpu_hours: FloatArray) -> None:

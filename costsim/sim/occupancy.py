@@ -9,13 +9,17 @@ each phase's share of a commitment as its compute and the rest as idle.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
+from costsim.domain.calendar import Calendar
 from costsim.units import SECONDS_PER_HOUR
+
+IntArray = NDArray[np.int64]
 
 FloatArray = NDArray[np.float64]
 
@@ -67,12 +71,52 @@ def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[in
     h1 = min(h1, hours)
     if h1 <= h0:
         return h0, np.zeros(0)
+    # Every hour inside [t0, t1) is covered whole: (s + 1 h) − s is exactly 1 h for a whole
+    # hour's start s (integers in floats), so its value is exactly 1.0 × gpus = gpus. Only the
+    # first and last hours are computed, with the same operations in the same order as the
+    # vectorized formula (Python's float arithmetic is numpy's float64: IEEE, to the bit);
+    # where the inner hours are not provably whole, every hour is computed (tests/sim/
+    # test_occupancy_fast.py checks both against the formula).
+    n = h1 - h0
+    if n > 2 and ((h0 + 1) * SECONDS_PER_HOUR < t0_s or (h1 - 1) * SECONDS_PER_HOUR > t1_s):
+        return h0, _cover(h0, h1, t0_s, t1_s) * gpus
+    profile = np.full(n, float(gpus))
+    profile[0] = _hour_cover(h0 * SECONDS_PER_HOUR, t0_s, t1_s) * gpus
+    if n > 1:
+        profile[-1] = _hour_cover((h1 - 1) * SECONDS_PER_HOUR, t0_s, t1_s) * gpus
+    return h0, profile
+
+
+def _cover(h0: int, h1: int, t0_s: float, t1_s: float) -> FloatArray:
+    """The share of each hour in [h0, h1) that [t0, t1) covers, every hour computed."""
     starts = np.arange(h0, h1, dtype=np.float64) * SECONDS_PER_HOUR
     # clip(x, 0, 1 h) as maximum then minimum: the same values, without np.clip's overhead
-    cover = np.minimum(np.maximum(np.minimum(starts + SECONDS_PER_HOUR, t1_s)
-                                  - np.maximum(starts, t0_s), 0.0),
-                       SECONDS_PER_HOUR) / SECONDS_PER_HOUR
-    return h0, cover * gpus
+    cover: FloatArray = np.minimum(np.maximum(np.minimum(starts + SECONDS_PER_HOUR, t1_s)
+                                              - np.maximum(starts, t0_s), 0.0),
+                                   SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+    return cover
+
+
+def _hour_cover(start_s: float, t0_s: float, t1_s: float) -> float:
+    """:func:`_cover` of the one hour from ``start_s`` (the same operations on floats; the
+    difference is never −0.0, so Python's max and min pick what numpy's do)."""
+    return min(max(min(start_s + SECONDS_PER_HOUR, t1_s) - max(start_s, t0_s), 0.0),
+               SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+
+
+@functools.lru_cache(maxsize=64)
+def hour_grid(calendar: Calendar) -> tuple[int, tuple[tuple[int, int], ...], IntArray]:
+    """The horizon's hours, each month's [first, end) hours and each hour's month: the same
+    for every replication of every plan on ``calendar``, so computed once (the month array
+    read-only, as it is shared)."""
+    hours = math.ceil(calendar.horizon_s / SECONDS_PER_HOUR)
+    month_hours = tuple((int(a // SECONDS_PER_HOUR), int(b // SECONDS_PER_HOUR))
+                        for a, b in itertools.pairwise(calendar.month_starts_s()))
+    month_of_hour = np.zeros(hours, dtype=np.int64)
+    for m, (a, b) in enumerate(month_hours):
+        month_of_hour[a:b] = m
+    month_of_hour.flags.writeable = False
+    return hours, month_hours, month_of_hour
 
 
 # Pools bought on fixed dates have the same capacity in every replication of a plan; a pool

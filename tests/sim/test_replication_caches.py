@@ -1,5 +1,6 @@
 """What the simulator memoizes across replications and plans (issue 20: the calendar, stream
-seeds, uncertainty draws, per-plan statics, bounded pools' capacity, load months, ledger keys)
+seeds, uncertainty draws, per-plan statics, bounded pools' capacity, load months, ledger keys,
+elastic experiment jobs on rentals)
 never changes a replication: it is the same replication whether simulated first, after other
 plans warmed the caches, alone, or in any block of a split run."""
 
@@ -13,6 +14,7 @@ from costsim.cli.scenario_names import load_scenario_file
 from costsim.domain import calendar as calendar_module
 from costsim.sim import context as context_module
 from costsim.sim import draws as draws_module
+from costsim.sim import elastic as elastic_module
 from costsim.sim import engine as engine_module
 from costsim.sim import ledger as ledger_module
 from costsim.sim import load as load_module
@@ -28,7 +30,7 @@ REPLICATIONS = 4
 
 def forget_everything() -> None:
     for module in (calendar_module, streams_module, draws_module, context_module, load_module,
-                   occupancy_module, ledger_module):
+                   occupancy_module, ledger_module, elastic_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):

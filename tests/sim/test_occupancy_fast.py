@@ -1,0 +1,52 @@
+"""``interval_gpus``'s fast path (issue 20: only the first and last hours computed) gives
+exactly what the hour-by-hour formula gives, signed zeros included."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costsim.sim.occupancy import interval_gpus
+from costsim.units import SECONDS_PER_HOUR
+
+
+def plain_interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float
+                        ) -> tuple[int, np.ndarray]:
+    """The formula the fast path replaced: every hour's covered share, vectorized."""
+    h0 = int(t0_s // SECONDS_PER_HOUR)
+    h1 = min(max(h0 + 1, math.ceil(t1_s / SECONDS_PER_HOUR)), hours)
+    if h1 <= h0:
+        return h0, np.zeros(0)
+    starts = np.arange(h0, h1, dtype=np.float64) * SECONDS_PER_HOUR
+    cover = np.minimum(np.maximum(np.minimum(starts + SECONDS_PER_HOUR, t1_s)
+                                  - np.maximum(starts, t0_s), 0.0),
+                       SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+    return h0, cover * gpus
+
+
+times = st.one_of(st.floats(0, 2e7, allow_nan=False),
+                  st.integers(0, 5000).map(lambda h: h * SECONDS_PER_HOUR),
+                  st.integers(0, 5000).map(lambda h: math.nextafter(h * SECONDS_PER_HOUR, 0)),
+                  st.integers(0, 5000).map(lambda h: math.nextafter(h * SECONDS_PER_HOUR,
+                                                                     math.inf)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(t0=times, length=st.one_of(times, st.floats(0, 7200)), hours=st.integers(1, 6000),
+       gpus=st.one_of(st.integers(0, 64).map(float), st.floats(0, 100, allow_nan=False)))
+def test_interval_gpus_equals_the_hourly_formula(t0: float, length: float, hours: int,
+                                                 gpus: float) -> None:
+    t1 = t0 + length
+    h0, got = interval_gpus(hours, t0, t1, gpus)
+    p0, want = plain_interval_gpus(hours, t0, t1, gpus)
+    assert h0 == p0
+    assert got.tobytes() == want.tobytes()
+
+
+def test_a_long_interval_is_whole_inside_and_pro_rata_at_its_ends() -> None:
+    h0, got = interval_gpus(100, 1800.0, 10 * SECONDS_PER_HOUR + 900.0, 3.0)
+    assert h0 == 0
+    assert got.tolist() == [1.5] + [3.0] * 9 + [0.75]
