@@ -25,6 +25,7 @@ from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
+from costsim.sim.occupancy import FloatArray
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
@@ -102,6 +103,11 @@ class _PlanStatics:
     egress_key: LineKey
     storage_usd_per_gb_month: float
     storage: tuple[_StorageSegment, ...]
+    # the segments' columns, for the per-replication arithmetic in arrays (read-only)
+    storage_start_s: FloatArray
+    storage_end_s: FloatArray
+    storage_dataset_gb_s: FloatArray
+    storage_month_s: FloatArray
     owned: tuple[OwnedBooking, ...]  # the prepared plan's owned pools, in its order
 
 
@@ -152,7 +158,17 @@ def _plan_statics(prep: PreparedPlan) -> _PlanStatics:
                            category=Category.DATA_TRANSFER, component=Component.NETWORK),
         storage_usd_per_gb_month=price.object_storage_usd_per_gb_month,
         storage=tuple(storage),
+        storage_start_s=_frozen([seg.start_s for seg in storage]),
+        storage_end_s=_frozen([seg.end_s for seg in storage]),
+        storage_dataset_gb_s=_frozen([seg.dataset_gb_s for seg in storage]),
+        storage_month_s=_frozen([seg.calendar_month_s for seg in storage]),
         owned=tuple(owned_booking(pool, prep.scenario.calendar) for pool in prep.owned))
+
+
+def _frozen(values: list[float]) -> FloatArray:
+    array = np.array(values, dtype=np.float64)
+    array.flags.writeable = False
+    return array
 
 
 def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
@@ -369,16 +385,20 @@ def _book_storage(ctx: RunContext, statics: _PlanStatics) -> None:
     month the horizon only partly covers) less that month's free allowance (the same in every
     replication: :func:`_plan_statics`)."""
     retained = ctx.prep.scenario.data.checkpoints_retained
-    kept = [(end_s, retained * checkpoint_bytes / 1e9)
-            for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
+    # each segment's GB-seconds: the dataset's, then each checkpoint kept from its time on,
+    # added in that order (elementwise in arrays: the same float operations as segment by
+    # segment)
+    gb_s = statics.storage_dataset_gb_s
+    for end_s, checkpoint_bytes in ctx.checkpoint_bytes:
+        gb = retained * checkpoint_bytes / 1e9
+        gb_s = gb_s + gb * np.maximum(0.0, statics.storage_end_s
+                                      - np.maximum(statics.storage_start_s, end_s))
+    # GB-seconds -> GB-months of this calendar month (none where nothing is kept)
+    storage_usd = (statics.storage_usd_per_gb_month * gb_s / statics.storage_month_s).tolist()
     charges: list[tuple[LineKey, int, float]] = []  # booked in this order, in one call
-    for seg in statics.storage:
-        gb_s = seg.dataset_gb_s
-        for from_s, gb in kept:
-            gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
-        if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
-            charges.append((statics.storage_key, seg.month_index,
-                            statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s))
+    for seg, held, usd in zip(statics.storage, (gb_s > 0).tolist(), storage_usd, strict=True):
+        if held:
+            charges.append((statics.storage_key, seg.month_index, usd))
         if seg.egress_usd is not None:
             charges.append((statics.egress_key, seg.month_index, seg.egress_usd))
     ctx.book.spend_many(charges)

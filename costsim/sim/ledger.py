@@ -368,8 +368,12 @@ def apportion_cents(numerators: Sequence[int], denominator: int) -> list[int]:
     remainders = [value - floor * denominator
                   for value, floor in zip(numerators, floors, strict=True)]
     up = _half_away(sum(numerators), denominator) - sum(floors)
-    for index in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[:up]:
-        floors[index] += 1
+    if up:
+        # (−remainder, index) pairs sort as the key (−remainders[i], i) does, without a
+        # Python key call per amount
+        pairs = zip([-r for r in remainders], range(len(floors)), strict=True)
+        for _, index in sorted(pairs)[:up]:
+            floors[index] += 1
     return floors
 
 

@@ -10,6 +10,7 @@ from costsim.sim.ledger import (
     Component,
     LedgerBook,
     LineKey,
+    apportion_cents,
     average_ledgers,
 )
 
@@ -148,3 +149,23 @@ def _without_hours(book: LedgerBook, entries: list[tuple[Category, int, float, f
         plain.spend(_key(category, Component.STORAGE if category is Category.STORAGE
                          else Component.GPU_INSTANCE), month, amount)
     return plain
+
+
+def plain_apportion(numerators: list[int], denominator: int) -> list[int]:
+    """apportion_cents as first written: the largest remainders by a sort key per index."""
+    floors = [value // denominator for value in numerators]
+    remainders = [value - floor * denominator
+                  for value, floor in zip(numerators, floors, strict=True)]
+    total = sum(numerators)
+    rounded = ((2 * total + denominator) // (2 * denominator) if total >= 0
+               else -((-2 * total + denominator) // (2 * denominator)))
+    for index in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[
+            :rounded - sum(floors)]:
+        floors[index] += 1
+    return floors
+
+
+@given(st.lists(st.integers(-10**15, 10**15), max_size=40),
+       st.sampled_from([1, 2, 3, 100, 1_000_000]))
+def test_apportioning_equals_the_sort_by_key(numerators: list[int], denominator: int) -> None:
+    assert apportion_cents(numerators, denominator) == plain_apportion(numerators, denominator)
