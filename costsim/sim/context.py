@@ -111,6 +111,8 @@ class RunContext:
     # GPUs the phases held per GPU type and horizon hour, whatever pool served them (rentals
     # before rounding to whole instances): the demand a commitment would cover
     demand: dict[str, FloatArray] = field(default_factory=dict)
+    # per GPU type, the hours [lo, hi) any demand was added to (outside them it is +0.0)
+    demand_span: dict[str, tuple[int, int]] = field(default_factory=dict)
     checkpoint_bytes: list[tuple[float, float]] = field(default_factory=list)  # (from_s, bytes)
     # fixed fleets whose queue may still drain when the horizon ends: (hold(from_s, to_s),
     # the time from which the rest is still to be booked)
@@ -245,6 +247,10 @@ class RunContext:
         if hourly is None:
             hourly = self.demand[gpu] = np.zeros(self.hours)
         hourly[h0:end] += gpus[: end - h0]
+        lo, hi = (h0, end) if h0 >= 0 else (0, self.hours)  # a slice from the end: all
+        span = self.demand_span.get(gpu)
+        self.demand_span[gpu] = (lo, hi) if span is None else (min(span[0], lo),
+                                                               max(span[1], hi))
 
     # -- rentals ----------------------------------------------------------------------------
     def price_factor(self, pool: RentalPool, month: int) -> float:

@@ -46,11 +46,14 @@ class DemandHistogram:
 
     @classmethod
     def from_hourly_and_window(cls, gpu: str, hourly: FloatArray,
-                               window: tuple[int, int] | None = None
+                               window: tuple[int, int] | None = None,
+                               zero_outside: tuple[int, int] | None = None
                                ) -> tuple[DemandHistogram, DemandHistogram | None]:
         """:meth:`from_hourly` of ``hourly`` and, for a 1-D ``hourly``, of its hours
         ``window`` = [h0, h1) (None without one): each the figures :meth:`from_hourly` gives
-        for it, the hours' levels computed once for both.
+        for it, the hours' levels computed once for both. ``zero_outside`` = [lo, hi), for a
+        1-D ``hourly``: every hour outside it is known to hold exactly +0.0 (what the
+        simulator wrote to), so the hours are not scanned for the first and last with demand.
 
         Raises:
             ValueError: no hours (in ``hourly`` or the window), or a demand below 0 GPUs.
@@ -60,11 +63,18 @@ class DemandHistogram:
             raise ValueError(f"demand of {gpu} covers no hours")
         # hours of exactly no demand before the first and after the last hour with some (a
         # GPU type one phase used for days of an 18-month horizon) are counted, not binned:
-        # level 0, adding exactly 0 GPU-hours, the same figures as binning them
+        # level 0, adding exactly 0 GPU-hours, the same figures as binning them. Binning
+        # some of them anyway (a span wider than the demand's, from ``zero_outside``) gives
+        # the same figures too: each counts one hour at level 0 and adds +0.0 to its sum
         flat = array.ravel()
-        some = flat != 0
-        first = int(some.argmax())
-        last = flat.size - int(some[::-1].argmax()) if some[first] else first
+        if zero_outside is not None and array.shape[0] == 1:
+            first, last = max(0, zero_outside[0]), min(flat.size, zero_outside[1])
+            if first >= last:
+                first = last = 0
+        else:
+            some = flat != 0
+            first = int(some.argmax())
+            last = flat.size - int(some[::-1].argmax()) if some[first] else first
         span = flat[first:last]
         lowest = float(span.min()) if span.size else 0.0
         if lowest < -_NOISE_GPUS:

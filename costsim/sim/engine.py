@@ -200,7 +200,8 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
          sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours
     ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
     windows = _demand_windows(ctx, statics.long_phase_gpus)
-    demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu))
+    demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu),
+                                                     ctx.demand_span.get(gpu, (0, 0)))
               for gpu, hourly in sorted(ctx.demand.items())]
     return Replication(
         index=index, ledger=ledger,
