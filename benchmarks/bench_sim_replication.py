@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # modules whose memoized functions (functools caches) hold what one run computed for another
 _MEMOIZING = ("costsim.domain.calendar", "costsim.sim.streams", "costsim.sim.draws",
+              "costsim.sim.training_run",
               "costsim.sim.elastic",
               "costsim.sim.load", "costsim.sim.context", "costsim.sim.occupancy",
               "costsim.sim.ledger")

@@ -7,15 +7,17 @@ book rentals; the pure rules they rest on live in :mod:`costsim.sim.pools`,
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import simpy
 from numpy.typing import NDArray
 
+from costsim.domain.calendar import Calendar
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.commit_pools import CapacityBlockPool
@@ -363,8 +365,57 @@ class RunContext:
         """Book whole instances for ``gpus`` GPUs held over [t0, t1), with the billing minimum."""
         if gpus <= 0 or t1_s <= t0_s:
             return
-        self.record_demand(pool.gpu, *interval_gpus(self.hours, t0_s, t1_s, float(gpus)))
         paid_gpus = pool.gpus_paid_for(gpus)
         billed_s = pool.billing.billed_hours(t1_s - t0_s) * SECONDS_PER_HOUR
-        h0, profile = interval_gpus(self.hours, t0_s, t0_s + billed_s, float(paid_gpus))
-        self.book_rental_hourly(phase, pool, h0, profile, category)
+        calendar = self.prep.scenario.calendar
+        booked = (interval_booking(calendar, t0_s, t1_s, gpus, paid_gpus, billed_s)
+                  if billed_s <= _INTERVALS_MEMO_S
+                  else interval_booking.__wrapped__(calendar, t0_s, t1_s, gpus, paid_gpus,
+                                                    billed_s))
+        self.record_demand(pool.gpu, booked.demand_h0, booked.demand)
+        if not booked.paid.size:
+            return
+        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
+                       Component.GPU_INSTANCE)
+        self._book_by_month(key, pool, booked.gpu_hours_by_month)
+        self._paid(pool, booked.paid_gpu_hours)
+        self._on_demand_hourly(key, pool, booked.paid_h0, booked.paid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IntervalBooking:
+    """What GPUs rented over one interval book (arrays read-only)."""
+
+    demand_h0: int
+    demand: FloatArray  # GPUs held, hour by hour from demand_h0
+    paid_h0: int
+    paid: FloatArray  # GPU-hours billed (whole instances, the billing minimum), from paid_h0
+    gpu_hours_by_month: FloatArray  # ``paid`` by horizon month
+    paid_gpu_hours: float
+
+
+# Intervals up to a month are memoized (a training run's, ~700 floats at most), by value: the
+# plans that train alike in the same future book the same interval.
+_INTERVALS_MEMO_S = 31 * 24 * SECONDS_PER_HOUR
+_INTERVALS_KEPT = 2**10
+
+
+@functools.lru_cache(maxsize=_INTERVALS_KEPT)
+def interval_booking(calendar: Calendar, t0_s: float, t1_s: float, gpus: int, paid_gpus: int,
+                     billed_s: float) -> IntervalBooking:
+    """``gpus`` GPUs held over [t0, t1) on instances of ``paid_gpus`` GPUs billed
+    ``billed_s`` from t0: the demand, and the billed GPU-hours by hour and month
+    (:meth:`RunContext.book_rental_interval`, :meth:`RunContext.book_rental_hourly`: the
+    same arrays)."""
+    hours, month_hours, month_of_hour = hour_grid(calendar)
+    h0, demand = interval_gpus(hours, t0_s, t1_s, float(gpus))
+    p0, profile = interval_gpus(hours, t0_s, t0_s + billed_s, float(paid_gpus))
+    end = min(hours, p0 + len(profile))
+    held = profile[: max(0, end - p0)]
+    per_month = cast(FloatArray, np.bincount(month_of_hour[p0:end], weights=held,
+                                             minlength=len(month_hours))
+                     if held.size else np.zeros(len(month_hours)))
+    for array in (demand, held, per_month):
+        array.flags.writeable = False
+    return IntervalBooking(demand_h0=h0, demand=demand, paid_h0=p0, paid=held,
+                           gpu_hours_by_month=per_month, paid_gpu_hours=float(held.sum()))

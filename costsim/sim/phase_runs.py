@@ -35,7 +35,7 @@ from costsim.sim.serving_prep import ServingEntryPrep
 from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
 from costsim.sim.spot_replicas import requests_lost, spot_reclaims
 from costsim.sim.streams import stream_key
-from costsim.sim.training_run import RunSpec, simulate_run
+from costsim.sim.training_run import RunSpec, simulate_run, simulate_run_on
 from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -95,7 +95,9 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
                    spot_notice_s=pool.billing.spot_notice_s if pool is not None else 0.0,
                    reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
                    fallback=src.fallback is not None)
-    out = simulate_run(spec, ctx.rng("phase", phase.name, "run"))
+    stream = stream_key(ctx.root, ("phase", phase.name, "run"))
+    out = (simulate_run(spec, ctx.rng("phase", phase.name, "run")) if stream is None
+           else simulate_run_on(spec, stream))
     # rented instances boot and load the checkpoint before the run starts (billed from launch)
     startup = ctx.prep.sim_defaults.instance_startup_s if rented and pool is not None else 0.0
     end = start + startup + out.wall_s
