@@ -62,11 +62,13 @@ def clear_caches() -> None:
             if callable(clear):
                 clear()
     # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
-    engine = importlib.import_module("costsim.sim.engine")
-    for name in ("_STATICS", "_UNCERTAINTY"):
-        kept = getattr(engine, name, None)
-        if isinstance(kept, dict):
-            kept.clear()
+    for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY")),
+                               ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",))):
+        module = importlib.import_module(module_name)
+        for name in names:
+            kept = getattr(module, name, None)
+            if isinstance(kept, dict):
+                kept.clear()
 
 
 class ExperimentsClock:

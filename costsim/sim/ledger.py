@@ -263,9 +263,14 @@ class LedgerBook:
         amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
         lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=amount)
                       for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
-        return Ledger(lines=lines, months=_month_rows(
-            self._labels, *(_cents_of(column, _FLOAT_SCALE)
-                            for column in (self._capex, self._opex, self._amortized))))
+        # a column of zeros is zeros to the cent, and the amortized view of pay-as-you-go
+        # spending is the opex column itself (equal floats: the same cents)
+        capex = (_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
+                 else [0.0] * len(self._capex))
+        opex = _cents_of(self._opex, _FLOAT_SCALE)
+        amortized = (opex if self._amortized == self._opex
+                     else _cents_of(self._amortized, _FLOAT_SCALE))
+        return Ledger(lines=lines, months=_month_rows(self._labels, capex, opex, amortized))
 
 
 class LedgerSums:
@@ -384,6 +389,7 @@ def _half_away(numerator: int, denominator: int) -> int:
     return -((-2 * numerator + denominator) // (2 * denominator))
 
 
+@functools.lru_cache(maxsize=_KEYS_KEPT)
 def _sort_key(key: LineKey) -> tuple[str, ...]:
     return (key.phase, key.pool, key.gpu, key.option, key.category.value, key.component.value)
 
