@@ -197,7 +197,7 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
-         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours
+         sum(p.used_in(a, b) for p in reserved)) for a, b in ctx.month_hours
     ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
     windows = _demand_windows(ctx, statics.long_phase_gpus)
     demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu),

@@ -34,6 +34,9 @@ class BoundedPool:
     capacity: FloatArray  # GPUs available in each horizon hour
     occupancy: FloatArray = field(init=False)
     by_phase: dict[str, FloatArray] = field(init=False, default_factory=dict)
+    # the hours [lo, hi) GPUs were taken in, overall (key None) and per phase: outside them
+    # the use is +0.0, so a month there sums to exactly 0 without summing it
+    spans: dict[str | None, tuple[int, int]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.occupancy = np.zeros_like(self.capacity)
@@ -48,10 +51,16 @@ class BoundedPool:
         if end <= hour0:
             return np.zeros_like(gpus)
         got = np.zeros_like(gpus)
-        got[: end - hour0] = np.minimum(gpus[: end - hour0], self.free()[hour0:end])
+        # what is free in these hours only (elementwise: the same values as free()'s)
+        free = np.maximum(0.0, self.capacity[hour0:end] - self.occupancy[hour0:end])
+        got[: end - hour0] = np.minimum(gpus[: end - hour0], free)
         self.occupancy[hour0:end] += got[: end - hour0]
         use = self.by_phase.setdefault(phase, np.zeros_like(self.capacity))
         use[hour0:end] += got[: end - hour0]
+        lo, hi = (hour0, end) if hour0 >= 0 else (0, len(self.capacity))  # from the end: all
+        for key in (None, phase):
+            span = self.spans.get(key)
+            self.spans[key] = (lo, hi) if span is None else (min(span[0], lo), max(span[1], hi))
         return got
 
     def used_gpu_s_by_month(self, month_hours: list[tuple[int, int]], phase: str | None = None
@@ -60,7 +69,15 @@ class BoundedPool:
         use = self.occupancy if phase is None else self.by_phase.get(phase)
         if use is None:
             return [0.0] * len(month_hours)
-        return [float(use[a:b].sum()) * SECONDS_PER_HOUR for a, b in month_hours]
+        lo, hi = self.spans.get(phase, (0, 0))
+        return [float(use[a:b].sum()) * SECONDS_PER_HOUR if a < hi and b > lo else 0.0
+                for a, b in month_hours]
+
+    def used_in(self, a: int, b: int) -> float:
+        """GPU-hours used in hours [a, b): ``float(occupancy[a:b].sum())``, exactly 0.0
+        without summing where nothing was taken."""
+        lo, hi = self.spans.get(None, (0, 0))
+        return float(self.occupancy[a:b].sum()) if a < hi and b > lo else 0.0
 
 
 def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[int, FloatArray]:

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costsim.sim.occupancy import interval_gpus
+from costsim.sim.occupancy import BoundedPool, interval_gpus
 from costsim.units import SECONDS_PER_HOUR
 
 
@@ -50,3 +50,30 @@ def test_a_long_interval_is_whole_inside_and_pro_rata_at_its_ends() -> None:
     h0, got = interval_gpus(100, 1800.0, 10 * SECONDS_PER_HOUR + 900.0, 3.0)
     assert h0 == 0
     assert got.tolist() == [1.5] + [3.0] * 9 + [0.75]
+
+
+@settings(max_examples=100, deadline=None)
+@given(takes=st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 120),
+                                st.lists(st.floats(0, 8), min_size=0, max_size=50)),
+                      max_size=6),
+       capacity=st.floats(0, 16))
+def test_a_pools_monthly_use_equals_summing_every_month(
+        takes: list[tuple[str, int, list[float]]], capacity: float) -> None:
+    hours = 100
+    pool = BoundedPool(key="commitment:0", gpu="H100", owned=False,
+                       capacity=np.full(hours, capacity))
+    for phase, hour0, gpus in takes:
+        plain_free = np.maximum(0.0, pool.capacity - pool.occupancy)
+        end = min(hours, hour0 + len(gpus))
+        got = pool.take(phase, hour0, np.array(gpus))
+        if end > hour0:
+            want = np.minimum(np.array(gpus)[: end - hour0], plain_free[hour0:end])
+            assert got[: end - hour0].tobytes() == want.tobytes()
+    months = [(0, 10), (10, 40), (40, 41), (41, 90), (90, 100)]
+    for phase in (None, "a", "b"):
+        use = pool.occupancy if phase is None else pool.by_phase.get(phase)
+        want = ([float(use[a:b].sum()) * SECONDS_PER_HOUR for a, b in months]
+                if use is not None else [0.0] * len(months))
+        assert pool.used_gpu_s_by_month(months, phase) == want
+    assert [pool.used_in(a, b) for a, b in months] == [
+        float(pool.occupancy[a:b].sum()) for a, b in months]
