@@ -63,12 +63,25 @@ class DemandHistogram:
             raise ValueError(f"demand of {gpu} covers no hours")
         # hours of exactly no demand before the first and after the last hour with some (a
         # GPU type one phase used for days of an 18-month horizon) are counted, not binned:
-        # level 0, adding exactly 0 GPU-hours, the same figures as binning them. Binning
-        # some of them anyway (a span wider than the demand's, from ``zero_outside``) gives
-        # the same figures too: each counts one hour at level 0 and adds +0.0 to its sum
+        # level 0, adding exactly 0 GPU-hours, the same figures as binning them
         flat = array.ravel()
         if zero_outside is not None and array.shape[0] == 1:
             first, last = max(0, zero_outside[0]), min(flat.size, zero_outside[1])
+            # trimmed to the first and last hour with demand, as the scan finds them (so the
+            # window below reuses the same bins): a few zero hours at the ends one by one,
+            # more by scanning what is left
+            for _ in range(4):
+                if first < last and flat[first] == 0:
+                    first += 1
+                if first < last and flat[last - 1] == 0:
+                    last -= 1
+            if first < last and (flat[first] == 0 or flat[last - 1] == 0):
+                some = flat[first:last] != 0
+                if some.any():
+                    first, last = (first + int(some.argmax()),
+                                   last - int(some[::-1].argmax()))
+                else:
+                    first = last
             if first >= last:
                 first = last = 0
         else:
