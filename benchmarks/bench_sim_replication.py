@@ -62,7 +62,7 @@ def clear_caches() -> None:
             if callable(clear):
                 clear()
     # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
-    for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY")),
+    for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY", "_HISTOGRAMS")),
                                ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",))):
         module = importlib.import_module(module_name)
         for name in names:

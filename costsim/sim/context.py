@@ -115,6 +115,9 @@ class RunContext:
     demand: dict[str, FloatArray] = field(default_factory=dict)
     # per GPU type, the hours [lo, hi) any demand was added to (outside them it is +0.0)
     demand_span: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # per GPU type, its demand's one part (first hour, array as recorded) while a single
+    # record made it, None once more did
+    demand_sole: dict[str, tuple[int, FloatArray] | None] = field(default_factory=dict)
     checkpoint_bytes: list[tuple[float, float]] = field(default_factory=list)  # (from_s, bytes)
     # fixed fleets whose queue may still drain when the horizon ends: (hold(from_s, to_s),
     # the time from which the rest is still to be booked)
@@ -249,6 +252,9 @@ class RunContext:
         if hourly is None:
             hourly = self.demand[gpu] = np.zeros(self.hours)
         hourly[h0:end] += gpus[: end - h0]
+        self.demand_sole[gpu] = (
+            (h0, gpus) if gpu not in self.demand_sole and h0 >= 0 and end - h0 == len(gpus)
+            else None)
         lo, hi = (h0, end) if h0 >= 0 else (0, self.hours)  # a slice from the end: all
         span = self.demand_span.get(gpu)
         self.demand_span[gpu] = (lo, hi) if span is None else (min(span[0], lo),

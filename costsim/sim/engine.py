@@ -9,6 +9,7 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 from __future__ import annotations
 
 import math
+import weakref
 from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass, replace
@@ -200,8 +201,7 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
          sum(p.used_in(a, b) for p in reserved)) for a, b in ctx.month_hours
     ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
     windows = _demand_windows(ctx, statics.long_phase_gpus)
-    demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu),
-                                                     ctx.demand_span.get(gpu, (0, 0)))
+    demand = [_demand_histograms(ctx, gpu, hourly, windows.get(gpu))
               for gpu, hourly in sorted(ctx.demand.items())]
     return Replication(
         index=index, ledger=ledger,
@@ -218,6 +218,39 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
                                  for gpu, hourly in sorted(ctx.demand.items()))
         if ctx.keep_fleet else (),
         gpu_demand_in_phases=tuple(part for _, part in demand if part is not None))
+
+
+# Demand histograms of a GPU type whose demand is one memoized, shared part (read-only: elastic
+# jobs or a rented interval every plan that runs the phase alike books, :mod:`costsim.sim.
+# elastic`, :func:`costsim.sim.context.interval_booking`), by that part's identity, its first
+# hour and the window: such a demand is zeros plus that part, so its histograms are the same
+# in every plan. The part is held weakly (a dead part's id may be reused: then it misses).
+_HISTOGRAMS: dict[tuple[str, int, int, int, tuple[int, int] | None],
+                  tuple[weakref.ref[FloatArray],
+                        tuple[DemandHistogram, DemandHistogram | None]]] = {}
+_HISTOGRAMS_KEPT = 2**12
+
+
+def _demand_histograms(ctx: RunContext, gpu: str, hourly: FloatArray,
+                       window: tuple[int, int] | None
+                       ) -> tuple[DemandHistogram, DemandHistogram | None]:
+    """:meth:`DemandHistogram.from_hourly_and_window` of the replication's demand for
+    ``gpu`` (memoized where that demand is one shared part)."""
+    sole = ctx.demand_sole.get(gpu)
+    if sole is None or sole[1].flags.writeable:
+        return DemandHistogram.from_hourly_and_window(gpu, hourly, window,
+                                                      ctx.demand_span.get(gpu, (0, 0)))
+    h0, part = sole
+    key = (gpu, id(part), h0, ctx.hours, window)
+    kept = _HISTOGRAMS.get(key)
+    if kept is not None and kept[0]() is part:
+        return kept[1]
+    result = DemandHistogram.from_hourly_and_window(gpu, hourly, window,
+                                                    ctx.demand_span.get(gpu, (0, 0)))
+    if len(_HISTOGRAMS) >= _HISTOGRAMS_KEPT:
+        _HISTOGRAMS.pop(next(iter(_HISTOGRAMS)))
+    _HISTOGRAMS[key] = (weakref.ref(part), result)
+    return result
 
 
 def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:

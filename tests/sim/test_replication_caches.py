@@ -41,6 +41,7 @@ def forget_everything() -> None:
                 clear()
     engine_module._STATICS.clear()
     engine_module._UNCERTAINTY.clear()
+    engine_module._HISTOGRAMS.clear()
 
 
 @pytest.fixture(scope="module")
