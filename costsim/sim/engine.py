@@ -109,6 +109,8 @@ class _PlanStatics:
     storage_end_s: FloatArray
     storage_dataset_gb_s: FloatArray
     storage_month_s: FloatArray
+    storage_months: tuple[int, ...]  # each segment's horizon month
+    egress_usd: tuple[float | None, ...]  # each segment's egress bill
     owned: tuple[OwnedBooking, ...]  # the prepared plan's owned pools, in its order
 
 
@@ -163,6 +165,8 @@ def _plan_statics(prep: PreparedPlan) -> _PlanStatics:
         storage_end_s=_frozen([seg.end_s for seg in storage]),
         storage_dataset_gb_s=_frozen([seg.dataset_gb_s for seg in storage]),
         storage_month_s=_frozen([seg.calendar_month_s for seg in storage]),
+        storage_months=tuple(seg.month_index for seg in storage),
+        egress_usd=tuple(seg.egress_usd for seg in storage),
         owned=tuple(owned_booking(pool, prep.scenario.calendar) for pool in prep.owned))
 
 
@@ -429,10 +433,7 @@ def _book_storage(ctx: RunContext, statics: _PlanStatics) -> None:
                                       - np.maximum(statics.storage_start_s, end_s))
     # GB-seconds -> GB-months of this calendar month (none where nothing is kept)
     storage_usd = (statics.storage_usd_per_gb_month * gb_s / statics.storage_month_s).tolist()
-    charges: list[tuple[LineKey, int, float]] = []  # booked in this order, in one call
-    for seg, held, usd in zip(statics.storage, (gb_s > 0).tolist(), storage_usd, strict=True):
-        if held:
-            charges.append((statics.storage_key, seg.month_index, usd))
-        if seg.egress_usd is not None:
-            charges.append((statics.egress_key, seg.month_index, seg.egress_usd))
-    ctx.book.spend_many(charges)
+    ctx.book.spend_segments(
+        statics.storage_key, [usd if held else None
+                              for usd, held in zip(storage_usd, (gb_s > 0).tolist(), strict=True)],
+        statics.egress_key, statics.egress_usd, statics.storage_months)

@@ -256,6 +256,45 @@ class LedgerBook:
                 opex[month] += amount_usd
                 amortized[month] += amount_usd
 
+    def spend_segments(self, first: LineKey, first_usd: Sequence[float | None],
+                       second: LineKey, second_usd: Sequence[float | None],
+                       months: Sequence[int]) -> None:
+        """:meth:`spend_many` of (``first``, ``months[i]``, ``first_usd[i]``) then (``second``,
+        ``months[i]``, ``second_usd[i]``) for each i in order, a None skipped: the same
+        additions in the same order (storage and egress in every billing segment)."""
+        if not all(math.isfinite(a) for a in (*first_usd, *second_usd) if a is not None):
+            self.spend_many([(key, month, amount)  # raises its error
+                             for month, a, b in zip(months, first_usd, second_usd, strict=True)
+                             for key, amount in ((first, a), (second, b))
+                             if amount is not None])
+            return
+        lines, n_months = self._lines, len(self._labels)
+        opex, amortized = self._opex, self._amortized
+        line_a: list[float] | None = None
+        line_b: list[float] | None = None
+        for month, a, b in zip(months, first_usd, second_usd, strict=True):
+            booked = 0 <= month < n_months
+            if a is not None:
+                if line_a is None:
+                    line_a = lines.get(first)
+                    if line_a is None:
+                        line_a = lines[first] = [0.0, 0.0]
+                line_a[0] += 0.0
+                line_a[1] += a
+                if booked:
+                    opex[month] += a
+                    amortized[month] += a
+            if b is not None:
+                if line_b is None:
+                    line_b = lines.get(second)
+                    if line_b is None:
+                        line_b = lines[second] = [0.0, 0.0]
+                line_b[0] += 0.0
+                line_b[1] += b
+                if booked:
+                    opex[month] += b
+                    amortized[month] += b
+
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
         to its exact total rounded to the cent (:func:`apportion_cents`)."""
