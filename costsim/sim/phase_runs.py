@@ -356,17 +356,19 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
     requests = served = tokens = output_tokens = replica_hours = 0.0
     preemptions = 0
-    fleet_total = np.zeros(hours, dtype=np.int64)
+    fleet_total: IntArray | None = None
     for entry in prep.entries:
         src = entry.source
         tput = ctx.draws["throughput_error"]
-        entry_rates = rates * entry.request_share
+        # x · 1.0 and x · 1 are x exactly: those products are skipped
+        entry_rates = rates if entry.request_share == 1.0 else rates * entry.request_share
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
                             entry.service_capacity_at(tput), entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
         counts = (fleet.replica_counts if fleet.replica_counts is not None
                   else fleet.replicas.astype(np.float64))
-        gpus = counts * entry.gpus_per_replica * cover
+        gpus = (counts if entry.gpus_per_replica == 1
+                else counts * entry.gpus_per_replica) * cover
         served_hourly = fleet.served_within_slo * cover
         rented, pool = gpus, src.rental
         if src.bounded:
@@ -396,8 +398,11 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         tokens += served_sum * (entry.prompt_tokens + entry.output_tokens)
         output_tokens += served_sum * entry.output_tokens
         replica_hours += float(counts @ cover) - missing_gpu_hours / entry.gpus_per_replica
-        fleet_total += fleet.replicas
+        # whole replica counts: exact in any order (the first entry's array is not written to)
+        fleet_total = fleet.replicas if fleet_total is None else fleet_total + fleet.replicas
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
+    if fleet_total is None:
+        fleet_total = np.zeros(hours, dtype=np.int64)
     ctx.serving.append(ServingRecord(
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
@@ -449,5 +454,6 @@ def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus:
     """Rented replicas sit on whole instances: each replica's GPUs round up to instances."""
     ctx.record_demand(pool.gpu, h0, gpus)
     per_replica = pool.gpus_paid_for(gpus_per_replica)
-    paid = gpus / gpus_per_replica * per_replica
+    paid = (gpus if gpus_per_replica == per_replica == 1
+            else gpus / gpus_per_replica * per_replica)
     ctx.book_rental_hourly(phase, pool, h0, paid)
