@@ -221,7 +221,7 @@ class RunContext:
         h1 = min(self.hours, max(h0 + 1, math.ceil(t1_s / SECONDS_PER_HOUR)))
         if h1 <= h0:
             return 0
-        free = sum((p.free()[h0:h1] for p in self.pools_for(gpu, owned)),
+        free = sum((p.free_in(h0, h1) for p in self.pools_for(gpu, owned)),
                    start=np.zeros(h1 - h0))
         return math.floor(float(free.min()) + 1e-9)
 

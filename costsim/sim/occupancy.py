@@ -45,6 +45,10 @@ class BoundedPool:
         """GPUs not taken in each hour."""
         return np.maximum(0.0, self.capacity - self.occupancy)
 
+    def free_in(self, h0: int, h1: int) -> FloatArray:
+        """:meth:`free` of the hours [h0, h1) only (0 <= h0 <= h1), the same values."""
+        return np.maximum(0.0, self.capacity[h0:h1] - self.occupancy[h0:h1])
+
     def take(self, phase: str, hour0: int, gpus: FloatArray) -> FloatArray:
         """Take up to ``gpus[i]`` GPUs in hour ``hour0 + i``; returns what was taken."""
         end = min(len(self.capacity), hour0 + len(gpus))
@@ -52,8 +56,7 @@ class BoundedPool:
             return np.zeros_like(gpus)
         got = np.zeros_like(gpus)
         # what is free in these hours only (elementwise: the same values as free()'s)
-        free = np.maximum(0.0, self.capacity[hour0:end] - self.occupancy[hour0:end])
-        got[: end - hour0] = np.minimum(gpus[: end - hour0], free)
+        got[: end - hour0] = np.minimum(gpus[: end - hour0], self.free_in(hour0, end))
         self.occupancy[hour0:end] += got[: end - hour0]
         use = self.by_phase.setdefault(phase, np.zeros_like(self.capacity))
         use[hour0:end] += got[: end - hour0]

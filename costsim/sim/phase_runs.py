@@ -149,13 +149,19 @@ def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: f
     horizon starts as soon as its GPUs are free and is cut at the horizon's end, as a rented
     run is (the ``horizon_cuts`` warning), rather than never starting and costing nothing.
     None when the GPUs are never free within the horizon."""
-    free = ctx.free_profile(gpu, owned)
-    short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))  # hours without room, so far
     span = max(1, math.ceil(work / SECONDS_PER_HOUR))
     first = int(start // SECONDS_PER_HOUR)
-    hours = len(free)
+    hours = ctx.hours
     if hours <= first:
         return None
+    # most often there is room at once: the first candidate's hours alone decide that (the
+    # same free GPUs, summed over the pools in the same order, as the horizon's profile)
+    until = min(first + span, hours)
+    if first >= 0 and not (sum((p.free_in(first, until) for p in ctx.pools_for(gpu, owned)),
+                               start=np.zeros(until - first)) < gpus - 1e-9).any():
+        return max(start, float(first) * SECONDS_PER_HOUR)
+    free = ctx.free_profile(gpu, owned)
+    short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))  # hours without room, so far
     candidates = np.arange(first, hours)
     ends = np.minimum(candidates + span, hours)
     room = short[ends] - short[candidates] == 0

@@ -77,3 +77,57 @@ def test_a_pools_monthly_use_equals_summing_every_month(
         assert pool.used_gpu_s_by_month(months, phase) == want
     assert [pool.used_in(a, b) for a, b in months] == [
         float(pool.occupancy[a:b].sum()) for a, b in months]
+
+
+def plain_first_time_free(free: np.ndarray, gpus: int, start: float, work: float
+                          ) -> float | None:
+    """_first_time_free as first written: every candidate hour from the horizon's profile."""
+    short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))
+    span = max(1, math.ceil(work / SECONDS_PER_HOUR))
+    first = int(start // SECONDS_PER_HOUR)
+    if len(free) <= first:
+        return None
+    candidates = np.arange(first, len(free))
+    room = short[np.minimum(candidates + span, len(free))] - short[candidates] == 0
+    if not room.any():
+        return None
+    return max(start, float(candidates[np.argmax(room)]) * SECONDS_PER_HOUR)
+
+
+class _Pools:
+    """What _first_time_free asks of a replication's context."""
+
+    def __init__(self, pools: list[BoundedPool], hours: int) -> None:
+        self.pools, self.hours = pools, hours
+
+    def pools_for(self, gpu: str, owned: bool) -> list[BoundedPool]:
+        return self.pools
+
+    def free_profile(self, gpu: str, owned: bool) -> np.ndarray:
+        return sum((p.free() for p in self.pools), start=np.zeros(self.hours))
+
+
+@settings(max_examples=150, deadline=None)
+@given(capacities=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60),
+                                     st.integers(0, 8)), min_size=0, max_size=3),
+       taken=st.lists(st.tuples(st.integers(0, 59), st.integers(1, 30), st.floats(0, 8)),
+                      max_size=4),
+       gpus=st.integers(0, 12), start=st.floats(0, 70 * SECONDS_PER_HOUR),
+       work=st.floats(0, 40 * SECONDS_PER_HOUR))
+def test_the_first_time_free_equals_searching_every_hour(
+        capacities: list[tuple[int, int, int]], taken: list[tuple[int, int, float]],
+        gpus: int, start: float, work: float) -> None:
+    from costsim.sim.phase_runs import _first_time_free
+
+    hours = 60
+    pools = []
+    for a, b, n in capacities:
+        capacity = np.zeros(hours)
+        capacity[min(a, b):max(a, b)] = n
+        pools.append(BoundedPool(key="owned:0", gpu="H100", owned=True, capacity=capacity))
+    for pool in pools:
+        for hour0, length, want in taken:
+            pool.take("train", hour0, np.full(length, want))
+    ctx = _Pools(pools, hours)
+    assert _first_time_free(ctx, "H100", True, gpus, start, work) == plain_first_time_free(  # type: ignore[arg-type]
+        ctx.free_profile("H100", True), gpus, start, work)
