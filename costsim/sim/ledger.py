@@ -262,7 +262,10 @@ class LedgerBook:
         """:meth:`spend_many` of (``first``, ``months[i]``, ``first_usd[i]``) then (``second``,
         ``months[i]``, ``second_usd[i]``) for each i in order, a None skipped: the same
         additions in the same order (storage and egress in every billing segment)."""
-        if not all(math.isfinite(a) for a in (*first_usd, *second_usd) if a is not None):
+        # a non-finite amount makes the sum non-finite (so does an overflow: spend_many then
+        # checks each charge and books them all, the same additions)
+        if not math.isfinite(sum([a for a in first_usd if a is not None])
+                             + sum([b for b in second_usd if b is not None])):
             self.spend_many([(key, month, amount)  # raises its error
                              for month, a, b in zip(months, first_usd, second_usd, strict=True)
                              for key, amount in ((first, a), (second, b))
