@@ -8,6 +8,7 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections import defaultdict
@@ -228,11 +229,12 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
 # jobs or a rented interval every plan that runs the phase alike books, :mod:`costsim.sim.
 # elastic`, :func:`costsim.sim.context.interval_booking`), by that part's identity, its first
 # hour and the window: such a demand is zeros plus that part, so its histograms are the same
-# in every plan. The part is held weakly (a dead part's id may be reused: then it misses).
+# in every plan. The part is held weakly, and its entry dropped when it dies (so a dead part's
+# reused id never finds it).
 _HISTOGRAMS: dict[tuple[str, int, int, int, tuple[int, int] | None],
                   tuple[weakref.ref[FloatArray],
                         tuple[DemandHistogram, DemandHistogram | None]]] = {}
-_HISTOGRAMS_KEPT = 2**12
+_HISTOGRAMS_KEPT = 2**11
 
 
 def _demand_histograms(ctx: RunContext, gpu: str, hourly: FloatArray,
@@ -253,8 +255,16 @@ def _demand_histograms(ctx: RunContext, gpu: str, hourly: FloatArray,
                                                     ctx.demand_span.get(gpu, (0, 0)))
     if len(_HISTOGRAMS) >= _HISTOGRAMS_KEPT:
         _HISTOGRAMS.pop(next(iter(_HISTOGRAMS)))
-    _HISTOGRAMS[key] = (weakref.ref(part), result)
+    _HISTOGRAMS[key] = (weakref.ref(part, functools.partial(_forget_histograms, key)), result)
     return result
+
+
+def _forget_histograms(key: tuple[str, int, int, int, tuple[int, int] | None],
+                       ref: weakref.ref[FloatArray]) -> None:
+    """Drop the histograms of a part no cache holds any more (so they hold no memory)."""
+    kept = _HISTOGRAMS.get(key)
+    if kept is not None and kept[0] is ref:
+        del _HISTOGRAMS[key]
 
 
 def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
