@@ -20,7 +20,14 @@ alternating trees): 2.75 -> 2.16 ms mean per plan-replication at d26fb90 -> this
 (all-on-demand 2.66 -> 2.30, large-cards 2.13 -> 1.81, small-a10g 2.08 -> 1.77, reserved-base
 2.62 -> 2.26, spot-checkpoints 2.49 -> 2.16, buy-servers 4.26 -> 2.58) with owned servers'
 booking once per plan, batched ledger spends, bounded running sums and fewer hourly passes
-(docs/simulator.md §7).
+(docs/simulator.md §7). Then (2026-12-02, same VM, load ~2.5, per-plan figures printed by this
+file, best of 3, two runs alternating trees): 2.21 -> 1.73 ms mean per plan-replication at
+8c31d1a -> this file's commit (all-on-demand 2.39 -> 2.18, large-cards 1.86 -> 1.28, small-a10g
+1.80 -> 1.24, reserved-base 2.26 -> 1.64, spot-checkpoints 2.15 -> 1.91, buy-servers 2.76 ->
+2.02) with what the plans share memoized by value (elastic jobs on rentals, training runs,
+rented intervals, their demand histograms) and fewer array passes and Python calls a
+replication; results byte-identical. The plans run in the scenario's order from cold caches,
+so the first plan that needs a shared value computes it (all-on-demand here).
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # modules whose memoized functions (functools caches) hold what one run computed for another
 _MEMOIZING = ("costsim.domain.calendar", "costsim.sim.streams", "costsim.sim.draws",
+              "costsim.sim.training_run",
+              "costsim.sim.elastic",
               "costsim.sim.load", "costsim.sim.context", "costsim.sim.occupancy",
               "costsim.sim.ledger")
 
@@ -60,11 +69,13 @@ def clear_caches() -> None:
             if callable(clear):
                 clear()
     # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
-    engine = importlib.import_module("costsim.sim.engine")
-    for name in ("_STATICS", "_UNCERTAINTY"):
-        kept = getattr(engine, name, None)
-        if isinstance(kept, dict):
-            kept.clear()
+    for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY", "_HISTOGRAMS")),
+                               ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",))):
+        module = importlib.import_module(module_name)
+        for name in names:
+            kept = getattr(module, name, None)
+            if isinstance(kept, dict):
+                kept.clear()
 
 
 class ExperimentsClock:
@@ -99,10 +110,19 @@ class ExperimentsClock:
         self._engine.run_experiments = self._runner
 
 
-def simulate(preps: list[PreparedPlan], replications: int) -> list[PlanResult]:
-    """Every prepared plan on the same futures (seed 0), one worker, from cold caches."""
+def simulate(preps: list[PreparedPlan], replications: int,
+             plan_cpu_s: list[float] | None = None) -> list[PlanResult]:
+    """Every prepared plan on the same futures (seed 0), one worker, from cold caches, in the
+    scenario's order (what the plans share is computed by the first that needs it); each
+    plan's CPU seconds appended to ``plan_cpu_s`` when given."""
     clear_caches()
-    return [run_plan(p, seed=0, replications=replications, workers=1) for p in preps]
+    results = []
+    for prep in preps:
+        t0 = time.process_time()
+        results.append(run_plan(prep, seed=0, replications=replications, workers=1))
+        if plan_cpu_s is not None:
+            plan_cpu_s.append(time.process_time() - t0)
+    return results
 
 
 def main() -> None:
@@ -122,20 +142,25 @@ def main() -> None:
     simulate(preps, 2)  # warm caches and lazy imports once
     best = (float("inf"), 0.0)
     results: list[PlanResult] = []
+    plan_best = [float("inf")] * len(preps)
     for _ in range(args.repeat):
         with ExperimentsClock() as clock:
             t0 = time.process_time()
-            results = simulate(preps, args.replications)
+            plan_cpu_s: list[float] = []
+            results = simulate(preps, args.replications, plan_cpu_s)
             best = min(best, (time.process_time() - t0, clock.cpu_s))
+            plan_best = [min(a, b) for a, b in zip(plan_best, plan_cpu_s, strict=True)]
     runs = feasible * args.replications
     print(f"{args.scenario.name}: {feasible} feasible plans x {args.replications} replications "
           f"in {best[0]:.2f} CPU s (best of {args.repeat}): {best[0] / runs * 1e3:.3f} ms per "
           f"plan-replication, of which {best[1] / runs * 1e3:.3f} ms in the experiments "
           f"phases' runner, {(best[0] - best[1]) / runs * 1e3:.3f} ms the rest; preparation "
           f"{prepare_s:.2f} CPU s")
-    for result in results:
+    for result, cpu_s in zip(results, plan_best, strict=True):
         cost = result.cost_usd
-        print(f"  {result.name:<24} " + (f"mean ${cost.mean:,.2f}" if cost else "infeasible"))
+        print(f"  {result.name:<24} " + (f"{cpu_s / args.replications * 1e3:.3f} ms per "
+                                         f"replication (best of {args.repeat}), "
+                                         f"mean ${cost.mean:,.2f}" if cost else "infeasible"))
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

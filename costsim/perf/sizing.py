@@ -39,7 +39,7 @@ MAX_REPLICAS = 10**9
 # rate / capacity is shrunk by this relative amount before ⌈·⌉ so that a rate of exactly k
 # capacities (k · c computed in floats, a few ulps off) needs k replicas, not k + 1, while any
 # rate > 0 still needs at least one.
-_RATIO_TOLERANCE = 1e-12
+RATIO_TOLERANCE = 1e-12
 
 
 class SizingBound(StrEnum):
@@ -184,7 +184,7 @@ def replicas_for_rate(rate_requests_per_s: ArrayLike,
     # the minimum NaN, which is not >= 0
     if rates.size and not (rates.min() >= 0 and math.isfinite(rates.max())):
         raise ValueError("rates must be finite and >= 0")
-    ratio = rates / capacity_requests_per_s * (1.0 - _RATIO_TOLERANCE)
+    ratio = rates / capacity_requests_per_s * (1.0 - RATIO_TOLERANCE)
     if ratio.size and ratio.max() > MAX_REPLICAS:
         raise ValueError(f"a rate needs more than {MAX_REPLICAS:,} replicas")
     # A positive rate needs a replica even where rate / capacity underflows to 0: ⌈ratio⌉ >= 0,

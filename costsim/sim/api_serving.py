@@ -33,7 +33,7 @@ from costsim.domain.api_pricing import (
 from costsim.domain.phases import ServingPhase
 from costsim.domain.scenario import Scenario
 from costsim.errors import CostsimError
-from costsim.sim.ledger import Category, Component, LineKey
+from costsim.sim.ledger import Category, Component, line_key
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import interval_gpus
 from costsim.sim.pools import CommitmentPool, RentalPool
@@ -171,8 +171,7 @@ def book_api_usage(ctx: RunContext, phase: str, api: ApiPhasePrep, h0: int,
         return
     per_month = np.bincount(ctx.month_of_hour[h0:end], weights=served[: end - h0],
                             minlength=len(ctx.month_hours))
-    key = LineKey(phase=phase, pool=api.pool, gpu="", option="api",
-                  category=Category.API_USAGE, component=Component.API_TOKENS)
+    key = line_key(phase, api.pool, "", "api", Category.API_USAGE, Component.API_TOKENS)
     for month in np.nonzero(per_month)[0]:
         requests = float(per_month[month])
         ctx.book.spend(key, int(month), requests * api.price.usd_per_request(

@@ -35,7 +35,7 @@ from costsim.domain.calendar import Calendar
 from costsim.domain.commitments import CapacityBlock, SavingsPlan
 from costsim.domain.pricing import PurchaseOption
 from costsim.errors import InfeasibleError
-from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
+from costsim.sim.ledger import Category, Component, LedgerBook, LineKey, line_key
 from costsim.sim.occupancy import hourly_capacity
 from costsim.sim.pools import RentalPool, seconds_by_month
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -138,8 +138,8 @@ def book_savings_plan(pool: SavingsPlanPool,
         gpu_hours -= covered_hours
         by_month = [np.bincount(month_of_hour, weights=x, minlength=months)
                     for x in (covered, covered_on_demand, covered_hours)]
-        plan_key = LineKey(phase=key.phase, pool=pool.name, gpu=key.gpu, option=pool.plan.option,
-                           category=Category.COMPUTE, component=Component.GPU_INSTANCE)
+        plan_key = line_key(key.phase, pool.name, key.gpu, pool.plan.option, Category.COMPUTE,
+                            Component.GPU_INSTANCE)
         for month in np.nonzero(by_month[0])[0]:
             book.spend(key, int(month), -float(by_month[1][month]),
                        gpu_hours=-float(by_month[2][month]))
@@ -148,8 +148,8 @@ def book_savings_plan(pool: SavingsPlanPool,
     gpu = pool.plan.family or ""
 
     def line(category: Category) -> LineKey:
-        return LineKey(phase="", pool=pool.name, gpu=gpu, option=pool.plan.option,
-                       category=category, component=Component.GPU_INSTANCE)
+        return line_key("", pool.name, gpu, pool.plan.option, category,
+                        Component.GPU_INSTANCE)
 
     book.charge(line(Category.RESERVED_IDLE), float(left.sum()))
     stranded = rate * pool.plan.term_hours - float(commitment.sum())
@@ -238,13 +238,13 @@ def book_capacity_block(pool: CapacityBlockPool,
         if used_h <= 0:
             continue
         used_total += used_h
-        book.charge(LineKey(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.block.option,
-                            category=Category.COMPUTE, component=Component.GPU_INSTANCE),
+        book.charge(line_key(phase, pool.name, pool.gpu, pool.block.option, Category.COMPUTE,
+                             Component.GPU_INSTANCE),
                     used_h * rate, gpu_hours=used_h)
 
     def line(category: Category) -> LineKey:
-        return LineKey(phase="", pool=pool.name, gpu=pool.gpu, option=pool.block.option,
-                       category=category, component=Component.GPU_INSTANCE)
+        return line_key("", pool.name, pool.gpu, pool.block.option, category,
+                        Component.GPU_INSTANCE)
 
     idle_h = max(0.0, in_horizon_h - used_total)
     book.charge(line(Category.RESERVED_IDLE), idle_h * rate, gpu_hours=idle_h)

@@ -8,11 +8,10 @@ book rentals; the pure rules they rest on live in :mod:`costsim.sim.pools`,
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import simpy
@@ -23,14 +22,15 @@ from costsim.domain.pricing import PurchaseOption
 from costsim.domain.uncertainty import Distribution
 from costsim.sim.commit_pools import CapacityBlockPool
 from costsim.sim.draws import draw_named
+from costsim.sim.elastic import JobsBooking, jobs_booking
 from costsim.sim.ledger import Category, Component, LedgerBook, LineKey, line_key
 from costsim.sim.occupancy import (
     BoundedPool,
     FloatArray,
+    hour_grid,
     hourly_capacity,
     interval_gpus,
     intervals_gpus,
-    intervals_gpus_part,
 )
 from costsim.sim.pools import CommitmentPool, OwnedPool, RentalPool
 from costsim.sim.prepare import PreparedPlan
@@ -40,21 +40,6 @@ from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_HOUR
 
 IntArray = NDArray[np.int64]
-
-
-@functools.lru_cache(maxsize=64)
-def _hour_grid(calendar: Calendar) -> tuple[int, tuple[tuple[int, int], ...], IntArray]:
-    """The horizon's hours, each month's [first, end) hours and each hour's month: the same
-    for every replication of every plan on ``calendar``, so computed once (the month array
-    read-only, as it is shared)."""
-    hours = math.ceil(calendar.horizon_s / SECONDS_PER_HOUR)
-    month_hours = tuple((int(a // SECONDS_PER_HOUR), int(b // SECONDS_PER_HOUR))
-                        for a, b in itertools.pairwise(calendar.month_starts_s()))
-    month_of_hour = np.zeros(hours, dtype=np.int64)
-    for m, (a, b) in enumerate(month_hours):
-        month_of_hour[a:b] = m
-    month_of_hour.flags.writeable = False
-    return hours, month_hours, month_of_hour
 
 
 class CountingEnvironment(simpy.Environment):
@@ -128,6 +113,11 @@ class RunContext:
     # GPUs the phases held per GPU type and horizon hour, whatever pool served them (rentals
     # before rounding to whole instances): the demand a commitment would cover
     demand: dict[str, FloatArray] = field(default_factory=dict)
+    # per GPU type, the hours [lo, hi) any demand was added to (outside them it is +0.0)
+    demand_span: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # per GPU type, its demand's one part (first hour, array as recorded) while a single
+    # record made it, None once more did
+    demand_sole: dict[str, tuple[int, FloatArray] | None] = field(default_factory=dict)
     checkpoint_bytes: list[tuple[float, float]] = field(default_factory=list)  # (from_s, bytes)
     # fixed fleets whose queue may still drain when the horizon ends: (hold(from_s, to_s),
     # the time from which the rest is still to be booked)
@@ -145,7 +135,7 @@ class RunContext:
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
         self.horizon_s = calendar.horizon_s
-        self.hours, month_hours, self.month_of_hour = _hour_grid(calendar)
+        self.hours, month_hours, self.month_of_hour = hour_grid(calendar)
         self.month_hours = list(month_hours)
         for pool in self.prep.commitments:
             self.add_commitment(pool)
@@ -231,7 +221,7 @@ class RunContext:
         h1 = min(self.hours, max(h0 + 1, math.ceil(t1_s / SECONDS_PER_HOUR)))
         if h1 <= h0:
             return 0
-        free = sum((p.free()[h0:h1] for p in self.pools_for(gpu, owned)),
+        free = sum((p.free_in(h0, h1) for p in self.pools_for(gpu, owned)),
                    start=np.zeros(h1 - h0))
         return math.floor(float(free.min()) + 1e-9)
 
@@ -262,6 +252,13 @@ class RunContext:
         if hourly is None:
             hourly = self.demand[gpu] = np.zeros(self.hours)
         hourly[h0:end] += gpus[: end - h0]
+        self.demand_sole[gpu] = (
+            (h0, gpus) if gpu not in self.demand_sole and h0 >= 0 and end - h0 == len(gpus)
+            else None)
+        lo, hi = (h0, end) if h0 >= 0 else (0, self.hours)  # a slice from the end: all
+        span = self.demand_span.get(gpu)
+        self.demand_span[gpu] = (lo, hi) if span is None else (min(span[0], lo),
+                                                               max(span[1], hi))
 
     # -- rentals ----------------------------------------------------------------------------
     def price_factor(self, pool: RentalPool, month: int) -> float:
@@ -311,30 +308,37 @@ class RunContext:
                          run_s: FloatArray, gpus: int,
                          category: Category = Category.COMPUTE) -> None:
         """Book many short jobs at once, each on its own instances with the billing minimum
-        and increment, in the month it started (one vectorized call per phase)."""
+        and increment, in the month it started (one vectorized call per phase:
+        :func:`costsim.sim.elastic.jobs_booking`)."""
         if starts_s.size == 0:
             return
-        rule = pool.billing
-        billed_s = np.ceil(np.maximum(run_s, rule.minimum_s) / rule.increment_s - 1e-9) * (
-            rule.increment_s)
         paid_gpus = pool.gpus_paid_for(gpus)
-        hours = np.where(starts_s < self.horizon_s, billed_s / SECONDS_PER_HOUR * paid_gpus, 0.0)
-        if pool.gpu not in self.demand:  # a GPU type the jobs hold in no horizon hour counts
-            self.demand[pool.gpu] = np.zeros(self.hours)
-        self.record_demand(pool.gpu, *intervals_gpus_part(self.hours, starts_s,
-                                                          starts_s + run_s, float(gpus)))
-        start_hours = np.minimum((starts_s // SECONDS_PER_HOUR).astype(np.int64), self.hours - 1)
-        per_month = np.bincount(self.month_of_hour[start_hours], weights=hours,
-                                minlength=len(self.month_hours))
-        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
-                       Component.GPU_INSTANCE)
-        self._book_by_month(key, pool, per_month)
-        self._paid(pool, float(hours.sum()))
+        self.book_jobs(phase, pool, jobs_booking(
+            starts_s, run_s, gpus, paid_gpus, pool.billing, self.horizon_s, self.hours,
+            self.month_of_hour, len(self.month_hours)), category)
         if self.prep.savings_plans and pool.option is PurchaseOption.ON_DEMAND:
             # the jobs' billed GPU-hours hour by hour, for the savings plans
+            rule = pool.billing
+            billed_s = np.ceil(np.maximum(run_s, rule.minimum_s) / rule.increment_s - 1e-9) * (
+                rule.increment_s)
             billed = np.where(starts_s < self.horizon_s, billed_s, 0.0)
-            self._on_demand_hourly(key, pool, 0, intervals_gpus(
-                self.hours, starts_s, starts_s + billed, float(paid_gpus)))
+            self._on_demand_hourly(line_key(phase, pool.name, pool.gpu, pool.option.value,
+                                            category, Component.GPU_INSTANCE),
+                                   pool, 0, intervals_gpus(self.hours, starts_s,
+                                                           starts_s + billed, float(paid_gpus)))
+
+    def book_jobs(self, phase: str, pool: RentalPool, booking: JobsBooking,
+                  category: Category = Category.COMPUTE) -> None:
+        """Book what :func:`costsim.sim.elastic.jobs_booking` computed for jobs on ``pool``:
+        their demand, their GPU-hours by month (priced with the month's drift), paid hours
+        (not the savings plans' hourly record: :meth:`book_rental_jobs` adds that)."""
+        if pool.gpu not in self.demand:  # a GPU type the jobs hold in no horizon hour counts
+            self.demand[pool.gpu] = np.zeros(self.hours)
+        self.record_demand(pool.gpu, booking.demand_h0, booking.demand)
+        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
+                       Component.GPU_INSTANCE)
+        self._book_by_month(key, pool, booking.gpu_hours_by_month)
+        self._paid(pool, booking.paid_gpu_hours)
 
     def _on_demand_hourly(self, key: LineKey, pool: RentalPool, h0: int,
                           gpu_hours: FloatArray) -> None:
@@ -367,8 +371,57 @@ class RunContext:
         """Book whole instances for ``gpus`` GPUs held over [t0, t1), with the billing minimum."""
         if gpus <= 0 or t1_s <= t0_s:
             return
-        self.record_demand(pool.gpu, *interval_gpus(self.hours, t0_s, t1_s, float(gpus)))
         paid_gpus = pool.gpus_paid_for(gpus)
         billed_s = pool.billing.billed_hours(t1_s - t0_s) * SECONDS_PER_HOUR
-        h0, profile = interval_gpus(self.hours, t0_s, t0_s + billed_s, float(paid_gpus))
-        self.book_rental_hourly(phase, pool, h0, profile, category)
+        calendar = self.prep.scenario.calendar
+        booked = (interval_booking(calendar, t0_s, t1_s, gpus, paid_gpus, billed_s)
+                  if billed_s <= _INTERVALS_MEMO_S
+                  else interval_booking.__wrapped__(calendar, t0_s, t1_s, gpus, paid_gpus,
+                                                    billed_s))
+        self.record_demand(pool.gpu, booked.demand_h0, booked.demand)
+        if not booked.paid.size:
+            return
+        key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
+                       Component.GPU_INSTANCE)
+        self._book_by_month(key, pool, booked.gpu_hours_by_month)
+        self._paid(pool, booked.paid_gpu_hours)
+        self._on_demand_hourly(key, pool, booked.paid_h0, booked.paid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IntervalBooking:
+    """What GPUs rented over one interval book (arrays read-only)."""
+
+    demand_h0: int
+    demand: FloatArray  # GPUs held, hour by hour from demand_h0
+    paid_h0: int
+    paid: FloatArray  # GPU-hours billed (whole instances, the billing minimum), from paid_h0
+    gpu_hours_by_month: FloatArray  # ``paid`` by horizon month
+    paid_gpu_hours: float
+
+
+# Intervals up to a month are memoized (a training run's, ~700 floats at most), by value: the
+# plans that train alike in the same future book the same interval.
+_INTERVALS_MEMO_S = 31 * 24 * SECONDS_PER_HOUR
+_INTERVALS_KEPT = 2**10
+
+
+@functools.lru_cache(maxsize=_INTERVALS_KEPT)
+def interval_booking(calendar: Calendar, t0_s: float, t1_s: float, gpus: int, paid_gpus: int,
+                     billed_s: float) -> IntervalBooking:
+    """``gpus`` GPUs held over [t0, t1) on instances of ``paid_gpus`` GPUs billed
+    ``billed_s`` from t0: the demand, and the billed GPU-hours by hour and month
+    (:meth:`RunContext.book_rental_interval`, :meth:`RunContext.book_rental_hourly`: the
+    same arrays)."""
+    hours, month_hours, month_of_hour = hour_grid(calendar)
+    h0, demand = interval_gpus(hours, t0_s, t1_s, float(gpus))
+    p0, profile = interval_gpus(hours, t0_s, t0_s + billed_s, float(paid_gpus))
+    end = min(hours, p0 + len(profile))
+    held = profile[: max(0, end - p0)]
+    per_month = cast(FloatArray, np.bincount(month_of_hour[p0:end], weights=held,
+                                             minlength=len(month_hours))
+                     if held.size else np.zeros(len(month_hours)))
+    for array in (demand, held, per_month):
+        array.flags.writeable = False
+    return IntervalBooking(demand_h0=h0, demand=demand, paid_h0=p0, paid=held,
+                           gpu_hours_by_month=per_month, paid_gpu_hours=float(held.sum()))

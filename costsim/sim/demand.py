@@ -46,11 +46,14 @@ class DemandHistogram:
 
     @classmethod
     def from_hourly_and_window(cls, gpu: str, hourly: FloatArray,
-                               window: tuple[int, int] | None = None
+                               window: tuple[int, int] | None = None,
+                               zero_outside: tuple[int, int] | None = None
                                ) -> tuple[DemandHistogram, DemandHistogram | None]:
         """:meth:`from_hourly` of ``hourly`` and, for a 1-D ``hourly``, of its hours
         ``window`` = [h0, h1) (None without one): each the figures :meth:`from_hourly` gives
-        for it, the hours' levels computed once for both.
+        for it, the hours' levels computed once for both. ``zero_outside`` = [lo, hi), for a
+        1-D ``hourly``: every hour outside it is known to hold exactly +0.0 (what the
+        simulator wrote to), so the hours are not scanned for the first and last with demand.
 
         Raises:
             ValueError: no hours (in ``hourly`` or the window), or a demand below 0 GPUs.
@@ -62,9 +65,29 @@ class DemandHistogram:
         # GPU type one phase used for days of an 18-month horizon) are counted, not binned:
         # level 0, adding exactly 0 GPU-hours, the same figures as binning them
         flat = array.ravel()
-        some = flat != 0
-        first = int(some.argmax())
-        last = flat.size - int(some[::-1].argmax()) if some[first] else first
+        if zero_outside is not None and array.shape[0] == 1:
+            first, last = max(0, zero_outside[0]), min(flat.size, zero_outside[1])
+            # trimmed to the first and last hour with demand, as the scan finds them (so the
+            # window below reuses the same bins): a few zero hours at the ends one by one,
+            # more by scanning what is left
+            for _ in range(4):
+                if first < last and flat[first] == 0:
+                    first += 1
+                if first < last and flat[last - 1] == 0:
+                    last -= 1
+            if first < last and (flat[first] == 0 or flat[last - 1] == 0):
+                some = flat[first:last] != 0
+                if some.any():
+                    first, last = (first + int(some.argmax()),
+                                   last - int(some[::-1].argmax()))
+                else:
+                    first = last
+            if first >= last:
+                first = last = 0
+        else:
+            some = flat != 0
+            first = int(some.argmax())
+            last = flat.size - int(some[::-1].argmax()) if some[first] else first
         span = flat[first:last]
         lowest = float(span.min()) if span.size else 0.0
         if lowest < -_NOISE_GPUS:

@@ -8,7 +8,9 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 
 from __future__ import annotations
 
+import functools
 import math
+import weakref
 from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass, replace
@@ -25,6 +27,7 @@ from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
+from costsim.sim.occupancy import FloatArray
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
@@ -102,6 +105,13 @@ class _PlanStatics:
     egress_key: LineKey
     storage_usd_per_gb_month: float
     storage: tuple[_StorageSegment, ...]
+    # the segments' columns, for the per-replication arithmetic in arrays (read-only)
+    storage_start_s: FloatArray
+    storage_end_s: FloatArray
+    storage_dataset_gb_s: FloatArray
+    storage_month_s: FloatArray
+    storage_months: tuple[int, ...]  # each segment's horizon month
+    egress_usd: tuple[float | None, ...]  # each segment's egress bill
     owned: tuple[OwnedBooking, ...]  # the prepared plan's owned pools, in its order
 
 
@@ -152,7 +162,19 @@ def _plan_statics(prep: PreparedPlan) -> _PlanStatics:
                            category=Category.DATA_TRANSFER, component=Component.NETWORK),
         storage_usd_per_gb_month=price.object_storage_usd_per_gb_month,
         storage=tuple(storage),
+        storage_start_s=_frozen([seg.start_s for seg in storage]),
+        storage_end_s=_frozen([seg.end_s for seg in storage]),
+        storage_dataset_gb_s=_frozen([seg.dataset_gb_s for seg in storage]),
+        storage_month_s=_frozen([seg.calendar_month_s for seg in storage]),
+        storage_months=tuple(seg.month_index for seg in storage),
+        egress_usd=tuple(seg.egress_usd for seg in storage),
         owned=tuple(owned_booking(pool, prep.scenario.calendar) for pool in prep.owned))
+
+
+def _frozen(values: list[float]) -> FloatArray:
+    array = np.array(values, dtype=np.float64)
+    array.flags.writeable = False
+    return array
 
 
 def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
@@ -181,10 +203,10 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
-         sum(float(p.occupancy[a:b].sum()) for p in reserved)) for a, b in ctx.month_hours
+         sum(p.used_in(a, b) for p in reserved)) for a, b in ctx.month_hours
     ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
     windows = _demand_windows(ctx, statics.long_phase_gpus)
-    demand = [DemandHistogram.from_hourly_and_window(gpu, hourly, windows.get(gpu))
+    demand = [_demand_histograms(ctx, gpu, hourly, windows.get(gpu))
               for gpu, hourly in sorted(ctx.demand.items())]
     return Replication(
         index=index, ledger=ledger,
@@ -201,6 +223,48 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
                                  for gpu, hourly in sorted(ctx.demand.items()))
         if ctx.keep_fleet else (),
         gpu_demand_in_phases=tuple(part for _, part in demand if part is not None))
+
+
+# Demand histograms of a GPU type whose demand is one memoized, shared part (read-only: elastic
+# jobs or a rented interval every plan that runs the phase alike books, :mod:`costsim.sim.
+# elastic`, :func:`costsim.sim.context.interval_booking`), by that part's identity, its first
+# hour and the window: such a demand is zeros plus that part, so its histograms are the same
+# in every plan. The part is held weakly, and its entry dropped when it dies (so a dead part's
+# reused id never finds it).
+_HISTOGRAMS: dict[tuple[str, int, int, int, tuple[int, int] | None],
+                  tuple[weakref.ref[FloatArray],
+                        tuple[DemandHistogram, DemandHistogram | None]]] = {}
+_HISTOGRAMS_KEPT = 2**11
+
+
+def _demand_histograms(ctx: RunContext, gpu: str, hourly: FloatArray,
+                       window: tuple[int, int] | None
+                       ) -> tuple[DemandHistogram, DemandHistogram | None]:
+    """:meth:`DemandHistogram.from_hourly_and_window` of the replication's demand for
+    ``gpu`` (memoized where that demand is one shared part)."""
+    sole = ctx.demand_sole.get(gpu)
+    if sole is None or sole[1].flags.writeable:
+        return DemandHistogram.from_hourly_and_window(gpu, hourly, window,
+                                                      ctx.demand_span.get(gpu, (0, 0)))
+    h0, part = sole
+    key = (gpu, id(part), h0, ctx.hours, window)
+    kept = _HISTOGRAMS.get(key)
+    if kept is not None and kept[0]() is part:
+        return kept[1]
+    result = DemandHistogram.from_hourly_and_window(gpu, hourly, window,
+                                                    ctx.demand_span.get(gpu, (0, 0)))
+    if len(_HISTOGRAMS) >= _HISTOGRAMS_KEPT:
+        _HISTOGRAMS.pop(next(iter(_HISTOGRAMS)))
+    _HISTOGRAMS[key] = (weakref.ref(part, functools.partial(_forget_histograms, key)), result)
+    return result
+
+
+def _forget_histograms(key: tuple[str, int, int, int, tuple[int, int] | None],
+                       ref: weakref.ref[FloatArray]) -> None:
+    """Drop the histograms of a part no cache holds any more (so they hold no memory)."""
+    kept = _HISTOGRAMS.get(key)
+    if kept is not None and kept[0] is ref:
+        del _HISTOGRAMS[key]
 
 
 def long_phase_gpus(prep: PreparedPlan) -> dict[str, tuple[str, ...]]:
@@ -369,16 +433,17 @@ def _book_storage(ctx: RunContext, statics: _PlanStatics) -> None:
     month the horizon only partly covers) less that month's free allowance (the same in every
     replication: :func:`_plan_statics`)."""
     retained = ctx.prep.scenario.data.checkpoints_retained
-    kept = [(end_s, retained * checkpoint_bytes / 1e9)
-            for end_s, checkpoint_bytes in ctx.checkpoint_bytes]
-    charges: list[tuple[LineKey, int, float]] = []  # booked in this order, in one call
-    for seg in statics.storage:
-        gb_s = seg.dataset_gb_s
-        for from_s, gb in kept:
-            gb_s += gb * max(0.0, seg.end_s - max(seg.start_s, from_s))
-        if gb_s > 0:  # GB-seconds -> GB-months of this calendar month
-            charges.append((statics.storage_key, seg.month_index,
-                            statics.storage_usd_per_gb_month * gb_s / seg.calendar_month_s))
-        if seg.egress_usd is not None:
-            charges.append((statics.egress_key, seg.month_index, seg.egress_usd))
-    ctx.book.spend_many(charges)
+    # each segment's GB-seconds: the dataset's, then each checkpoint kept from its time on,
+    # added in that order (elementwise in arrays: the same float operations as segment by
+    # segment)
+    gb_s = statics.storage_dataset_gb_s
+    for end_s, checkpoint_bytes in ctx.checkpoint_bytes:
+        gb = retained * checkpoint_bytes / 1e9
+        gb_s = gb_s + gb * np.maximum(0.0, statics.storage_end_s
+                                      - np.maximum(statics.storage_start_s, end_s))
+    # GB-seconds -> GB-months of this calendar month (none where nothing is kept)
+    storage_usd = (statics.storage_usd_per_gb_month * gb_s / statics.storage_month_s).tolist()
+    ctx.book.spend_segments(
+        statics.storage_key, [usd if held else None
+                              for usd, held in zip(storage_usd, (gb_s > 0).tolist(), strict=True)],
+        statics.egress_key, statics.egress_usd, statics.storage_months)

@@ -10,12 +10,13 @@ against SLO attainment.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from costsim.perf.sizing import replicas_for_rate
+from costsim.perf.sizing import MAX_REPLICAS, RATIO_TOLERANCE, replicas_for_rate
 from costsim.units import SECONDS_PER_HOUR
 
 FloatArray = NDArray[np.float64]
@@ -29,6 +30,8 @@ class FleetHours:
     replicas: IntArray
     requests: FloatArray  # requests arriving in each hour
     served_within_slo: FloatArray  # of those, served within the SLO
+    # ``replicas`` as float64 (whole numbers), when the fleet was computed with them
+    replica_counts: FloatArray | None = None
 
     @property
     def replica_hours(self) -> float:
@@ -45,29 +48,60 @@ class FleetHours:
 def replicas_for(rates_per_s: FloatArray, sizing_capacity_per_s: float, min_replicas: int,
                  max_replicas: int | None) -> IntArray:
     """Replicas the autoscaler runs for each hour's rate, clipped to [min, max]."""
-    need: IntArray = np.maximum(replicas_for_rate(rates_per_s, sizing_capacity_per_s),
-                                min_replicas).astype(np.int64)
+    return replica_counts(rates_per_s, sizing_capacity_per_s, min_replicas,
+                          max_replicas).astype(np.int64)
+
+
+def replica_counts(rates_per_s: FloatArray, sizing_capacity_per_s: float, min_replicas: int,
+                   max_replicas: int | None) -> FloatArray:
+    """:func:`replicas_for` as whole numbers in float64 (exact: at most
+    :data:`~costsim.perf.sizing.MAX_REPLICAS`), computed in one array: ⌈rate / c · (1 − ε)⌉
+    of :func:`~costsim.perf.sizing.replicas_for_rate` (the same operations and checks), raised
+    to 1 where the rate is positive and to ``min_replicas``, then cut to ``max_replicas``.
+    Raising to min ≥ 1 covers the "a positive rate needs a replica" rule, so that pass is
+    made only when min is 0 (tests/sim/test_load_fleet.py compares it with the two steps)."""
+    if not (sizing_capacity_per_s > 0 and math.isfinite(sizing_capacity_per_s)):
+        replicas_for_rate(rates_per_s, sizing_capacity_per_s)  # raises its error
+    rates = np.asarray(rates_per_s, dtype=np.float64)
+    if rates.size and not (rates.min() >= 0 and math.isfinite(rates.max())):
+        replicas_for_rate(rates, sizing_capacity_per_s)  # raises its error
+    counts: FloatArray = rates / sizing_capacity_per_s
+    counts *= 1.0 - RATIO_TOLERANCE
+    if counts.size and counts.max() > MAX_REPLICAS:
+        replicas_for_rate(rates, sizing_capacity_per_s)  # raises its error
+    np.ceil(counts, out=counts)
+    if min_replicas >= 1:
+        np.maximum(counts, float(min_replicas), out=counts)
+    else:
+        np.maximum(counts, rates > 0, out=counts)
+        np.maximum(counts, float(min_replicas), out=counts)
     if max_replicas is not None:
-        need = np.minimum(need, max_replicas)
-    return need
+        np.minimum(counts, float(max_replicas), out=counts)
+    return counts
 
 
 def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
                 service_capacity_per_s: float, min_replicas: int, max_replicas: int | None,
                 scale_up_delay_s: float) -> FleetHours:
     """Replica counts, requests and requests served within the SLO, hour by hour."""
-    replicas = replicas_for(rates_per_s, sizing_capacity_per_s, min_replicas, max_replicas)
+    counts = replica_counts(rates_per_s, sizing_capacity_per_s, min_replicas, max_replicas)
     requests = rates_per_s * SECONDS_PER_HOUR
-    running = replicas.astype(np.float64) * service_capacity_per_s
+    running = counts * service_capacity_per_s
     within = np.minimum(rates_per_s, running)
     served = within * SECONDS_PER_HOUR
     # during the scale-up delay the hour runs on the previous hour's replicas (the first
     # hour on its own): the previous hour's running capacity, the same products
-    before = np.concatenate((running[:1], running[:-1]))
+    short = np.empty_like(within)
+    if short.size:
+        short[0] = within[0] - running[0]
+        np.subtract(within[1:], running[:-1], out=short[1:])
     delay_share = min(1.0, scale_up_delay_s / SECONDS_PER_HOUR)
-    short = np.maximum(0.0, within - before) * (delay_share * SECONDS_PER_HOUR)
-    return FleetHours(replicas=replicas, requests=requests,
-                      served_within_slo=np.maximum(0.0, served - short))
+    np.maximum(0.0, short, out=short)
+    short *= delay_share * SECONDS_PER_HOUR
+    served -= short
+    np.maximum(0.0, served, out=served)
+    return FleetHours(replicas=counts.astype(np.int64), requests=requests,
+                      served_within_slo=served, replica_counts=counts)
 
 
 def mix_capacity(capacities_per_s: FloatArray, shares: FloatArray) -> float:

@@ -256,6 +256,48 @@ class LedgerBook:
                 opex[month] += amount_usd
                 amortized[month] += amount_usd
 
+    def spend_segments(self, first: LineKey, first_usd: Sequence[float | None],
+                       second: LineKey, second_usd: Sequence[float | None],
+                       months: Sequence[int]) -> None:
+        """:meth:`spend_many` of (``first``, ``months[i]``, ``first_usd[i]``) then (``second``,
+        ``months[i]``, ``second_usd[i]``) for each i in order, a None skipped: the same
+        additions in the same order (storage and egress in every billing segment)."""
+        # a non-finite amount makes the sum non-finite (so does an overflow: spend_many then
+        # checks each charge and books them all, the same additions)
+        if not math.isfinite(sum([a for a in first_usd if a is not None])
+                             + sum([b for b in second_usd if b is not None])):
+            self.spend_many([(key, month, amount)  # raises its error
+                             for month, a, b in zip(months, first_usd, second_usd, strict=True)
+                             for key, amount in ((first, a), (second, b))
+                             if amount is not None])
+            return
+        lines, n_months = self._lines, len(self._labels)
+        opex, amortized = self._opex, self._amortized
+        line_a: list[float] | None = None
+        line_b: list[float] | None = None
+        for month, a, b in zip(months, first_usd, second_usd, strict=True):
+            booked = 0 <= month < n_months
+            if a is not None:
+                if line_a is None:
+                    line_a = lines.get(first)
+                    if line_a is None:
+                        line_a = lines[first] = [0.0, 0.0]
+                line_a[0] += 0.0
+                line_a[1] += a
+                if booked:
+                    opex[month] += a
+                    amortized[month] += a
+            if b is not None:
+                if line_b is None:
+                    line_b = lines.get(second)
+                    if line_b is None:
+                        line_b = lines[second] = [0.0, 0.0]
+                line_b[0] += 0.0
+                line_b[1] += b
+                if booked:
+                    opex[month] += b
+                    amortized[month] += b
+
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
         to its exact total rounded to the cent (:func:`apportion_cents`)."""
@@ -263,9 +305,14 @@ class LedgerBook:
         amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
         lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=amount)
                       for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
-        return Ledger(lines=lines, months=_month_rows(
-            self._labels, *(_cents_of(column, _FLOAT_SCALE)
-                            for column in (self._capex, self._opex, self._amortized))))
+        # a column of zeros is zeros to the cent, and the amortized view of pay-as-you-go
+        # spending is the opex column itself (equal floats: the same cents)
+        capex = (_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
+                 else [0.0] * len(self._capex))
+        opex = _cents_of(self._opex, _FLOAT_SCALE)
+        amortized = (opex if self._amortized == self._opex
+                     else _cents_of(self._amortized, _FLOAT_SCALE))
+        return Ledger(lines=lines, months=_month_rows(self._labels, capex, opex, amortized))
 
 
 class LedgerSums:
@@ -368,8 +415,12 @@ def apportion_cents(numerators: Sequence[int], denominator: int) -> list[int]:
     remainders = [value - floor * denominator
                   for value, floor in zip(numerators, floors, strict=True)]
     up = _half_away(sum(numerators), denominator) - sum(floors)
-    for index in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[:up]:
-        floors[index] += 1
+    if up:
+        # (−remainder, index) pairs sort as the key (−remainders[i], i) does, without a
+        # Python key call per amount
+        pairs = zip([-r for r in remainders], range(len(floors)), strict=True)
+        for _, index in sorted(pairs)[:up]:
+            floors[index] += 1
     return floors
 
 
@@ -380,6 +431,7 @@ def _half_away(numerator: int, denominator: int) -> int:
     return -((-2 * numerator + denominator) // (2 * denominator))
 
 
+@functools.lru_cache(maxsize=_KEYS_KEPT)
 def _sort_key(key: LineKey) -> tuple[str, ...]:
     return (key.phase, key.pool, key.gpu, key.option, key.category.value, key.component.value)
 

@@ -83,7 +83,8 @@ def hourly_rates(shape: LoadShape, start_day: date, start_s: float, hours: int) 
         tiled.reshape(-1, n)[:] = rate
         rate = tiled[:hours]
     if shape.growth_pct_per_month:
-        rate *= np.exp(np.log1p(shape.growth_pct_per_month / 100) * _bucket_months(hours))
+        growth = np.multiply(np.log1p(shape.growth_pct_per_month / 100), _bucket_months(hours))
+        rate *= np.exp(growth, out=growth)  # in place: the same values, one array fewer
     return rate
 
 

@@ -223,12 +223,31 @@ def new_tally(prep: PreparedPlan, replications: int) -> PlanTally:
 def fold(prep: PreparedPlan, tally: PlanTally, rep: Replication) -> None:
     """Add the next replication (in index order) to the plan's tally."""
     scenario = prep.scenario
+    discount, training, serving = _fold_constants(scenario, len(rep.ledger.months))
+    tally.add(rep, discount=discount, training=training, serving=serving)
+
+
+_FoldConstants = tuple[tuple[float, ...], frozenset[str], frozenset[str]]
+# Scenarios folded lately, by identity (hashing a scenario hashes every phase and plan), kept
+# with their constants so an id cannot be reused while here.
+_FOLD_CONSTANTS: dict[int, tuple[Scenario, int, _FoldConstants]] = {}
+_FOLD_KEPT = 64
+
+
+def _fold_constants(scenario: Scenario, months: int) -> _FoldConstants:
+    """Each month's discount factor and the training and serving phases' names: the same
+    for every replication (computed once per scenario, the same values)."""
+    kept = _FOLD_CONSTANTS.get(id(scenario))
+    if kept is not None and kept[0] is scenario and kept[1] == months:
+        return kept[2]
     rate = scenario.discount_rate_pct_per_year / 100
-    months = len(rep.ledger.months)
-    discount = [(1 + rate) ** ((m + 1) / 12) for m in range(months)]
-    tally.add(rep, discount=discount,
-              training={p.name for p in scenario.phases if p.kind is PhaseKind.TRAINING},
-              serving={p.name for p in scenario.phases if p.kind is PhaseKind.SERVING})
+    constants = (tuple((1 + rate) ** ((m + 1) / 12) for m in range(months)),
+                 frozenset(p.name for p in scenario.phases if p.kind is PhaseKind.TRAINING),
+                 frozenset(p.name for p in scenario.phases if p.kind is PhaseKind.SERVING))
+    if len(_FOLD_CONSTANTS) >= _FOLD_KEPT:
+        _FOLD_CONSTANTS.pop(next(iter(_FOLD_CONSTANTS)))
+    _FOLD_CONSTANTS[id(scenario)] = (scenario, months, constants)
+    return constants
 
 
 def summarize(prep: PreparedPlan, reps: Sequence[Replication]) -> PlanResult:

@@ -9,13 +9,17 @@ each phase's share of a commitment as its compute and the rest as idle.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
+from costsim.domain.calendar import Calendar
 from costsim.units import SECONDS_PER_HOUR
+
+IntArray = NDArray[np.int64]
 
 FloatArray = NDArray[np.float64]
 
@@ -30,6 +34,9 @@ class BoundedPool:
     capacity: FloatArray  # GPUs available in each horizon hour
     occupancy: FloatArray = field(init=False)
     by_phase: dict[str, FloatArray] = field(init=False, default_factory=dict)
+    # the hours [lo, hi) GPUs were taken in, overall (key None) and per phase: outside them
+    # the use is +0.0, so a month there sums to exactly 0 without summing it
+    spans: dict[str | None, tuple[int, int]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.occupancy = np.zeros_like(self.capacity)
@@ -38,16 +45,25 @@ class BoundedPool:
         """GPUs not taken in each hour."""
         return np.maximum(0.0, self.capacity - self.occupancy)
 
+    def free_in(self, h0: int, h1: int) -> FloatArray:
+        """:meth:`free` of the hours [h0, h1) only (0 <= h0 <= h1), the same values."""
+        return np.maximum(0.0, self.capacity[h0:h1] - self.occupancy[h0:h1])
+
     def take(self, phase: str, hour0: int, gpus: FloatArray) -> FloatArray:
         """Take up to ``gpus[i]`` GPUs in hour ``hour0 + i``; returns what was taken."""
         end = min(len(self.capacity), hour0 + len(gpus))
         if end <= hour0:
             return np.zeros_like(gpus)
         got = np.zeros_like(gpus)
-        got[: end - hour0] = np.minimum(gpus[: end - hour0], self.free()[hour0:end])
+        # what is free in these hours only (elementwise: the same values as free()'s)
+        got[: end - hour0] = np.minimum(gpus[: end - hour0], self.free_in(hour0, end))
         self.occupancy[hour0:end] += got[: end - hour0]
         use = self.by_phase.setdefault(phase, np.zeros_like(self.capacity))
         use[hour0:end] += got[: end - hour0]
+        lo, hi = (hour0, end) if hour0 >= 0 else (0, len(self.capacity))  # from the end: all
+        for key in (None, phase):
+            span = self.spans.get(key)
+            self.spans[key] = (lo, hi) if span is None else (min(span[0], lo), max(span[1], hi))
         return got
 
     def used_gpu_s_by_month(self, month_hours: list[tuple[int, int]], phase: str | None = None
@@ -56,7 +72,15 @@ class BoundedPool:
         use = self.occupancy if phase is None else self.by_phase.get(phase)
         if use is None:
             return [0.0] * len(month_hours)
-        return [float(use[a:b].sum()) * SECONDS_PER_HOUR for a, b in month_hours]
+        lo, hi = self.spans.get(phase, (0, 0))
+        return [float(use[a:b].sum()) * SECONDS_PER_HOUR if a < hi and b > lo else 0.0
+                for a, b in month_hours]
+
+    def used_in(self, a: int, b: int) -> float:
+        """GPU-hours used in hours [a, b): ``float(occupancy[a:b].sum())``, exactly 0.0
+        without summing where nothing was taken."""
+        lo, hi = self.spans.get(None, (0, 0))
+        return float(self.occupancy[a:b].sum()) if a < hi and b > lo else 0.0
 
 
 def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[int, FloatArray]:
@@ -67,12 +91,52 @@ def interval_gpus(hours: int, t0_s: float, t1_s: float, gpus: float) -> tuple[in
     h1 = min(h1, hours)
     if h1 <= h0:
         return h0, np.zeros(0)
+    # Every hour inside [t0, t1) is covered whole: (s + 1 h) − s is exactly 1 h for a whole
+    # hour's start s (integers in floats), so its value is exactly 1.0 × gpus = gpus. Only the
+    # first and last hours are computed, with the same operations in the same order as the
+    # vectorized formula (Python's float arithmetic is numpy's float64: IEEE, to the bit);
+    # where the inner hours are not provably whole, every hour is computed (tests/sim/
+    # test_occupancy_fast.py checks both against the formula).
+    n = h1 - h0
+    if n > 2 and ((h0 + 1) * SECONDS_PER_HOUR < t0_s or (h1 - 1) * SECONDS_PER_HOUR > t1_s):
+        return h0, _cover(h0, h1, t0_s, t1_s) * gpus
+    profile = np.full(n, float(gpus))
+    profile[0] = _hour_cover(h0 * SECONDS_PER_HOUR, t0_s, t1_s) * gpus
+    if n > 1:
+        profile[-1] = _hour_cover((h1 - 1) * SECONDS_PER_HOUR, t0_s, t1_s) * gpus
+    return h0, profile
+
+
+def _cover(h0: int, h1: int, t0_s: float, t1_s: float) -> FloatArray:
+    """The share of each hour in [h0, h1) that [t0, t1) covers, every hour computed."""
     starts = np.arange(h0, h1, dtype=np.float64) * SECONDS_PER_HOUR
     # clip(x, 0, 1 h) as maximum then minimum: the same values, without np.clip's overhead
-    cover = np.minimum(np.maximum(np.minimum(starts + SECONDS_PER_HOUR, t1_s)
-                                  - np.maximum(starts, t0_s), 0.0),
-                       SECONDS_PER_HOUR) / SECONDS_PER_HOUR
-    return h0, cover * gpus
+    cover: FloatArray = np.minimum(np.maximum(np.minimum(starts + SECONDS_PER_HOUR, t1_s)
+                                              - np.maximum(starts, t0_s), 0.0),
+                                   SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+    return cover
+
+
+def _hour_cover(start_s: float, t0_s: float, t1_s: float) -> float:
+    """:func:`_cover` of the one hour from ``start_s`` (the same operations on floats; the
+    difference is never −0.0, so Python's max and min pick what numpy's do)."""
+    return min(max(min(start_s + SECONDS_PER_HOUR, t1_s) - max(start_s, t0_s), 0.0),
+               SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+
+
+@functools.lru_cache(maxsize=64)
+def hour_grid(calendar: Calendar) -> tuple[int, tuple[tuple[int, int], ...], IntArray]:
+    """The horizon's hours, each month's [first, end) hours and each hour's month: the same
+    for every replication of every plan on ``calendar``, so computed once (the month array
+    read-only, as it is shared)."""
+    hours = math.ceil(calendar.horizon_s / SECONDS_PER_HOUR)
+    month_hours = tuple((int(a // SECONDS_PER_HOUR), int(b // SECONDS_PER_HOUR))
+                        for a, b in itertools.pairwise(calendar.month_starts_s()))
+    month_of_hour = np.zeros(hours, dtype=np.int64)
+    for m, (a, b) in enumerate(month_hours):
+        month_of_hour[a:b] = m
+    month_of_hour.flags.writeable = False
+    return hours, month_hours, month_of_hour
 
 
 # Pools bought on fixed dates have the same capacity in every replication of a plan; a pool

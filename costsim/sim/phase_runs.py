@@ -20,7 +20,7 @@ import simpy
 from costsim.domain.measurements import Basis
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
-from costsim.sim.draws import draw_many
+from costsim.sim.elastic import JobsSpec, RentedJobs, job_run_s, poisson_arrivals, rented_jobs
 from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
 from costsim.sim.fleet import IntArray, fleet_hours
 from costsim.sim.ledger import Category
@@ -34,7 +34,8 @@ from costsim.sim.results import FleetProfile, ServingRecord, TrainingRunRecord
 from costsim.sim.serving_prep import ServingEntryPrep
 from costsim.sim.spot_jobs import FloatArray, spot_job_attempts
 from costsim.sim.spot_replicas import requests_lost, spot_reclaims
-from costsim.sim.training_run import RunSpec, simulate_run
+from costsim.sim.streams import stream_key
+from costsim.sim.training_run import RunSpec, simulate_run, simulate_run_on
 from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -94,7 +95,9 @@ def run_training(ctx: RunContext, prep: TrainingPrep) -> Process:
                    spot_notice_s=pool.billing.spot_notice_s if pool is not None else 0.0,
                    reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
                    fallback=src.fallback is not None)
-    out = simulate_run(spec, ctx.rng("phase", phase.name, "run"))
+    stream = stream_key(ctx.root, ("phase", phase.name, "run"))
+    out = (simulate_run(spec, ctx.rng("phase", phase.name, "run")) if stream is None
+           else simulate_run_on(spec, stream))
     # rented instances boot and load the checkpoint before the run starts (billed from launch)
     startup = ctx.prep.sim_defaults.instance_startup_s if rented and pool is not None else 0.0
     end = start + startup + out.wall_s
@@ -146,13 +149,19 @@ def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: f
     horizon starts as soon as its GPUs are free and is cut at the horizon's end, as a rented
     run is (the ``horizon_cuts`` warning), rather than never starting and costing nothing.
     None when the GPUs are never free within the horizon."""
-    free = ctx.free_profile(gpu, owned)
-    short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))  # hours without room, so far
     span = max(1, math.ceil(work / SECONDS_PER_HOUR))
     first = int(start // SECONDS_PER_HOUR)
-    hours = len(free)
+    hours = ctx.hours
     if hours <= first:
         return None
+    # most often there is room at once: the first candidate's hours alone decide that (the
+    # same free GPUs, summed over the pools in the same order, as the horizon's profile)
+    until = min(first + span, hours)
+    if first >= 0 and not (sum((p.free_in(first, until) for p in ctx.pools_for(gpu, owned)),
+                               start=np.zeros(until - first)) < gpus - 1e-9).any():
+        return max(start, float(first) * SECONDS_PER_HOUR)
+    free = ctx.free_profile(gpu, owned)
+    short = np.concatenate(([0], np.cumsum(free < gpus - 1e-9)))  # hours without room, so far
     candidates = np.arange(first, hours)
     ends = np.minimum(candidates + span, hours)
     room = short[ends] - short[candidates] == 0
@@ -168,12 +177,20 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     start = env.now
     duration = ctx.prep.scenario.calendar.months_s(phase.duration_months)
     rate_per_s = phase.arrivals_per_day * ctx.draws["job_arrivals_scale"] / SECONDS_PER_DAY
+    tput = ctx.draws["throughput_error"]
+    rented = _rented_jobs(ctx, prep, start, duration, rate_per_s, tput)
+    if rented is not None:  # elastic jobs on a rental pool: the phase as a value (memoized)
+        jobs_pool, jobs = rented
+        ctx.used_gpu_hours += jobs.used_gpu_hours
+        if jobs.booking is not None:
+            ctx.book_jobs(phase.name, jobs_pool, jobs.booking)
+        ctx.queue_waits.append(jobs.waits)
+        yield env.timeout(jobs.end_s - start)
+        return env.now
     arrivals = poisson_arrivals(ctx.rng("phase", phase.name, "arrivals"), rate_per_s, start,
                                 start + duration)
-    tput = ctx.draws["throughput_error"]
-    run_s = np.maximum(1.0, _job_gpu_hours(prep, ctx.rng("phase", phase.name, "sizes"),
-                                           arrivals.size)
-                       / prep.need.gpus * SECONDS_PER_HOUR / tput)
+    run_s = job_run_s(prep.gpu_hours, ctx.rng("phase", phase.name, "sizes"), arrivals.size,
+                      prep.need.gpus, tput)
     ctx.used_gpu_hours += float(run_s.sum()) * prep.need.gpus / SECONDS_PER_HOUR
     if prep.nodes is None:
         pool = prep.source.rental or prep.source.spill
@@ -228,33 +245,6 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
     if end > drain_start:  # the queue drained after the phase's months: held until then
         hold(drain_start, end)
     return end
-
-
-def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, start_s: float,
-                     end_s: float, *, block: int | None = None) -> FloatArray:
-    """Arrival times in [start, end) of a Poisson process: t_k = t_(k-1) + Exp(1/rate).
-
-    Drawn in blocks: a block of gaps holds the numbers as many scalar draws would, and its
-    running sum (numpy's cumsum adds left to right) the times the scalar loop ``t += gap``
-    gave, to the bit (tests/sim/test_experiments_queue.py). A block covers the expected count
-    plus four standard deviations (unless ``block`` says otherwise), so one block nearly always
-    suffices; the stream is the arrivals' own, so the draws past the end are never used."""
-    if rate_per_s <= 0 or end_s <= start_s:
-        return np.zeros(0)
-    scale = 1.0 / rate_per_s
-    expected = (end_s - start_s) * rate_per_s
-    if block is None:
-        block = int(expected + 4 * math.sqrt(expected)) + 16
-    parts: list[FloatArray] = []
-    t = start_s
-    while True:
-        times = np.cumsum(np.concatenate(([t], rng.exponential(scale, size=block))))[1:]
-        first_out = int(np.searchsorted(times, end_s, side="left"))
-        if first_out < block:
-            parts.append(times[:first_out])
-            return np.concatenate(parts)
-        parts.append(times)
-        t = float(times[-1])
 
 
 def _queue_job_by_job(ctx: RunContext, prep: ExperimentsPrep, arrivals: FloatArray,
@@ -324,10 +314,32 @@ def _book_elastic_jobs(ctx: RunContext, prep: ExperimentsPrep, pool: RentalPool,
     return starts + held_s
 
 
-def _job_gpu_hours(prep: ExperimentsPrep, rng: np.random.Generator, jobs: int) -> FloatArray:
-    """Each job's GPU-hours, drawn in one block (a size distribution can draw near zero:
-    never negative)."""
-    return np.maximum(0.0, draw_many(prep.gpu_hours, rng, jobs))
+def _rented_jobs(ctx: RunContext, prep: ExperimentsPrep, start: float, duration: float,
+                 rate_per_s: float, throughput_error: float
+                 ) -> tuple[RentalPool, RentedJobs] | None:
+    """The phase's elastic jobs as a value (:func:`costsim.sim.elastic.rented_jobs`) where it
+    is one: each job on its own on-demand (or other unreclaimed) rental, no savings plan
+    recording them hour by hour, named streams. None otherwise (the runner draws and books
+    them itself)."""
+    if prep.nodes is not None:
+        return None
+    pool = prep.source.rental or prep.source.spill
+    if pool is None or pool.option is PurchaseOption.SPOT or (
+            ctx.prep.savings_plans and pool.option is PurchaseOption.ON_DEMAND):
+        return None
+    name = prep.phase.name
+    arrivals = stream_key(ctx.root, ("phase", name, "arrivals"))
+    sizes = stream_key(ctx.root, ("phase", name, "sizes"))
+    if arrivals is None or sizes is None:
+        return None
+    spec = JobsSpec(start_s=start, duration_s=duration, rate_per_s=rate_per_s,
+                    gpu_hours=prep.gpu_hours, gpus=prep.need.gpus,
+                    throughput_error=throughput_error,
+                    startup_s=ctx.prep.sim_defaults.instance_startup_s,
+                    max_concurrent_jobs=prep.max_concurrent_jobs,
+                    paid_gpus=pool.gpus_paid_for(prep.need.gpus), billing=pool.billing,
+                    calendar=ctx.prep.scenario.calendar, hours=ctx.hours)
+    return pool, rented_jobs(spec, arrivals, sizes)
 
 
 def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
@@ -350,15 +362,19 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
     requests = served = tokens = output_tokens = replica_hours = 0.0
     preemptions = 0
-    fleet_total = np.zeros(hours, dtype=np.int64)
+    fleet_total: IntArray | None = None
     for entry in prep.entries:
         src = entry.source
         tput = ctx.draws["throughput_error"]
-        entry_rates = rates * entry.request_share
+        # x · 1.0 and x · 1 are x exactly: those products are skipped
+        entry_rates = rates if entry.request_share == 1.0 else rates * entry.request_share
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
                             entry.service_capacity_at(tput), entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
-        gpus = fleet.replicas.astype(np.float64) * entry.gpus_per_replica * cover
+        counts = (fleet.replica_counts if fleet.replica_counts is not None
+                  else fleet.replicas.astype(np.float64))
+        gpus = (counts if entry.gpus_per_replica == 1
+                else counts * entry.gpus_per_replica) * cover
         served_hourly = fleet.served_within_slo * cover
         rented, pool = gpus, src.rental
         if src.bounded:
@@ -387,9 +403,12 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         served += served_sum
         tokens += served_sum * (entry.prompt_tokens + entry.output_tokens)
         output_tokens += served_sum * entry.output_tokens
-        replica_hours += float(fleet.replicas @ cover) - missing_gpu_hours / entry.gpus_per_replica
-        fleet_total += fleet.replicas
+        replica_hours += float(counts @ cover) - missing_gpu_hours / entry.gpus_per_replica
+        # whole replica counts: exact in any order (the first entry's array is not written to)
+        fleet_total = fleet.replicas if fleet_total is None else fleet_total + fleet.replicas
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
+    if fleet_total is None:
+        fleet_total = np.zeros(hours, dtype=np.int64)
     ctx.serving.append(ServingRecord(
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
@@ -441,5 +460,6 @@ def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus:
     """Rented replicas sit on whole instances: each replica's GPUs round up to instances."""
     ctx.record_demand(pool.gpu, h0, gpus)
     per_replica = pool.gpus_paid_for(gpus_per_replica)
-    paid = gpus / gpus_per_replica * per_replica
+    paid = (gpus if gpus_per_replica == per_replica == 1
+            else gpus / gpus_per_replica * per_replica)
     ctx.book_rental_hourly(phase, pool, h0, paid)

@@ -36,6 +36,7 @@ from costsim.sim.ledger import (
     Component,
     LedgerBook,
     LineKey,
+    line_key,
     split_cents,
 )
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -184,8 +185,7 @@ def commitment_pool(book: PriceBook, commitment: Commitment, calendar: Calendar,
 def plan_line(pool: str, gpu: str, option: PurchaseOption, category: Category,
               component: Component) -> LineKey:
     """A plan-level ledger line (no phase): a commitment's or owned servers' own costs."""
-    return LineKey(phase="", pool=pool, gpu=gpu, option=option.value, category=category,
-                   component=component)
+    return line_key("", pool, gpu, option.value, category, component)
 
 
 def seconds_by_month(t0_s: float, t1_s: float, month_starts_s: Sequence[float]) -> list[float]:
@@ -218,8 +218,8 @@ def book_commitment(pool: CommitmentPool, used_gpu_s_by_phase: Mapping[str, Sequ
         if used_h <= 0:
             continue
         used_total_h += used_h
-        book.charge(LineKey(phase=phase, pool=pool.name, gpu=pool.gpu, option=pool.option.value,
-                            category=Category.COMPUTE, component=Component.GPU_INSTANCE),
+        book.charge(line_key(phase, pool.name, pool.gpu, pool.option.value, Category.COMPUTE,
+                             Component.GPU_INSTANCE),
                     used_h * rate, gpu_hours=used_h)
 
     def line(category: Category) -> LineKey:

@@ -93,9 +93,11 @@ class FleetProfile:
         grid = np.zeros(days * HOURS_A_DAY, dtype=np.int64)
         grid[lead:lead + counts.size] = counts
         by_day = grid.reshape(days, HOURS_A_DAY)
-        ran = np.zeros(days * HOURS_A_DAY, dtype=np.int64)
-        ran[lead:lead + counts.size] = 1
-        hours_ran = ran.reshape(days, HOURS_A_DAY).sum(axis=0)
+        # hours the fleet ran at each clock hour c: the i in [lead, lead + n) with i ≡ c
+        # (mod 24), counted in closed form (⌈(lead + n − c) / 24⌉ − ⌈(lead − c) / 24⌉)
+        clock = np.arange(HOURS_A_DAY)
+        hours_ran = (-((clock - (lead + counts.size)) // HOURS_A_DAY)
+                     + ((clock - lead) // HOURS_A_DAY))
         sums = by_day.sum(axis=0).astype(np.float64)
         mean = np.divide(sums, hours_ran, out=np.zeros(HOURS_A_DAY), where=hours_ran > 0)
         return cls(first_day=first_hour // HOURS_A_DAY,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,8 +87,8 @@ class Rows:
 
     def set(self, index: int, row: Sequence[float]) -> None:
         if self._values is None:
-            values = np.asarray(row, dtype=np.float64)
-            if not values.any() and not np.signbit(values).any():
+            # all +0.0 (a NaN is truthy; −0.0 has its sign bit): nothing to store yet
+            if not any(row) and not any(math.copysign(1.0, v) < 0 for v in row):
                 return
             self._values = np.zeros((self._n, self._width))
         self._values[index] = row
@@ -236,8 +237,8 @@ class PlanTally:
         """A per-replication column's values, in replication order."""
         return self.column(name).values(self.count)
 
-    def add(self, rep: Replication, *, discount: list[float], training: set[str],
-            serving: set[str]) -> None:
+    def add(self, rep: Replication, *, discount: Sequence[float], training: AbstractSet[str],
+            serving: AbstractSet[str]) -> None:
         """Fold in the next replication (its index must be :attr:`count`)."""
         if rep.index != self.count or self.count >= self.replications:
             raise ValueError(f"replication {rep.index} added out of order (next: {self.count} "

@@ -23,10 +23,13 @@ performance model's goodput (which the simulator does not use).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from costsim.sim.streams import StreamKey, named_rng_of
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,3 +156,15 @@ def simulate_run(spec: RunSpec, rng: np.random.Generator) -> RunOutcome:
                       restart_total_s=restarts,
                       checkpoint_total_s=checkpoints, extra_loss_s=extra, faults=faults,
                       preemptions=preemptions)
+
+
+# Every plan that trains alike in the same future (the same spec: work, faults, spot) runs the
+# same run from the same stream; kept by value for a few thousand replications (a RunOutcome
+# is ~100 bytes), a miss simulates it again, the same outcome.
+_RUNS_KEPT = 2**12
+
+
+@functools.lru_cache(maxsize=_RUNS_KEPT)
+def simulate_run_on(spec: RunSpec, stream: StreamKey) -> RunOutcome:
+    """:func:`simulate_run` on the named stream ``stream`` (memoized by value)."""
+    return simulate_run(spec, named_rng_of(stream))

@@ -25,7 +25,7 @@ from costsim.catalog.storage import storage_price
 from costsim.domain.calendar import Calendar
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.capacity import EntrySource
-from costsim.sim.ledger import Category, Component, LedgerBook, LineKey
+from costsim.sim.ledger import Category, Component, LedgerBook, line_key
 from costsim.sim.pools import CommitmentPool
 
 
@@ -108,6 +108,6 @@ def book_data_moves(moves: Sequence[DataMove], starts_s: Mapping[str, float | No
         amount = round(gb * move.usd_per_gb, 2)
         if amount <= 0:
             continue
-        book.spend(LineKey(phase=move.phase, pool=move.pool, gpu="", option="",
-                           category=Category.DATA_TRANSFER, component=Component.NETWORK),
+        book.spend(line_key(move.phase, move.pool, "", "", Category.DATA_TRANSFER,
+                            Component.NETWORK),
                    calendar.month_index(start), amount)

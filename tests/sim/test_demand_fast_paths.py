@@ -56,6 +56,14 @@ def test_histograms_equal_binning_every_hour(hourly: list[float], lead: int, tra
     whole, part = DemandHistogram.from_hourly_and_window("L4", array, (h0, h1))
     assert whole == plain_histogram("L4", array) == DemandHistogram.from_hourly("L4", array)
     assert part == plain_histogram("L4", array[h0:h1])
+    # told which hours hold +0.0 (a span around the demand, however wide): the same figures
+    some = np.flatnonzero(array)
+    lo = max(0, (int(some[0]) if some.size else 0) - lead // 2)
+    hi = (int(some[-1]) + 1 if some.size else 0) + trail // 2
+    assert DemandHistogram.from_hourly_and_window("L4", array, (h0, h1), (lo, hi)) == (
+        whole, part)
+    assert DemandHistogram.from_hourly_and_window("L4", array, (h0, h1),
+                                                  (0, array.size)) == (whole, part)
     two_d = np.stack([array, array[::-1]])
     assert DemandHistogram.from_hourly("L4", two_d) == plain_histogram("L4", two_d)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,6 +11,7 @@ from costsim.sim.ledger import (
     Component,
     LedgerBook,
     LineKey,
+    apportion_cents,
     average_ledgers,
 )
 
@@ -148,3 +150,51 @@ def _without_hours(book: LedgerBook, entries: list[tuple[Category, int, float, f
         plain.spend(_key(category, Component.STORAGE if category is Category.STORAGE
                          else Component.GPU_INSTANCE), month, amount)
     return plain
+
+
+def plain_apportion(numerators: list[int], denominator: int) -> list[int]:
+    """apportion_cents as first written: the largest remainders by a sort key per index."""
+    floors = [value // denominator for value in numerators]
+    remainders = [value - floor * denominator
+                  for value, floor in zip(numerators, floors, strict=True)]
+    total = sum(numerators)
+    rounded = ((2 * total + denominator) // (2 * denominator) if total >= 0
+               else -((-2 * total + denominator) // (2 * denominator)))
+    for index in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[
+            :rounded - sum(floors)]:
+        floors[index] += 1
+    return floors
+
+
+@given(st.lists(st.integers(-10**15, 10**15), max_size=40),
+       st.sampled_from([1, 2, 3, 100, 1_000_000]))
+def test_apportioning_equals_the_sort_by_key(numerators: list[int], denominator: int) -> None:
+    assert apportion_cents(numerators, denominator) == plain_apportion(numerators, denominator)
+
+
+amount_or_none = st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False))
+
+
+@given(st.lists(st.tuples(st.integers(-1, 4), amount_or_none, amount_or_none), max_size=12),
+       st.booleans())
+def test_spending_segments_equals_spending_each_charge(
+        segments: list[tuple[int, float | None, float | None]], same_line: bool) -> None:
+    first = _key(Category.STORAGE, Component.STORAGE, phase="")
+    second = first if same_line else _key(Category.DATA_TRANSFER, Component.NETWORK, phase="")
+    months = [m for m, _, _ in segments]
+    a, b = [x for _, x, _ in segments], [y for _, _, y in segments]
+    one, many = LedgerBook(MONTHS), LedgerBook(MONTHS)
+    one.spend(first, 0, 1.5)  # a line booked before
+    many.spend(first, 0, 1.5)
+    one.spend_segments(first, a, second, b, months)
+    many.spend_many([charge for m, x, y in segments
+                     for charge in ((first, m, x), (second, m, y)) if charge[2] is not None])
+    assert one.close() == many.close()
+    assert one._lines == many._lines
+    assert (one._opex, one._amortized) == (many._opex, many._amortized)
+
+
+def test_a_non_finite_segment_charge_names_its_line() -> None:
+    book = LedgerBook(MONTHS)
+    with pytest.raises(ValueError, match="non-finite charge"):
+        book.spend_segments(_key(), [1.0, float("inf")], _key(phase="x"), [None, 2.0], [0, 1])

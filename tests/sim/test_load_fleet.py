@@ -80,3 +80,46 @@ def test_more_demand_never_needs_fewer_replicas(rates: list[float], capacity: fl
     high = replicas_for(base * 1.5, capacity, 1, None)
     assert np.all(high >= low)
     assert np.all(low * capacity >= base * (1 - 1e-9))
+
+
+def plain_fleet(rates: np.ndarray, sizing: float, service: float, low: int, high: int | None,
+                delay_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fleet as computed before issue 20's one-array pass: replicas_for_rate, then the
+    floor and the cap, then the served requests."""
+    from costsim.perf.sizing import replicas_for_rate
+
+    need = np.maximum(replicas_for_rate(rates, sizing), low).astype(np.int64)
+    if high is not None:
+        need = np.minimum(need, high)
+    running = need.astype(np.float64) * service
+    within = np.minimum(rates, running)
+    before = np.concatenate((running[:1], running[:-1]))
+    short = np.maximum(0.0, within - before) * (min(1.0, delay_s / 3600) * 3600)
+    return need, rates * 3600, np.maximum(0.0, within * 3600 - short)
+
+
+@given(st.lists(st.one_of(st.floats(min_value=0, max_value=1e4), st.just(0.0),
+                          st.sampled_from([5e-324, 1e-300, 10.0, 20.0])), min_size=0,
+                max_size=60),
+       st.floats(min_value=0.01, max_value=100), st.floats(min_value=0.01, max_value=100),
+       st.integers(0, 4), st.one_of(st.none(), st.integers(0, 50)), st.floats(0, 7200))
+def test_the_fleet_in_one_array_equals_the_two_step_computation(
+        rates: list[float], sizing: float, service: float, low: int, high: int | None,
+        delay_s: float) -> None:
+    array = np.array(rates, dtype=np.float64)
+    fleet = fleet_hours(array, sizing, service, low, high, delay_s)
+    need, requests, served = plain_fleet(array, sizing, service, low, high, delay_s)
+    assert fleet.replicas.dtype == np.int64
+    assert fleet.replicas.tobytes() == need.tobytes()
+    assert fleet.requests.tobytes() == requests.tobytes()
+    assert fleet.served_within_slo.tobytes() == served.tobytes()
+    assert replicas_for(array, sizing, low, high).tobytes() == need.tobytes()
+
+
+def test_the_fleet_keeps_the_sizing_rules_errors() -> None:
+    with pytest.raises(ValueError, match="capacity must be"):
+        replicas_for(np.ones(3), 0.0, 1, None)
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        replicas_for(np.array([1.0, -1.0]), 1.0, 1, None)
+    with pytest.raises(ValueError, match="more than"):
+        replicas_for(np.array([1e12]), 1.0, 1, None)
