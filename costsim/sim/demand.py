@@ -12,6 +12,7 @@ histogram is exact for what sizing needs, the GPU-hours above any whole-GPU comm
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,9 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 # GPU-hours below this are float noise of pro-rata partial hours, not demand
 _NOISE_GPUS = 1e-9
+# pooling bins levels below this by the level itself (a bincount of at most this many bins);
+# higher levels (a 16,384-GPU run's) are sorted first
+_DIRECT_LEVELS = 2**16
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,12 +121,24 @@ class DemandHistogram:
         gpus = {part.gpu for part in parts}
         if len(gpus) != 1:
             raise ValueError(f"cannot pool demand of {' with '.join(sorted(gpus))}")
-        levels, index = np.unique(np.concatenate([part.levels for part in parts]).astype(np.int64),
-                                  return_inverse=True)
-        hours = np.bincount(index, weights=np.concatenate([part.hours for part in parts]),
-                            minlength=len(levels))
-        gpu_hours = np.bincount(index, weights=np.concatenate([part.gpu_hours for part in parts]),
-                                minlength=len(levels))
+        every = np.fromiter(itertools.chain.from_iterable(part.levels for part in parts),
+                            dtype=np.int64)
+        all_hours = np.fromiter(itertools.chain.from_iterable(part.hours for part in parts),
+                                dtype=np.float64, count=every.size)
+        all_gpu_hours = np.fromiter(
+            itertools.chain.from_iterable(part.gpu_hours for part in parts), dtype=np.float64,
+            count=every.size)
+        if every.size and every.min() >= 0 and every.max() < _DIRECT_LEVELS:
+            # levels are whole GPUs: binned by level itself, no sort (bincount adds each bin's
+            # weights in input order, as with the sorted levels' inverse index below)
+            present = np.bincount(every)
+            levels = np.flatnonzero(present)
+            hours = np.bincount(every, weights=all_hours)[levels]
+            gpu_hours = np.bincount(every, weights=all_gpu_hours)[levels]
+        else:
+            levels, index = np.unique(every, return_inverse=True)
+            hours = np.bincount(index, weights=all_hours, minlength=len(levels))
+            gpu_hours = np.bincount(index, weights=all_gpu_hours, minlength=len(levels))
         return DemandHistogram(gpu=parts[0].gpu,
                                replications=sum(part.replications for part in parts),
                                levels=tuple(int(j) for j in levels),

@@ -307,12 +307,13 @@ class LedgerBook:
                       for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
         # a column of zeros is zeros to the cent, and the amortized view of pay-as-you-go
         # spending is the opex column itself (equal floats: the same cents)
-        capex = (_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
-                 else [0.0] * len(self._capex))
-        opex = _cents_of(self._opex, _FLOAT_SCALE)
+        capex = (_whole_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
+                 else [0] * len(self._capex))
+        opex = _whole_cents_of(self._opex, _FLOAT_SCALE)
         amortized = (opex if self._amortized == self._opex
-                     else _cents_of(self._amortized, _FLOAT_SCALE))
-        return Ledger(lines=lines, months=_month_rows(self._labels, capex, opex, amortized))
+                     else _whole_cents_of(self._amortized, _FLOAT_SCALE))
+        return Ledger(lines=lines, months=_month_rows_of_cents(self._labels, capex, opex,
+                                                               amortized))
 
 
 class LedgerSums:
@@ -394,6 +395,18 @@ def _month_rows(labels: Sequence[str], capex: Sequence[float], opex: Sequence[fl
         for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
 
 
+def _month_rows_of_cents(labels: Sequence[str], capex: Sequence[int], opex: Sequence[int],
+                         amortized: Sequence[int]) -> tuple[MonthRow, ...]:
+    """:func:`_month_rows` of whole cents: the same rows. Cash is the integer sum of the cents
+    :func:`_month_rows` recovers with ``round(c / 100 * 100)``, which is ``c`` itself (c / 100
+    is within half an ulp of the exact quotient, so times 100 it is within |c| · 2^-52 < 0.5 of
+    c for any |c| < 2^51 cents)."""
+    return tuple(
+        MonthRow(month=label, capex_usd=c / 100, opex_usd=o / 100, cash_usd=(c + o) / 100,
+                 amortized_usd=a / 100)
+        for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
+
+
 # Float amounts are apportioned in millionths of a cent: far below a cent, far above the float
 # error of a replication's sums.
 _FLOAT_SCALE = 1_000_000
@@ -402,6 +415,11 @@ _FLOAT_SCALE = 1_000_000
 def _cents_of(amounts: Sequence[float], scale: int) -> list[float]:
     """Float dollar amounts to the cent, apportioned to their rounded total."""
     return [c / 100 for c in apportion_cents([round(a * 100 * scale) for a in amounts], scale)]
+
+
+def _whole_cents_of(amounts: Sequence[float], scale: int) -> list[int]:
+    """:func:`_cents_of` in whole cents (integers): its amounts are these over 100."""
+    return apportion_cents([round(a * 100 * scale) for a in amounts], scale)
 
 
 def apportion_cents(numerators: Sequence[int], denominator: int) -> list[int]:
