@@ -53,7 +53,7 @@ _MEMOIZING = ("costsim.domain.calendar", "costsim.sim.streams", "costsim.sim.dra
               "costsim.sim.training_run",
               "costsim.sim.elastic",
               "costsim.sim.load", "costsim.sim.context", "costsim.sim.occupancy",
-              "costsim.sim.ledger")
+              "costsim.sim.ledger", "costsim.sim.results")
 
 
 def clear_caches() -> None:
