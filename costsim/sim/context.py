@@ -282,8 +282,8 @@ class RunContext:
     def _book_by_month(self, key: LineKey, pool: RentalPool, per_month: np.ndarray) -> None:
         """Book a pool's GPU-hours per horizon month (only the months with some), each month
         priced with its drift."""
-        months = np.nonzero(per_month)[0].tolist()
-        hours = per_month[months].tolist()
+        some = np.flatnonzero(per_month)
+        months, hours = some.tolist(), per_month[some].tolist()
         rate, factors = pool.rate_usd_per_gpu_hour, self.price_factors(pool)
         self.book.spend_months(key, months, [h * rate * factors[m]
                                              for m, h in zip(months, hours, strict=True)],

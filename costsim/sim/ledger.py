@@ -321,41 +321,62 @@ class LedgerSums:
     (floats, added in that order) and integer cents, per month the capex, opex and amortized
     cents; :meth:`mean` is their mean ledger."""
 
-    __slots__ = ("cents", "count", "hours", "labels", "month_cents")
+    __slots__ = ("_by_id", "cents", "count", "hours", "labels", "month_cents")
 
     def __init__(self) -> None:
         self.count = 0
-        self.hours: dict[LineKey, list[float]] = {}
-        self.cents: dict[LineKey, int] = {}
+        self.hours: dict[LineKey, list[float]] = {}  # a one-element list a line
+        self.cents: dict[LineKey, list[int]] = {}  # a one-element list a line
         self.month_cents: list[list[int]] = []  # capex, opex, amortized
         self.labels: list[str] = []
+        # each line's two sums by its key object's id (the key kept with them, so its id
+        # cannot be reused while here): the keys are memoized (:func:`line_key`), the same
+        # objects in every replication, and hashing a LineKey is Python code (~0.3 µs, three
+        # times a line); any other key object takes the hashed path
+        self._by_id: dict[int, tuple[LineKey, list[float], list[int]]] = {}
 
-    def add(self, ledger: Ledger) -> None:
-        """Add the next replication's ledger (one dict lookup a line: hashing a LineKey is
-        most of this loop's cost)."""
+    def add(self, ledger: Ledger) -> int:
+        """Add the next replication's ledger; returns its lines' integer cents summed, so its
+        cost is that over 100 (:attr:`Ledger.cost_usd`, the same cents)."""
         if not self.count:
             self.labels = [row.month for row in ledger.months]
             self.month_cents = [[0] * len(ledger.months) for _ in range(3)]
-        hours, cents = self.hours, self.cents
+        by_id = self._by_id
+        total = 0
         for line in ledger.lines:
-            acc = hours.get(line.key)
-            if acc is None:
-                acc = hours[line.key] = [0.0]
-                cents[line.key] = 0
-            acc[0] += line.gpu_hours
-            cents[line.key] += round(line.amount_usd * 100)
+            key = line.key
+            cells = by_id.get(id(key))
+            if cells is None or cells[0] is not key:
+                cells = self._cells(key)
+            cells[1][0] += line.gpu_hours
+            line_cents = round(line.amount_usd * 100)
+            cells[2][0] += line_cents
+            total += line_cents
         capex, opex, amortized = self.month_cents
         for m, row in enumerate(ledger.months):
             capex[m] += round(row.capex_usd * 100)
             opex[m] += round(row.opex_usd * 100)
             amortized[m] += round(row.amortized_usd * 100)
         self.count += 1
+        return total
+
+    def _cells(self, key: LineKey) -> tuple[LineKey, list[float], list[int]]:
+        """The sums of ``key``'s line (new ones at 0), indexed by the key object's id."""
+        hours = self.hours.get(key)
+        if hours is None:
+            hours = self.hours[key] = [0.0]
+            self.cents[key] = [0]
+        if len(self._by_id) > 4 * len(self.hours) + 64:  # key objects not reused: bounded
+            self._by_id.clear()
+        cells = self._by_id[id(key)] = (key, hours, self.cents[key])
+        return cells
 
     def mean(self) -> Ledger:
         """The mean ledger of the ledgers added (:func:`mean_ledger_of`)."""
         if not self.count:
             raise ValueError("no ledgers to average")
-        return mean_ledger_of(self.hours, self.cents, self.month_cents, self.labels, self.count)
+        return mean_ledger_of(self.hours, {key: c[0] for key, c in self.cents.items()},
+                              self.month_cents, self.labels, self.count)
 
 
 def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:

@@ -252,9 +252,9 @@ class PlanTally:
             self.reserved_committed = Rows(self.replications, width)
             self.reserved_used = Rows(self.replications, width)
             self.phases = [_PhaseLines() for _ in rep.timelines]
-        self.ledger.add(rep.ledger)
+        cost_cents = self.ledger.add(rep.ledger)
         col = self.column
-        col("cost").set(i, rep.cost_usd)
+        col("cost").set(i, cost_cents / 100)  # rep.cost_usd: the lines' cents over 100
         col("npv").set(i, sum(row.cash_usd / discount[m]
                               for m, row in enumerate(rep.ledger.months)))
         finish = max((t.end_s if t.end_s is not None else math.inf) for t in rep.timelines)

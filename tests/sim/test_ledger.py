@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from costsim.sim.ledger import (
     Category,
     Component,
     LedgerBook,
+    LedgerSums,
     LineKey,
     apportion_cents,
     average_ledgers,
@@ -198,3 +201,23 @@ def test_a_non_finite_segment_charge_names_its_line() -> None:
     book = LedgerBook(MONTHS)
     with pytest.raises(ValueError, match="non-finite charge"):
         book.spend_segments(_key(), [1.0, float("inf")], _key(phase="x"), [None, 2.0], [0, 1])
+
+
+@given(st.lists(st.lists(st.floats(min_value=-1e6, max_value=1e7, allow_nan=False),
+                         min_size=1, max_size=6), min_size=1, max_size=6))
+def test_summed_ledgers_are_the_same_with_shared_or_copied_keys(
+        replications: list[list[float]]) -> None:
+    """LedgerSums finds a line by its key object's id: the same sums (and each ledger's cost
+    in cents) whether every ledger holds the same key objects or copies of them."""
+    shared = [_key(phase=f"p{i}") for i in range(3)]
+    by_shared, by_copies = LedgerSums(), LedgerSums()
+    for amounts in replications:
+        same, copied = LedgerBook(MONTHS), LedgerBook(MONTHS)
+        for i, amount in enumerate(amounts):
+            same.spend(shared[i % 3], i % 3, amount, gpu_hours=abs(amount) / 7)
+            copied.spend(_key(phase=f"p{i % 3}"), i % 3, amount, gpu_hours=abs(amount) / 7)
+        ledger = same.close()
+        cents = by_shared.add(ledger)
+        assert cents == round(ledger.cost_usd * 100)
+        assert by_copies.add(pickle.loads(pickle.dumps(copied.close()))) == cents
+    assert by_shared.mean() == by_copies.mean()
