@@ -301,7 +301,7 @@ class LedgerBook:
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
         to its exact total rounded to the cent (:func:`apportion_cents`)."""
-        ordered = sorted(self._lines.items(), key=lambda kv: _sort_key(kv[0]))
+        ordered = sorted(self._lines.items(), key=_item_sort_key)
         amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
         lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=amount)
                       for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
@@ -473,6 +473,23 @@ def _half_away(numerator: int, denominator: int) -> int:
 @functools.lru_cache(maxsize=_KEYS_KEPT)
 def _sort_key(key: LineKey) -> tuple[str, ...]:
     return (key.phase, key.pool, key.gpu, key.option, key.category.value, key.component.value)
+
+
+# :func:`_sort_key` by the key object's id, the key kept with it (so its id cannot be reused
+# while here): a replication's keys are the memoized :func:`line_key` objects, and an id is
+# hashed in C where a LineKey is hashed by Python code. Bounded like the keys.
+_SORT_KEYS: dict[int, tuple[LineKey, tuple[str, ...]]] = {}
+
+
+def _item_sort_key(item: tuple[LineKey, object]) -> tuple[str, ...]:
+    key = item[0]
+    kept = _SORT_KEYS.get(id(key))
+    if kept is not None and kept[0] is key:
+        return kept[1]
+    if len(_SORT_KEYS) >= _KEYS_KEPT:
+        _SORT_KEYS.clear()
+    order = _SORT_KEYS[id(key)] = (key, _sort_key(key))
+    return order[1]
 
 
 def split_cents(total_usd: float, weights: Sequence[float]) -> list[float]:
