@@ -71,7 +71,8 @@ def clear_caches() -> None:
     # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
     for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY", "_HISTOGRAMS")),
                                ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",)),
-                               ("costsim.sim.ledger", ("_SORT_KEYS",))):
+                               ("costsim.sim.ledger", ("_SORT_KEYS",)),
+                               ("costsim.sim.load", ("_GROWTH",))):
         module = importlib.import_module(module_name)
         for name in names:
             kept = getattr(module, name, None)

@@ -27,11 +27,14 @@ FloatArray = NDArray[np.float64]
 HOURS_PER_WEEK = 7 * 24  # the weekly shape repeats after a week of hourly buckets
 # Periods (at most a week of floats, ~1.3 KB) by value: a few per replication.
 _PERIODS_KEPT = 4096
-# Growth factors, one per (growth drawn, phase hours): a replication's draw is the same for
-# every plan, so a run's plans share one per replication. A year is ~70 KB: 256 of them are
-# at most ~18 MB; a run of more replications than that (the default is 200) simulated plan
-# after plan finds the first plan's evicted and computes them again (the same values).
+# Growth factors, one array per growth drawn (the longest phase asked for): a replication's
+# draw is the same for every plan, so a run's plans share one per replication. A year is
+# ~70 KB: 256 of them are at most ~18 MB; a run of more replications than that (the default is
+# 200) simulated plan after plan finds the first plan's evicted and computes them again (the
+# same values: numpy's exp gives an element the same bits wherever it lies in the array,
+# tests/sim/test_load_tiled.py).
 _GROWTH_KEPT = 256
+_GROWTH: dict[float, FloatArray] = {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,12 +114,21 @@ def _period_rates(peak_requests_per_s: float, diurnal: bool, weekly: bool,
     return rate
 
 
-@functools.lru_cache(maxsize=_GROWTH_KEPT)
 def _growth_factors(growth_pct_per_month: float, hours: int) -> FloatArray:
-    """exp(ln(1 + g) · months) at each hourly bucket's middle (read-only)."""
+    """exp(ln(1 + g) · months) at each of ``hours`` hourly buckets' middles (read-only). An
+    hour's factor does not depend on how many follow it, so one array per growth serves every
+    phase length up to its own (a slice): phases that start in another fraction of an hour
+    cover one bucket more or fewer."""
+    kept = _GROWTH.get(growth_pct_per_month)
+    if kept is not None and kept.size >= hours:
+        return kept[:hours]
     growth = np.multiply(np.log1p(growth_pct_per_month / 100), _bucket_months(hours))
     factors: FloatArray = np.exp(growth, out=growth)  # in place: one array fewer
     factors.flags.writeable = False
+    _GROWTH.pop(growth_pct_per_month, None)
+    if len(_GROWTH) >= _GROWTH_KEPT:
+        _GROWTH.pop(next(iter(_GROWTH)))  # the oldest
+    _GROWTH[growth_pct_per_month] = factors
     return factors
 
 

@@ -105,10 +105,11 @@ def test_memoized_periods_and_growth_give_the_same_bits_cold_or_warm(
     start_day = date(2027, 1, 4) + timedelta(days=day)
     want = tiled_then_grown(shape, start_day, start_s, hours).tobytes()
     load_module._period_rates.cache_clear()
-    load_module._growth_factors.cache_clear()
+    load_module._GROWTH.clear()
     assert hourly_rates(shape, start_day, start_s, hours).tobytes() == want  # cold
     assert hourly_rates(shape, start_day, start_s, hours).tobytes() == want  # warm
-    # a shorter phase on the same futures: other entries, the same values where they overlap
-    shorter = hourly_rates(shape, start_day, start_s, max(1, hours // 2))
-    assert shorter.tobytes() == tiled_then_grown(shape, start_day, start_s,
-                                                 max(1, hours // 2)).tobytes()
+    # a shorter phase on the same futures (a slice of the growth kept), then a longer one:
+    # the same bits as computed alone
+    for length in (max(1, hours // 2), hours + 1):
+        got = hourly_rates(shape, start_day, start_s, length)
+        assert got.tobytes() == tiled_then_grown(shape, start_day, start_s, length).tobytes()

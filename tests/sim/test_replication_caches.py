@@ -45,6 +45,7 @@ def forget_everything() -> None:
     engine_module._UNCERTAINTY.clear()
     engine_module._HISTOGRAMS.clear()
     ledger_module._SORT_KEYS.clear()
+    load_module._GROWTH.clear()
 
 
 @pytest.fixture(scope="module")
