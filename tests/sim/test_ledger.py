@@ -221,3 +221,25 @@ def test_summed_ledgers_are_the_same_with_shared_or_copied_keys(
         assert cents == round(ledger.cost_usd * 100)
         assert by_copies.add(pickle.loads(pickle.dumps(copied.close()))) == cents
     assert by_shared.mean() == by_copies.mean()
+
+
+def test_the_fast_row_builders_set_every_field_as_the_constructors_do() -> None:
+    """The ledger builds its lines and month rows through the slots' descriptors: the same
+    objects as the dataclass constructors, and every field (a field added to LedgerLine or
+    MonthRow fails here until the builders set it)."""
+    import dataclasses
+
+    from costsim.sim import ledger as ledger_module
+    from costsim.sim.ledger import LedgerLine, MonthRow
+
+    assert tuple(f.name for f in dataclasses.fields(LedgerLine)) == ledger_module._LINE_FIELDS
+    assert set(ledger_module._ROW_FIELDS) == {f.name for f in dataclasses.fields(MonthRow)}
+    line = ledger_module._ledger_line(_key(), 3.5, -12.25)
+    assert line == LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25)
+    assert pickle.loads(pickle.dumps(line)) == line
+    assert hash(line) == hash(LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25))
+    row = ledger_module._month_row("2027-02", 3.0, 1.0, 2.0, 2.5)
+    assert row == MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0, opex_usd=2.0,
+                           amortized_usd=2.5)
+    assert repr(row) == repr(MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0,
+                                      opex_usd=2.0, amortized_usd=2.5))
