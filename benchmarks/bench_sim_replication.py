@@ -26,8 +26,16 @@ file, best of 3, two runs alternating trees): 2.21 -> 1.73 ms mean per plan-repl
 1.80 -> 1.24, reserved-base 2.26 -> 1.64, spot-checkpoints 2.15 -> 1.91, buy-servers 2.76 ->
 2.02) with what the plans share memoized by value (elastic jobs on rentals, training runs,
 rented intervals, their demand histograms) and fewer array passes and Python calls a
-replication; results byte-identical. The plans run in the scenario's order from cold caches,
-so the first plan that needs a shared value computes it (all-on-demand here).
+replication; results byte-identical. Then (2026-12-02, same VM, load ~1.5, per-plan figures
+printed by this file, best of 3, two runs alternating trees, the better run): 1.82 -> 1.61 ms
+mean per plan-replication at 34571ac -> this file's commit (all-on-demand 2.22 -> 2.17,
+large-cards 1.35 -> 1.13, small-a10g 1.32 -> 1.09, reserved-base 1.72 -> 1.50,
+spot-checkpoints 2.03 -> 1.80, buy-servers 2.14 -> 1.93; 1.48 ms in a quieter minute, where
+34571ac measured 1.67-1.75) with the serving load's period, growth factors and price drift
+shared by value, no LineKey hashing in the tally, ledger rows built through their slots and
+fewer passes (docs/simulator.md §7); results byte-identical. The plans run in the
+scenario's order from cold caches, so the first plan that needs a shared value computes it
+(all-on-demand here).
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ _MEMOIZING = ("costsim.domain.calendar", "costsim.sim.streams", "costsim.sim.dra
               "costsim.sim.training_run",
               "costsim.sim.elastic",
               "costsim.sim.load", "costsim.sim.context", "costsim.sim.occupancy",
-              "costsim.sim.ledger")
+              "costsim.sim.ledger", "costsim.sim.results")
 
 
 def clear_caches() -> None:
@@ -70,7 +78,9 @@ def clear_caches() -> None:
                 clear()
     # the engine's per-plan statics and per-replication uncertainty values (dicts by identity)
     for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY", "_HISTOGRAMS")),
-                               ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",))):
+                               ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",)),
+                               ("costsim.sim.ledger", ("_SORT_KEYS",)),
+                               ("costsim.sim.load", ("_GROWTH",))):
         module = importlib.import_module(module_name)
         for name in names:
             kept = getattr(module, name, None)

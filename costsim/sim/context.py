@@ -130,7 +130,7 @@ class RunContext:
     on_demand_hourly: dict[LineKey, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict)
     # rental price drift per horizon month, by the price's effective date (price_factors)
-    _price_factors: dict[str, list[float]] = field(default_factory=dict)
+    _price_factors: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
@@ -266,24 +266,22 @@ class RunContext:
         its price's ``effective_date`` (docs/simulator.md "Calendar and billing")."""
         return self.price_factors(pool)[month]
 
-    def price_factors(self, pool: RentalPool) -> list[float]:
+    def price_factors(self, pool: RentalPool) -> tuple[float, ...]:
         """:meth:`price_factor` of ``pool`` in every horizon month (kept per price date: the
         replication's drift is one value)."""
         date = pool.offering.effective_date
         factors = self._price_factors.get(date)
         if factors is None:
-            drift = self.draws.get("price_drift_pct_per_year", 0.0)
-            calendar = self.prep.scenario.calendar
-            factors = self._price_factors[date] = [
-                float((1 + drift / 100) ** (calendar.months_priced_since(date, m) / 12))
-                if drift else 1.0 for m in range(len(self.month_hours))]
+            factors = self._price_factors[date] = drift_factors(
+                self.prep.scenario.calendar, date, self.draws.get("price_drift_pct_per_year", 0.0),
+                len(self.month_hours))
         return factors
 
     def _book_by_month(self, key: LineKey, pool: RentalPool, per_month: np.ndarray) -> None:
         """Book a pool's GPU-hours per horizon month (only the months with some), each month
         priced with its drift."""
-        months = np.nonzero(per_month)[0].tolist()
-        hours = per_month[months].tolist()
+        some = np.flatnonzero(per_month)
+        months, hours = some.tolist(), per_month[some].tolist()
         rate, factors = pool.rate_usd_per_gpu_hour, self.price_factors(pool)
         self.book.spend_months(key, months, [h * rate * factors[m]
                                              for m, h in zip(months, hours, strict=True)],
@@ -403,6 +401,22 @@ class IntervalBooking:
 # Intervals up to a month are memoized (a training run's, ~700 floats at most), by value: the
 # plans that train alike in the same future book the same interval.
 _INTERVALS_MEMO_S = 31 * 24 * SECONDS_PER_HOUR
+# Price drift factors by (calendar, price date, drift drawn, months): a replication's drift is
+# one draw shared by every plan, so the plans after the first look its factors up (18 floats
+# for the flagship; a few per replication).
+_DRIFTS_KEPT = 2**12
+
+
+@functools.lru_cache(maxsize=_DRIFTS_KEPT)
+def drift_factors(calendar: Calendar, date: str, drift_pct_per_year: float,
+                  months: int) -> tuple[float, ...]:
+    """Each horizon month's price factor (1 + drift)^(months priced since ``date`` / 12), 1.0
+    throughout without drift."""
+    return tuple(
+        float((1 + drift_pct_per_year / 100) ** (calendar.months_priced_since(date, m) / 12))
+        if drift_pct_per_year else 1.0 for m in range(months))
+
+
 _INTERVALS_KEPT = 2**10
 
 

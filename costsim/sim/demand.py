@@ -12,6 +12,7 @@ histogram is exact for what sizing needs, the GPU-hours above any whole-GPU comm
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,9 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 # GPU-hours below this are float noise of pro-rata partial hours, not demand
 _NOISE_GPUS = 1e-9
+# pooling bins levels below this by the level itself (a bincount of at most this many bins);
+# higher levels (a 16,384-GPU run's) are sorted first
+_DIRECT_LEVELS = 2**16
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +101,8 @@ class DemandHistogram:
         values = np.maximum(span, 0.0) if lowest < 0 else span
         by_hour = np.ceil(values - _NOISE_GPUS).astype(np.int64)
         counts, sums = _bins(by_hour, values)
-        whole = _histogram(gpu, array.shape[0], counts, sums, flat.size - span.size)
+        binned = _binned(counts, sums)
+        whole = _histogram(gpu, array.shape[0], binned, flat.size - span.size)
         if window is None:
             return whole, None
         h0, h1 = window[0], min(window[1], flat.size)
@@ -107,9 +112,9 @@ class DemandHistogram:
         a, b = max(h0, first) - first, min(h1, last) - first
         a, b = (a, b) if a < b else (0, 0)
         if (a, b) != (0, span.size):
-            counts, sums = _bins(by_hour[a:b], values[a:b])
+            binned = _binned(*_bins(by_hour[a:b], values[a:b]))
         # else the window holds the whole span: the same bins, only the idle hours differ
-        return whole, _histogram(gpu, 1, counts, sums, (h1 - h0) - (b - a))
+        return whole, _histogram(gpu, 1, binned, (h1 - h0) - (b - a))
 
     @classmethod
     def pooled(cls, parts: Sequence[DemandHistogram]) -> DemandHistogram:
@@ -117,12 +122,24 @@ class DemandHistogram:
         gpus = {part.gpu for part in parts}
         if len(gpus) != 1:
             raise ValueError(f"cannot pool demand of {' with '.join(sorted(gpus))}")
-        levels, index = np.unique(np.concatenate([part.levels for part in parts]).astype(np.int64),
-                                  return_inverse=True)
-        hours = np.bincount(index, weights=np.concatenate([part.hours for part in parts]),
-                            minlength=len(levels))
-        gpu_hours = np.bincount(index, weights=np.concatenate([part.gpu_hours for part in parts]),
-                                minlength=len(levels))
+        every = np.fromiter(itertools.chain.from_iterable(part.levels for part in parts),
+                            dtype=np.int64)
+        all_hours = np.fromiter(itertools.chain.from_iterable(part.hours for part in parts),
+                                dtype=np.float64, count=every.size)
+        all_gpu_hours = np.fromiter(
+            itertools.chain.from_iterable(part.gpu_hours for part in parts), dtype=np.float64,
+            count=every.size)
+        if every.size and every.min() >= 0 and every.max() < _DIRECT_LEVELS:
+            # levels are whole GPUs: binned by level itself, no sort (bincount adds each bin's
+            # weights in input order, as with the sorted levels' inverse index below)
+            present = np.bincount(every)
+            levels = np.flatnonzero(present)
+            hours = np.bincount(every, weights=all_hours)[levels]
+            gpu_hours = np.bincount(every, weights=all_gpu_hours)[levels]
+        else:
+            levels, index = np.unique(every, return_inverse=True)
+            hours = np.bincount(index, weights=all_hours, minlength=len(levels))
+            gpu_hours = np.bincount(index, weights=all_gpu_hours, minlength=len(levels))
         return DemandHistogram(gpu=parts[0].gpu,
                                replications=sum(part.replications for part in parts),
                                levels=tuple(int(j) for j in levels),
@@ -189,13 +206,24 @@ def _bins(by_hour: NDArray[np.int64], values: FloatArray
     return counts, sums
 
 
-def _histogram(gpu: str, replications: int, counts: NDArray[np.int64], sums: FloatArray,
-               idle: int) -> DemandHistogram:
-    """The histogram of the binned hours ``counts`` and demands ``sums`` (:func:`_bins`), and
-    ``idle`` hours more at no demand."""
-    hours = counts.copy()
-    hours[0] += idle
-    levels = np.flatnonzero(hours)
-    return DemandHistogram(gpu=gpu, replications=replications,
-                           levels=tuple(levels.tolist()), hours=tuple(hours[levels].tolist()),
-                           gpu_hours=tuple(sums[levels].tolist()))
+_Binned = tuple[list[int], list[int], list[float], float]
+
+
+def _binned(counts: NDArray[np.int64], sums: FloatArray) -> _Binned:
+    """The levels :func:`_bins` counted hours at, their hours and summed demand (as Python
+    numbers), and the demand summed at level 0 (0.0 where no hour is there)."""
+    levels = np.flatnonzero(counts)
+    return levels.tolist(), counts[levels].tolist(), sums[levels].tolist(), float(sums[0])
+
+
+def _histogram(gpu: str, replications: int, binned: _Binned, idle: int) -> DemandHistogram:
+    """The histogram of the binned hours (:func:`_binned`), and ``idle`` hours more at no
+    demand: level 0 gains them (listed first, with what was summed there)."""
+    levels, hours, gpu_hours, at_zero = binned
+    if idle:
+        if levels and levels[0] == 0:
+            hours = [hours[0] + idle, *hours[1:]]
+        else:
+            levels, hours, gpu_hours = [0, *levels], [idle, *hours], [at_zero, *gpu_hours]
+    return DemandHistogram(gpu=gpu, replications=replications, levels=tuple(levels),
+                           hours=tuple(hours), gpu_hours=tuple(gpu_hours))

@@ -8,13 +8,14 @@ stranded), owned servers (capex, residual, power by use, staff), storage and dat
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import weakref
 from collections import defaultdict
-from collections.abc import Generator
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,7 +32,13 @@ from costsim.sim.occupancy import FloatArray
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
-from costsim.sim.results import PhaseTimeline, PoolUse, Replication
+from costsim.sim.results import (
+    PhaseTimeline,
+    PoolUse,
+    Replication,
+    ServingRecord,
+    TrainingRunRecord,
+)
 from costsim.sim.streams import StreamKey, stream_key
 from costsim.sim.transfer import DataMove, book_data_moves
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -199,8 +206,8 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
     ledger = ctx.book.close()
     phase_cost = _phase_costs(ctx, ledger)
-    training = tuple(replace(t, cost_usd=phase_cost.get(t.phase, 0.0)) for t in ctx.training)
-    serving = tuple(replace(s, cost_usd=phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
+    training = tuple(_with_cost(t, phase_cost.get(t.phase, 0.0)) for t in ctx.training)
+    serving = tuple(_with_cost(s, phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
     by_month = tuple(
         (sum(float(p.capacity[a:b].sum()) for p in reserved),
          sum(p.used_in(a, b) for p in reserved)) for a, b in ctx.month_hours
@@ -223,6 +230,26 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
                                  for gpu, hourly in sorted(ctx.demand.items()))
         if ctx.keep_fleet else (),
         gpu_demand_in_phases=tuple(part for _, part in demand if part is not None))
+
+
+_Costed = TypeVar("_Costed", TrainingRunRecord, ServingRecord)
+# each record type's fields and their slots' setters (the two record types)
+_RECORD_SETTERS: dict[type, tuple[tuple[str, Callable[[Any, Any], None]], ...]] = {}
+
+
+def _with_cost(record: _Costed, cost_usd: float) -> _Costed:
+    """``dataclasses.replace(record, cost_usd=cost_usd)`` for a frozen slotted record without
+    ``__post_init__``: a new object with every field copied through its slot and the cost set
+    (an equal object; ``replace`` looks the fields up and builds keywords on every call)."""
+    cls = type(record)
+    setters = _RECORD_SETTERS.get(cls)
+    if setters is None:
+        setters = _RECORD_SETTERS[cls] = tuple(
+            (f.name, cls.__dict__[f.name].__set__) for f in dataclasses.fields(cls))
+    new: _Costed = object.__new__(cls)
+    for name, set_field in setters:
+        set_field(new, cost_usd if name == "cost_usd" else getattr(record, name))
+    return new
 
 
 # Demand histograms of a GPU type whose demand is one memoized, shared part (read-only: elastic

@@ -63,12 +63,16 @@ def replica_counts(rates_per_s: FloatArray, sizing_capacity_per_s: float, min_re
     if not (sizing_capacity_per_s > 0 and math.isfinite(sizing_capacity_per_s)):
         replicas_for_rate(rates_per_s, sizing_capacity_per_s)  # raises its error
     rates = np.asarray(rates_per_s, dtype=np.float64)
-    if rates.size and not (rates.min() >= 0 and math.isfinite(rates.max())):
-        replicas_for_rate(rates, sizing_capacity_per_s)  # raises its error
+    if rates.size:
+        highest = rates.max()
+        if not (rates.min() >= 0 and math.isfinite(highest)):
+            replicas_for_rate(rates, sizing_capacity_per_s)  # raises its error
+        # the counts' maximum without a pass over them: dividing by c > 0 and multiplying by
+        # 1 − ε > 0 are monotone in float rounding, so the largest rate gives the largest count
+        if highest / sizing_capacity_per_s * (1.0 - RATIO_TOLERANCE) > MAX_REPLICAS:
+            replicas_for_rate(rates, sizing_capacity_per_s)  # raises its error
     counts: FloatArray = rates / sizing_capacity_per_s
     counts *= 1.0 - RATIO_TOLERANCE
-    if counts.size and counts.max() > MAX_REPLICAS:
-        replicas_for_rate(rates, sizing_capacity_per_s)  # raises its error
     np.ceil(counts, out=counts)
     if min_replicas >= 1:
         np.maximum(counts, float(min_replicas), out=counts)

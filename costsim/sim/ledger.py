@@ -169,6 +169,40 @@ class Ledger:
         return {group: cents_sum(values) for group, values in sums.items()}
 
 
+# A replication's ledger builds ~50 of these frozen rows; their generated __init__ sets each
+# field through object.__setattr__ (~1.8 µs a MonthRow). These set the same slots through
+# the slots' own descriptors (~0.8 µs): equal objects, the same fields
+# (tests/sim/test_ledger.py checks both against the dataclasses' fields and constructors).
+_LINE_FIELDS = ("key", "gpu_hours", "amount_usd")
+_ROW_FIELDS = ("month", "cash_usd", "capex_usd", "opex_usd", "amortized_usd")
+_NEW = object.__new__
+_SET_LINE = tuple(LedgerLine.__dict__[name].__set__ for name in _LINE_FIELDS)
+_SET_ROW = tuple(MonthRow.__dict__[name].__set__ for name in _ROW_FIELDS)
+
+
+def _ledger_line(key: LineKey, gpu_hours: float, amount_usd: float) -> LedgerLine:
+    """``LedgerLine(key=key, gpu_hours=gpu_hours, amount_usd=amount_usd)``."""
+    line: LedgerLine = _NEW(LedgerLine)
+    set_key, set_hours, set_amount = _SET_LINE
+    set_key(line, key)
+    set_hours(line, gpu_hours)
+    set_amount(line, amount_usd)
+    return line
+
+
+def _month_row(month: str, cash_usd: float, capex_usd: float, opex_usd: float,
+               amortized_usd: float) -> MonthRow:
+    """``MonthRow(month=month, cash_usd=cash_usd, ...)``, the fields in that order."""
+    row: MonthRow = _NEW(MonthRow)
+    set_month, set_cash, set_capex, set_opex, set_amortized = _SET_ROW
+    set_month(row, month)
+    set_cash(row, cash_usd)
+    set_capex(row, capex_usd)
+    set_opex(row, opex_usd)
+    set_amortized(row, amortized_usd)
+    return row
+
+
 class LedgerBook:
     """Accumulates one replication's charges; :meth:`close` rounds and freezes them."""
 
@@ -301,18 +335,19 @@ class LedgerBook:
     def close(self) -> Ledger:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
         to its exact total rounded to the cent (:func:`apportion_cents`)."""
-        ordered = sorted(self._lines.items(), key=lambda kv: _sort_key(kv[0]))
+        ordered = sorted(self._lines.items(), key=_item_sort_key)
         amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
-        lines = tuple(LedgerLine(key=key, gpu_hours=hours, amount_usd=amount)
+        lines = tuple(_ledger_line(key, hours, amount)
                       for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
         # a column of zeros is zeros to the cent, and the amortized view of pay-as-you-go
         # spending is the opex column itself (equal floats: the same cents)
-        capex = (_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
-                 else [0.0] * len(self._capex))
-        opex = _cents_of(self._opex, _FLOAT_SCALE)
+        capex = (_whole_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
+                 else [0] * len(self._capex))
+        opex = _whole_cents_of(self._opex, _FLOAT_SCALE)
         amortized = (opex if self._amortized == self._opex
-                     else _cents_of(self._amortized, _FLOAT_SCALE))
-        return Ledger(lines=lines, months=_month_rows(self._labels, capex, opex, amortized))
+                     else _whole_cents_of(self._amortized, _FLOAT_SCALE))
+        return Ledger(lines=lines, months=_month_rows_of_cents(self._labels, capex, opex,
+                                                               amortized))
 
 
 class LedgerSums:
@@ -320,41 +355,62 @@ class LedgerSums:
     (floats, added in that order) and integer cents, per month the capex, opex and amortized
     cents; :meth:`mean` is their mean ledger."""
 
-    __slots__ = ("cents", "count", "hours", "labels", "month_cents")
+    __slots__ = ("_by_id", "cents", "count", "hours", "labels", "month_cents")
 
     def __init__(self) -> None:
         self.count = 0
-        self.hours: dict[LineKey, list[float]] = {}
-        self.cents: dict[LineKey, int] = {}
+        self.hours: dict[LineKey, list[float]] = {}  # a one-element list a line
+        self.cents: dict[LineKey, list[int]] = {}  # a one-element list a line
         self.month_cents: list[list[int]] = []  # capex, opex, amortized
         self.labels: list[str] = []
+        # each line's two sums by its key object's id (the key kept with them, so its id
+        # cannot be reused while here): the keys are memoized (:func:`line_key`), the same
+        # objects in every replication, and hashing a LineKey is Python code (~0.3 µs, three
+        # times a line); any other key object takes the hashed path
+        self._by_id: dict[int, tuple[LineKey, list[float], list[int]]] = {}
 
-    def add(self, ledger: Ledger) -> None:
-        """Add the next replication's ledger (one dict lookup a line: hashing a LineKey is
-        most of this loop's cost)."""
+    def add(self, ledger: Ledger) -> int:
+        """Add the next replication's ledger; returns its lines' integer cents summed, so its
+        cost is that over 100 (:attr:`Ledger.cost_usd`, the same cents)."""
         if not self.count:
             self.labels = [row.month for row in ledger.months]
             self.month_cents = [[0] * len(ledger.months) for _ in range(3)]
-        hours, cents = self.hours, self.cents
+        by_id = self._by_id
+        total = 0
         for line in ledger.lines:
-            acc = hours.get(line.key)
-            if acc is None:
-                acc = hours[line.key] = [0.0]
-                cents[line.key] = 0
-            acc[0] += line.gpu_hours
-            cents[line.key] += round(line.amount_usd * 100)
+            key = line.key
+            cells = by_id.get(id(key))
+            if cells is None or cells[0] is not key:
+                cells = self._cells(key)
+            cells[1][0] += line.gpu_hours
+            line_cents = round(line.amount_usd * 100)
+            cells[2][0] += line_cents
+            total += line_cents
         capex, opex, amortized = self.month_cents
         for m, row in enumerate(ledger.months):
             capex[m] += round(row.capex_usd * 100)
             opex[m] += round(row.opex_usd * 100)
             amortized[m] += round(row.amortized_usd * 100)
         self.count += 1
+        return total
+
+    def _cells(self, key: LineKey) -> tuple[LineKey, list[float], list[int]]:
+        """The sums of ``key``'s line (new ones at 0), indexed by the key object's id."""
+        hours = self.hours.get(key)
+        if hours is None:
+            hours = self.hours[key] = [0.0]
+            self.cents[key] = [0]
+        if len(self._by_id) > 4 * len(self.hours) + 64:  # key objects not reused: bounded
+            self._by_id.clear()
+        cells = self._by_id[id(key)] = (key, hours, self.cents[key])
+        return cells
 
     def mean(self) -> Ledger:
         """The mean ledger of the ledgers added (:func:`mean_ledger_of`)."""
         if not self.count:
             raise ValueError("no ledgers to average")
-        return mean_ledger_of(self.hours, self.cents, self.month_cents, self.labels, self.count)
+        return mean_ledger_of(self.hours, {key: c[0] for key, c in self.cents.items()},
+                              self.month_cents, self.labels, self.count)
 
 
 def average_ledgers(ledgers: Sequence[Ledger]) -> Ledger:
@@ -394,6 +450,16 @@ def _month_rows(labels: Sequence[str], capex: Sequence[float], opex: Sequence[fl
         for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
 
 
+def _month_rows_of_cents(labels: Sequence[str], capex: Sequence[int], opex: Sequence[int],
+                         amortized: Sequence[int]) -> tuple[MonthRow, ...]:
+    """:func:`_month_rows` of whole cents: the same rows. Cash is the integer sum of the cents
+    :func:`_month_rows` recovers with ``round(c / 100 * 100)``, which is ``c`` itself (c / 100
+    is within half an ulp of the exact quotient, so times 100 it is within |c| · 2^-52 < 0.5 of
+    c for any |c| < 2^51 cents)."""
+    return tuple(_month_row(label, (c + o) / 100, c / 100, o / 100, a / 100)
+                 for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
+
+
 # Float amounts are apportioned in millionths of a cent: far below a cent, far above the float
 # error of a replication's sums.
 _FLOAT_SCALE = 1_000_000
@@ -402,6 +468,11 @@ _FLOAT_SCALE = 1_000_000
 def _cents_of(amounts: Sequence[float], scale: int) -> list[float]:
     """Float dollar amounts to the cent, apportioned to their rounded total."""
     return [c / 100 for c in apportion_cents([round(a * 100 * scale) for a in amounts], scale)]
+
+
+def _whole_cents_of(amounts: Sequence[float], scale: int) -> list[int]:
+    """:func:`_cents_of` in whole cents (integers): its amounts are these over 100."""
+    return apportion_cents([round(a * 100 * scale) for a in amounts], scale)
 
 
 def apportion_cents(numerators: Sequence[int], denominator: int) -> list[int]:
@@ -434,6 +505,23 @@ def _half_away(numerator: int, denominator: int) -> int:
 @functools.lru_cache(maxsize=_KEYS_KEPT)
 def _sort_key(key: LineKey) -> tuple[str, ...]:
     return (key.phase, key.pool, key.gpu, key.option, key.category.value, key.component.value)
+
+
+# :func:`_sort_key` by the key object's id, the key kept with it (so its id cannot be reused
+# while here): a replication's keys are the memoized :func:`line_key` objects, and an id is
+# hashed in C where a LineKey is hashed by Python code. Bounded like the keys.
+_SORT_KEYS: dict[int, tuple[LineKey, tuple[str, ...]]] = {}
+
+
+def _item_sort_key(item: tuple[LineKey, object]) -> tuple[str, ...]:
+    key = item[0]
+    kept = _SORT_KEYS.get(id(key))
+    if kept is not None and kept[0] is key:
+        return kept[1]
+    if len(_SORT_KEYS) >= _KEYS_KEPT:
+        _SORT_KEYS.clear()
+    order = _SORT_KEYS[id(key)] = (key, _sort_key(key))
+    return order[1]
 
 
 def split_cents(total_usd: float, weights: Sequence[float]) -> list[float]:

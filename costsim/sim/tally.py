@@ -252,19 +252,21 @@ class PlanTally:
             self.reserved_committed = Rows(self.replications, width)
             self.reserved_used = Rows(self.replications, width)
             self.phases = [_PhaseLines() for _ in rep.timelines]
-        self.ledger.add(rep.ledger)
+        cost_cents = self.ledger.add(rep.ledger)
         col = self.column
-        col("cost").set(i, rep.cost_usd)
-        col("npv").set(i, sum(row.cash_usd / discount[m]
-                              for m, row in enumerate(rep.ledger.months)))
-        finish = max((t.end_s if t.end_s is not None else math.inf) for t in rep.timelines)
+        months, serving_records, timelines = rep.ledger.months, rep.serving, rep.timelines
+        col("cost").set(i, cost_cents / 100)  # rep.cost_usd: the lines' cents over 100
+        cash = [row.cash_usd for row in months]
+        col("npv").set(i, sum(c / discount[m] for m, c in enumerate(cash)))
+        finish = max((t.end_s if t.end_s is not None else math.inf) for t in timelines)
         col("finish").set(i, finish)
-        col("missed").set(i, float(any(t.deadline_met is False for t in rep.timelines)))
+        col("missed").set(i, float(any(t.deadline_met is False for t in timelines)))
         col("training_gpu_hours").set(i, sum(t.gpu_hours for t in rep.training))
-        col("tokens").set(i, sum(s.tokens_served for s in rep.serving))
-        col("output_tokens").set(i, sum(s.output_tokens_served for s in rep.serving))
-        col("training_cost").set(i, sum(c for phase, c in rep.phase_costs if phase in training))
-        col("serving_cost").set(i, sum(c for phase, c in rep.phase_costs if phase in serving))
+        col("tokens").set(i, sum(s.tokens_served for s in serving_records))
+        col("output_tokens").set(i, sum(s.output_tokens_served for s in serving_records))
+        phase_costs = rep.phase_costs
+        col("training_cost").set(i, sum(c for phase, c in phase_costs if phase in training))
+        col("serving_cost").set(i, sum(c for phase, c in phase_costs if phase in serving))
         col("gpu_hours_used").set(i, rep.gpu_hours_used)
         col("gpu_hours_paid").set(i, rep.gpu_hours_paid)
         col("reserved_committed").set(i, rep.reserved_gpu_hours_committed)
@@ -274,48 +276,69 @@ class PlanTally:
         assert self.reserved_used is not None
         self.reserved_committed.set(i, [c for c, _ in rep.reserved_by_month])
         self.reserved_used.set(i, [u for _, u in rep.reserved_by_month])
-        self.cash.set(i, [row.cash_usd for row in rep.ledger.months])
-        for s in rep.serving:
+        self.cash.set(i, cash)
+        fleets = self.fleets
+        for s in serving_records:
             self.serving_requests += s.requests
             self.served_within_slo += s.served_within_slo
+            if s.phase not in fleets:
+                fleets[s.phase] = FleetTally(self.replications)
         self.events += rep.events
+        pools, block_used = self.pools, self.block_used
         for use in rep.pools:
-            acc = self.pools.setdefault((use.pool, use.gpu, use.option), [0.0, 0.0])
+            acc = pools.get((use.pool, use.gpu, use.option))
+            if acc is None:
+                acc = pools[use.pool, use.gpu, use.option] = [0.0, 0.0]
             acc[0] += use.paid_gpu_hours
             acc[1] += use.used_gpu_hours
             if use.used_gpu_hours > 0:
-                self.block_used.add(use.pool)
+                block_used.add(use.pool)
         self.waits.append(rep.queue_waits)
         if len(self.waits) >= _POOL_EVERY:
             self.waits = [WaitHistogram.pooled(self.waits)]
         for hist in rep.gpu_demand:
             if self.demand_hours is None:
                 self.demand_hours = round(hist.hours_per_replication)
-            self.demand.setdefault(hist.gpu, _Histograms()).add(hist)
+            found = self.demand.get(hist.gpu)
+            if found is None:
+                found = self.demand[hist.gpu] = _Histograms()
+            found.add(hist)
         for hist in rep.gpu_demand_in_phases:
-            self.demand_in_phases.setdefault(hist.gpu, _Histograms()).add(hist)
-        for s in rep.serving:
-            if s.phase not in self.fleets:
-                self.fleets[s.phase] = FleetTally(self.replications)
-        for phase, fleet in self.fleets.items():
-            fleet.add(next((s.fleet for s in rep.serving if s.phase == phase), None))
-        for k, t in enumerate(rep.timelines):
-            self.phases[k].never += t.start_s is None
-            self.phases[k].cut += t.start_s is not None and t.end_s is None
-        trained = {run.phase for run in rep.training}
-        for k, t in enumerate(rep.timelines):
-            self.phases[k].unrun += t.start_s is not None and t.phase not in trained
-        cut = tuple(k for k, t in enumerate(rep.timelines)
-                    if t.start_s is None or t.end_s is None)
+            found = self.demand_in_phases.get(hist.gpu)
+            if found is None:
+                found = self.demand_in_phases[hist.gpu] = _Histograms()
+            found.add(hist)
+        if len(serving_records) == 1 and len(fleets) == 1:  # the usual: one serving phase
+            (phase, fleet), = fleets.items()
+            fleet.add(serving_records[0].fleet if serving_records[0].phase == phase else None)
+        else:
+            for phase, fleet in fleets.items():
+                fleet.add(next((s.fleet for s in serving_records if s.phase == phase), None))
+        trained = {run.phase for run in rep.training} if rep.training else set()
+        lines = self.phases
+        cut = []
+        for k, t in enumerate(timelines):
+            started = t.start_s is not None
+            if not started:
+                lines[k].never += 1
+                cut.append(k)
+            elif t.end_s is None:
+                lines[k].cut += 1
+                cut.append(k)
+            if started and t.phase not in trained:
+                lines[k].unrun += 1
         if cut:
-            self.cut_patterns[cut] = self.cut_patterns.get(cut, 0) + 1
+            pattern = tuple(cut)
+            self.cut_patterns[pattern] = self.cut_patterns.get(pattern, 0) + 1
         for run in rep.training:
             if run.block_overrun_s > 0:
                 self.block_late.setdefault(run.phase, []).append(run.block_overrun_s)
-        for s in rep.serving:
-            tokens, cost = self.api_served.setdefault(s.phase, (array("d"), array("d")))
-            tokens.append(s.tokens_served)
-            cost.append(s.cost_usd)
+        for s in serving_records:
+            api = self.api_served.get(s.phase)
+            if api is None:
+                api = self.api_served[s.phase] = (array("d"), array("d"))
+            api[0].append(s.tokens_served)
+            api[1].append(s.cost_usd)
         self.count += 1
 
     def month_labels(self) -> list[str]:

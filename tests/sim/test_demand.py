@@ -3,6 +3,7 @@ pool held, hour by hour."""
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
@@ -152,3 +153,22 @@ def test_a_plan_result_pools_the_demand_of_every_replication() -> None:
     assert partial <= 2 * serve.replications
     assert dict(result.gpu_demand_by_hour).keys() == {"A10G", "H100", "L4"}
     assert pickle.loads(pickle.dumps(result)) == result  # worker processes send it back
+
+
+@settings(max_examples=40, deadline=None)
+@given(parts=st.lists(st.lists(st.floats(0, 300), min_size=1, max_size=60), min_size=1,
+                      max_size=8))
+def test_pooling_by_level_equals_pooling_by_sorted_levels(parts: list[list[float]]) -> None:
+    from costsim.sim import demand as demand_module
+
+    hists = [DemandHistogram.from_hourly("L4", np.array(p)) for p in parts]
+    direct = DemandHistogram.pooled(hists)
+    kept = demand_module._DIRECT_LEVELS
+    demand_module._DIRECT_LEVELS = 0  # every level through the sort
+    try:
+        sorted_ = DemandHistogram.pooled(hists)
+    finally:
+        demand_module._DIRECT_LEVELS = kept
+    assert direct == sorted_
+    assert [math.copysign(1, v) for v in direct.gpu_hours] == [
+        math.copysign(1, v) for v in sorted_.gpu_hours]

@@ -285,3 +285,24 @@ def test_cumulative_cash_bands_rise_and_end_at_the_mean_cash() -> None:
     assert means == sorted(means)  # cash paid so far never falls
     assert means[-1] == pytest.approx(result.cash_usd_mean, abs=0.01)
     assert bands[-1][1].p10 < bands[-1][1].p90  # the draws spread the serving months
+
+
+def test_a_record_with_its_cost_equals_dataclasses_replace() -> None:
+    """The engine sets each phase record's cost by copying its slots: the same object
+    ``dataclasses.replace`` gives, every field included (a new field is copied too)."""
+    from costsim.sim.engine import _with_cost
+    from costsim.sim.results import FleetProfile, ServingRecord, TrainingRunRecord
+
+    run = TrainingRunRecord(phase="train", gpus=16, wall_s=3.5e5, gpu_hours=1555.5, faults=2,
+                            preemptions=1, lost_work_s=900.0, cost_usd=0.0,
+                            block_overrun_s=12.0)
+    serve = ServingRecord(phase="serve", requests=1e6, served_within_slo=9.9e5,
+                          tokens_served=5e8, output_tokens_served=1e8, replica_hours=800.0,
+                          cost_usd=0.0, replicas_by_hour=(1, 2), preemptions=3,
+                          fleet=FleetProfile(first_day=2, daily_peak=(2,),
+                                             by_clock_hour=(1.5,) * 24))
+    for record in (run, serve):
+        costed = _with_cost(record, 1234.56)
+        assert costed == replace(record, cost_usd=1234.56)
+        assert type(costed) is type(record)
+        assert record.cost_usd == 0.0  # the original is left as it was

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from costsim.sim.results import FleetBands, FleetProfile
 
@@ -53,3 +55,21 @@ def test_bands_span_every_replications_days_and_count_a_future_not_serving_as_ze
 def test_no_bands_when_no_future_served() -> None:
     assert FleetBands.of("serve", [None, FleetProfile.of(0, np.array([], dtype=np.int64))]) \
         is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(first_hour=st.integers(0, 24 * 30), replicas=st.lists(st.integers(0, 500), max_size=400))
+def test_a_profile_is_each_days_peak_and_each_clock_hours_mean_hour_by_hour(
+        first_hour: int, replicas: list[int]) -> None:
+    profile = FleetProfile.of(first_hour, np.array(replicas, dtype=np.int64))
+    peaks: dict[int, int] = {}
+    by_clock: dict[int, list[int]] = {}
+    for i, r in enumerate(replicas):
+        hour = first_hour + i
+        peaks[hour // 24] = max(peaks.get(hour // 24, 0), r)
+        by_clock.setdefault(hour % 24, []).append(r)
+    assert profile.first_day == first_hour // 24
+    assert profile.daily_peak == tuple(peaks[d] for d in sorted(peaks))
+    assert profile.by_clock_hour == (tuple(sum(by_clock[c]) / len(by_clock[c])
+                                           if c in by_clock else 0.0 for c in range(24))
+                                     if replicas else ())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from costsim.sim.ledger import (
     Category,
     Component,
     LedgerBook,
+    LedgerSums,
     LineKey,
     apportion_cents,
     average_ledgers,
@@ -198,3 +201,45 @@ def test_a_non_finite_segment_charge_names_its_line() -> None:
     book = LedgerBook(MONTHS)
     with pytest.raises(ValueError, match="non-finite charge"):
         book.spend_segments(_key(), [1.0, float("inf")], _key(phase="x"), [None, 2.0], [0, 1])
+
+
+@given(st.lists(st.lists(st.floats(min_value=-1e6, max_value=1e7, allow_nan=False),
+                         min_size=1, max_size=6), min_size=1, max_size=6))
+def test_summed_ledgers_are_the_same_with_shared_or_copied_keys(
+        replications: list[list[float]]) -> None:
+    """LedgerSums finds a line by its key object's id: the same sums (and each ledger's cost
+    in cents) whether every ledger holds the same key objects or copies of them."""
+    shared = [_key(phase=f"p{i}") for i in range(3)]
+    by_shared, by_copies = LedgerSums(), LedgerSums()
+    for amounts in replications:
+        same, copied = LedgerBook(MONTHS), LedgerBook(MONTHS)
+        for i, amount in enumerate(amounts):
+            same.spend(shared[i % 3], i % 3, amount, gpu_hours=abs(amount) / 7)
+            copied.spend(_key(phase=f"p{i % 3}"), i % 3, amount, gpu_hours=abs(amount) / 7)
+        ledger = same.close()
+        cents = by_shared.add(ledger)
+        assert cents == round(ledger.cost_usd * 100)
+        assert by_copies.add(pickle.loads(pickle.dumps(copied.close()))) == cents
+    assert by_shared.mean() == by_copies.mean()
+
+
+def test_the_fast_row_builders_set_every_field_as_the_constructors_do() -> None:
+    """The ledger builds its lines and month rows through the slots' descriptors: the same
+    objects as the dataclass constructors, and every field (a field added to LedgerLine or
+    MonthRow fails here until the builders set it)."""
+    import dataclasses
+
+    from costsim.sim import ledger as ledger_module
+    from costsim.sim.ledger import LedgerLine, MonthRow
+
+    assert tuple(f.name for f in dataclasses.fields(LedgerLine)) == ledger_module._LINE_FIELDS
+    assert set(ledger_module._ROW_FIELDS) == {f.name for f in dataclasses.fields(MonthRow)}
+    line = ledger_module._ledger_line(_key(), 3.5, -12.25)
+    assert line == LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25)
+    assert pickle.loads(pickle.dumps(line)) == line
+    assert hash(line) == hash(LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25))
+    row = ledger_module._month_row("2027-02", 3.0, 1.0, 2.0, 2.5)
+    assert row == MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0, opex_usd=2.0,
+                           amortized_usd=2.5)
+    assert repr(row) == repr(MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0,
+                                      opex_usd=2.0, amortized_usd=2.5))

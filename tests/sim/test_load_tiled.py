@@ -70,3 +70,46 @@ def test_rates_are_the_callers_own_array_whatever_is_memoized() -> None:
     first[:] = -1.0  # a caller scaling its rates in place
     again = hourly_rates(shape, date(2027, 3, 10), 7_200.0, 900)
     assert np.array_equal(again, want)
+
+
+def tiled_then_grown(shape: LoadShape, start_day: date, start_s: float,
+                     hours: int) -> np.ndarray:
+    """The computation before the period and growth were memoized (one call, nothing kept)."""
+    t0_h = start_s / SECONDS_PER_HOUR
+    period = 168 if shape.weekly else 24 if shape.diurnal else 1
+    n = min(hours, period)
+    t_h = t0_h + np.arange(n, dtype=np.float64) + 0.5
+    rate = np.full(n, shape.peak_requests_per_s, dtype=np.float64)
+    if shape.diurnal:
+        wave = (1 + np.cos(2 * np.pi * (np.mod(t_h, HOURS_PER_DAY) - shape.peak_hour)
+                           / HOURS_PER_DAY)) / 2
+        rate *= shape.trough_fraction + (1 - shape.trough_fraction) * wave
+    if shape.weekly:
+        weekday = np.mod(start_day.weekday() + np.floor(t_h / HOURS_PER_DAY).astype(np.int64),
+                         7)
+        rate *= np.where(weekday >= 5, shape.weekend_fraction, 1.0)
+    rate = np.resize(rate, hours)
+    if shape.growth_pct_per_month:
+        months = (np.arange(hours, dtype=np.float64) + 0.5) / HOURS_PER_MONTH
+        rate *= np.exp(np.log1p(shape.growth_pct_per_month / 100) * months)
+    return rate
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=shapes, day=st.integers(0, 6), start_s=st.floats(0, 4e7),
+       hours=st.integers(1, 1000))
+def test_memoized_periods_and_growth_give_the_same_bits_cold_or_warm(
+        shape: LoadShape, day: int, start_s: float, hours: int) -> None:
+    from costsim.sim import load as load_module
+
+    start_day = date(2027, 1, 4) + timedelta(days=day)
+    want = tiled_then_grown(shape, start_day, start_s, hours).tobytes()
+    load_module._period_rates.cache_clear()
+    load_module._GROWTH.clear()
+    assert hourly_rates(shape, start_day, start_s, hours).tobytes() == want  # cold
+    assert hourly_rates(shape, start_day, start_s, hours).tobytes() == want  # warm
+    # a shorter phase on the same futures (a slice of the growth kept), then a longer one:
+    # the same bits as computed alone
+    for length in (max(1, hours // 2), hours + 1):
+        got = hourly_rates(shape, start_day, start_s, length)
+        assert got.tobytes() == tiled_then_grown(shape, start_day, start_s, length).tobytes()

@@ -1,6 +1,7 @@
 """What the simulator memoizes across replications and plans (issue 20: the calendar, stream
-seeds, uncertainty draws, per-plan statics, bounded pools' capacity, load months, ledger keys,
-elastic experiment jobs on rentals, training runs and rented intervals)
+seeds, uncertainty draws, per-plan statics, bounded pools' capacity, load months, periods and
+growth factors, ledger keys and their order, elastic experiment jobs on rentals, training runs,
+rented intervals and a fleet's clock hours)
 never changes a replication: it is the same replication whether simulated first, after other
 plans warmed the caches, alone, or in any block of a split run."""
 
@@ -21,6 +22,7 @@ from costsim.sim import engine as engine_module
 from costsim.sim import ledger as ledger_module
 from costsim.sim import load as load_module
 from costsim.sim import occupancy as occupancy_module
+from costsim.sim import results as results_module
 from costsim.sim import streams as streams_module
 from costsim.sim import training_run as training_run_module
 from costsim.sim.montecarlo import run_plan, simulate_block
@@ -34,7 +36,7 @@ REPLICATIONS = 4
 def forget_everything() -> None:
     for module in (calendar_module, streams_module, draws_module, context_module, load_module,
                    occupancy_module, ledger_module, elastic_module,
-                   training_run_module):
+                   training_run_module, results_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):
@@ -42,6 +44,8 @@ def forget_everything() -> None:
     engine_module._STATICS.clear()
     engine_module._UNCERTAINTY.clear()
     engine_module._HISTOGRAMS.clear()
+    ledger_module._SORT_KEYS.clear()
+    load_module._GROWTH.clear()
 
 
 @pytest.fixture(scope="module")
