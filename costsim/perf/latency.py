@@ -61,7 +61,7 @@ def latency_at_load(r: ReplicaTerms, rate_per_s: ArrayLike, prompt_tokens: int,
     n = np.zeros_like(lam)
     for _ in range(FIXED_POINT_STEPS):
         following = np.minimum(demand * step_s(np.maximum(n, 1.0)) / busy, float(max_batch))
-        repeated = np.array_equal(following, n)
+        repeated = bool((following == n).all())  # NaN never repeats
         n = following
         if repeated:
             break

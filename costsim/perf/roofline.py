@@ -126,8 +126,7 @@ class StepTerms:
     """
 
     __slots__ = ("any_sharded", "bandwidth", "comm_layers", "comm_share", "compute_flops",
-                 "dense_read_s", "has_weights", "moe_keep", "r", "sharded", "slow_factor",
-                 "weights_floor")
+                 "has_weights", "moe_keep", "r", "sharded", "slow_factor", "weights_floor")
 
     def __init__(self, r: ReplicaTerms) -> None:
         m = r.model
@@ -143,13 +142,6 @@ class StepTerms:
         self.comm_layers = 2.0 * m.num_layers
         self.sharded = r.tp > 1
         self.any_sharded = bool(np.any(self.sharded))
-        # A dense model whose weight kernels are fused at every batch (no dequantize-then-GEMM
-        # threshold) reads the same bytes at any finite batch: W + 0·b is W (W not −0), so
-        # the read time is the one at b = 1 for every finite b, bit for bit.
-        self.dense_read_s = (
-            self.weights_read_s(np.asarray(1.0))
-            if self.moe_keep is None and bool(np.all(r.fused_max_batch == np.inf))
-            and not np.any(np.signbit(r.weight_bytes_per_gpu)) else None)
 
     def weights_read(self, b: FloatArray) -> FloatArray:
         """Bytes of weights one step of ``b`` tokens moves: the touched experts' share for MoE,
@@ -190,17 +182,24 @@ class DecodeStep:
     the terms that do not depend on the batch computed once (:class:`StepTerms`, the FLOPs per
     token at the context): the same result, bit for bit, for any batch."""
 
-    __slots__ = ("context", "flops_per_token", "terms")
+    __slots__ = ("context", "dense_read_s", "flops_per_token", "terms")
 
     def __init__(self, r: ReplicaTerms, context_tokens: ArrayLike) -> None:
-        self.terms = StepTerms(r)
+        self.terms = terms = StepTerms(r)
         self.context = np.asarray(context_tokens, dtype=np.float64)
         self.flops_per_token = forward_flops_per_token(r.model, self.context)
+        # A dense model whose weight kernels are fused at every batch (no dequantize-then-GEMM
+        # threshold) reads the same bytes at any finite batch: W + 0·b is W (W not −0), so
+        # the read time is the one at b = 1 for every finite b, bit for bit.
+        self.dense_read_s = (
+            terms.weights_read_s(np.asarray(1.0))
+            if terms.moe_keep is None and bool(np.all(r.fused_max_batch == np.inf))
+            and not np.any(np.signbit(r.weight_bytes_per_gpu)) else None)
 
     def __call__(self, batch: ArrayLike) -> FloatArray:
         t, r = self.terms, self.terms.r
         b = np.asarray(batch, dtype=np.float64)
-        read_s = (t.dense_read_s if t.dense_read_s is not None and np.isfinite(b).all()
+        read_s = (self.dense_read_s if self.dense_read_s is not None and np.isfinite(b).all()
                   else t.weights_read_s(b))
         mem_s = read_s + b * self.context * r.kv_bytes_per_token_per_gpu / t.bandwidth
         comp_s = b * self.flops_per_token / r.tp / t.compute_flops

@@ -139,9 +139,11 @@ def replicas(defaults: PerfDefaults) -> list[ReplicaTerms]:
 
 
 def test_cases_cover_every_path(replicas: list[ReplicaTerms]) -> None:
-    terms = [DecodeStep(r, 600.0).terms for r in replicas]
-    assert any(t.dense_read_s is not None for t in terms)  # the constant-read path
-    assert any(t.dense_read_s is None and t.moe_keep is None for t in terms)  # fused threshold
+    steps = [DecodeStep(r, 600.0) for r in replicas]
+    terms = [s.terms for s in steps]
+    assert any(s.dense_read_s is not None for s in steps)  # the constant-read path
+    assert any(s.dense_read_s is None and s.terms.moe_keep is None
+               for s in steps)  # a fused threshold
     assert any(t.moe_keep is not None for t in terms)  # MoE
     assert any(t.any_sharded for t in terms)
     assert not all(t.any_sharded for t in terms)
