@@ -21,7 +21,15 @@ default ``--top`` 56 (``--workers 1``, one run): 63 plans simulated (12,600 simu
 34.6 CPU s, 37.8 s wall, the time 744b6e6's ``--top 8`` took for 15; it chose a plan the
 15 did not hold (``opt-2-b200-spot.1b200-spot.h100+rsv-…``). More figures,
 interleaved runs and the default ``--top``: docs/optimizer.md "Speed after issue 20" and
-"Command".
+"Command". The search space's cold work made cheaper (branch wt-optspace: the hoisted decode
+step, the early-stopping latency fixed point, memoized candidate tables and factor grids; no
+result changed), the flagship ``--top 8 --workers 1``, load 1-2, interleaved: inside the
+process (``time.process_time`` around ``search_space``, 11 pairs) the search space 2.44-3.86 s
+(median ~2.6) -> 1.46-2.10 s (median ~1.6); the whole command (``/usr/bin/time`` user +
+system, 5 pairs) 34571ac best 10.37 / median 10.54 CPU s, wt-optspace 10.30 / 10.99: the
+~1 s saved is inside the machine's run-to-run spread (the simulator stage itself moved by
+4.95-6.16 s on 34571ac and 5.40-7.30 s on the branch in the same minutes), so the whole-command
+gain is not resolved here (docs/optimizer.md "The cold work, cheaper").
 """
 
 from __future__ import annotations

@@ -245,10 +245,47 @@ def expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
                           waiting_share=0.0, startup_s=run.startup_s, extra=factors.extra_tail)
 
 
+# A run off spot sees no preemptions: its hazard factor is one node at 1
+_NO_HAZARD = Quadrature(np.array([1.0]), np.array([1.0]))
+# Distinct factor grids kept: one per (work, failure, hazard) rule of a search: a handful
+_GRIDS_KEPT = 64
+
+_RuleKey = tuple[str, bytes, str, bytes]
+
+
+def _rule_key(rule: Quadrature) -> _RuleKey | None:
+    """A rule by value (dtype and bytes of its nodes and weights); None for a rule that is not
+    two 1-d arrays (then its grid is not memoized)."""
+    values, weights = rule.values, rule.weights
+    if not (isinstance(values, np.ndarray) and isinstance(weights, np.ndarray)
+            and values.ndim == 1 and weights.ndim == 1):
+        return None
+    return values.dtype.str, values.tobytes(), weights.dtype.str, weights.tobytes()
+
+
+def _factor_grid(*rules: Quadrature) -> tuple[tuple[FloatArray, ...], FloatArray]:
+    """:func:`product` of ``rules``, memoized by their values: every option of a training
+    front carries the same work, failure and hazard rules (only the extra loss differs per
+    run), so the tensor grid is built once, not once per rated option. A hit returns
+    read-only arrays equal, element for element, to a cold product."""
+    keys = tuple(_rule_key(rule) for rule in rules)
+    if any(key is None for key in keys):
+        return product(*rules)
+    return _grid_of(keys)
+
+
+@functools.lru_cache(maxsize=_GRIDS_KEPT)
+def _grid_of(keys: tuple[_RuleKey, ...]) -> tuple[tuple[FloatArray, ...], FloatArray]:
+    rules = [Quadrature(np.frombuffer(values, dtype=np.dtype(vtype)),
+                        np.frombuffer(weights, dtype=np.dtype(wtype)))
+             for vtype, values, wtype, weights in keys]
+    grids, weight = product(*rules)
+    return tuple(_frozen(g) for g in grids), _frozen(weight)
+
+
 def _expect_run(run: RunInputs, factors: RunFactors) -> RunExpectation:
-    hazard = factors.hazard if run.preemption_rate_per_s > 0 else Quadrature(
-        np.array([1.0]), np.array([1.0]))
-    (m, phi, eta), weight = product(factors.work, factors.failure, hazard)
+    hazard = factors.hazard if run.preemption_rate_per_s > 0 else _NO_HAZARD
+    (m, phi, eta), weight = _factor_grid(factors.work, factors.failure, hazard)
     work = run.steady_s * m / (1.0 - run.evaluation_fraction)
     tau, ckpt = run.interval_s, run.checkpoint_s
     s = tau + ckpt

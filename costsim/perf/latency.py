@@ -17,8 +17,8 @@ from numpy.typing import ArrayLike
 from costsim.domain.performance import ServingAssumptions
 from costsim.perf.flops import FloatArray
 from costsim.perf.roofline import (
+    DecodeStep,
     ReplicaTerms,
-    decode_step_s,
     prefill_latency_s,
     prefill_work_s,
 )
@@ -27,6 +27,8 @@ from costsim.perf.roofline import (
 # boundary to ~1e-9 of the capacity (as 60 bisection steps gave) in 5 vectorized calls.
 SLO_GRID_POINTS = 64
 SLO_GRID_ROUNDS = 5
+# Iterations of the Little's-law fixed point (the concurrency at a rate).
+FIXED_POINT_STEPS = 60
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,18 +52,25 @@ def latency_at_load(r: ReplicaTerms, rate_per_s: ArrayLike, prompt_tokens: int,
     context = prompt_tokens + output_tokens / 2.0
     prefill_share = lam * float(prefill_work_s(r, prompt_tokens))
     busy = np.clip(1.0 - prefill_share, 1e-9, 1.0)
+    step_s = DecodeStep(r, context)
     # Little's law fixed point n = λ·O·t_step(n)/(1−ρ_p); t_step grows with n, so iterate
-    # from n = 0 (monotone convergence below the capacity).
+    # from n = 0 (monotone convergence below the capacity), FIXED_POINT_STEPS times. Once an
+    # iterate equals the one before, every later one is that iterate bit for bit (each is a
+    # function of max(n, 1) alone, which ±0 do not tell apart), so the loop stops there.
+    demand = lam * output_tokens
     n = np.zeros_like(lam)
-    for _ in range(60):
-        n = np.minimum(lam * output_tokens * decode_step_s(r, np.maximum(n, 1.0), context)
-                       / busy, float(max_batch))
-    tpot = decode_step_s(r, np.maximum(n, 1.0), context) / busy
+    for _ in range(FIXED_POINT_STEPS):
+        following = np.minimum(demand * step_s(np.maximum(n, 1.0)) / busy, float(max_batch))
+        repeated = bool((following == n).all())  # NaN never repeats
+        n = following
+        if repeated:
+            break
+    step = step_s(np.maximum(n, 1.0))
+    tpot = step / busy
     n95 = np.minimum(n + assumptions.tail_concurrency_z * np.sqrt(n), float(max_batch))
-    tpot95 = decode_step_s(r, np.maximum(n95, 1.0), context) / busy
+    tpot95 = step_s(np.maximum(n95, 1.0)) / busy
     rho = np.clip(lam / max_rps, 0.0, 0.999999)
     first = float(prefill_latency_s(r, prompt_tokens))
-    step = decode_step_s(r, np.maximum(n, 1.0), context)
     wait = rho / (2.0 * (1.0 - rho)) * first
     overloaded = lam > max_rps * (1.0 + 1e-9)  # at exactly the capacity the queue still drains
     inf = np.full_like(lam, np.inf)

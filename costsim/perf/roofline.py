@@ -114,32 +114,109 @@ def stack_replicas(replicas: list[ReplicaTerms]) -> ReplicaTerms:
     return ReplicaTerms(model=first.model, **columns)
 
 
+class StepTerms:
+    """The parts of one replica's step formulas that depend on neither the batch nor the
+    context, computed once (bandwidth · η, the fused kernel's slowdown, the TP all-reduce's
+    share, ...).
+
+    The latency model's Little's-law fixed point (:mod:`costsim.perf.latency`) evaluates the
+    decode step 60 times per grid of rates; hoisting these sub-expressions out of that loop
+    leaves every operation that depends on the batch, and the order of every operation, as the
+    formulas have them, so each result is the same to the last bit.
+    """
+
+    __slots__ = ("any_sharded", "bandwidth", "comm_layers", "comm_share", "compute_flops",
+                 "has_weights", "moe_keep", "r", "sharded", "slow_factor", "weights_floor")
+
+    def __init__(self, r: ReplicaTerms) -> None:
+        m = r.model
+        self.r = r
+        # one expert escapes one token with probability 1 − k/E
+        self.moe_keep = 1.0 - m.experts_per_token / m.num_experts if m.num_experts else None
+        self.bandwidth = r.hbm_bytes_per_s * r.hbm_efficiency
+        self.has_weights = r.weight_bytes_per_gpu > 0
+        self.weights_floor = np.maximum(r.weight_bytes_per_gpu, 1.0)
+        self.slow_factor = 1.0 / r.quant_bandwidth_factor - 1.0
+        self.compute_flops = r.peak_flops * r.compute_efficiency
+        self.comm_share = 2.0 * (r.tp - 1.0) / r.tp
+        self.comm_layers = 2.0 * m.num_layers
+        self.sharded = r.tp > 1
+        self.any_sharded = bool(np.any(self.sharded))
+
+    def weights_read(self, b: FloatArray) -> FloatArray:
+        """Bytes of weights one step of ``b`` tokens moves: the touched experts' share for MoE,
+        plus a dequantized fp16 copy written and read back where the quantized kernel is not
+        fused at that batch (dequantize-then-GEMM)."""
+        r = self.r
+        if self.moe_keep is not None:
+            touched = 1.0 - self.moe_keep ** b
+            weights = r.weight_bytes_per_gpu - r.expert_weight_bytes_per_gpu * (1.0 - touched)
+        else:
+            weights = r.weight_bytes_per_gpu + 0.0 * b
+        return weights + np.where(b > r.fused_max_batch, r.dequant_bytes_per_gpu, 0.0)
+
+    def weights_read_s(self, b: FloatArray) -> FloatArray:
+        """Time to move one step's weights: every byte at the engine's bandwidth efficiency,
+        and the quantized bytes a fused weight-only kernel reads at κ of it (its
+        dequantization work in the inner loop; κ = ``quant_bandwidth_factor``, 1 for fp16 and
+        for kernels without a measured factor): t = W/(BW·η) + Q·(1/κ − 1)/(BW·η), Q the
+        quantized share W reads."""
+        r = self.r
+        weights = self.weights_read(b)
+        fused = np.where(b > r.fused_max_batch, 0.0, 1.0)
+        share = np.where(self.has_weights,
+                         np.minimum(weights, r.weight_bytes_per_gpu) / self.weights_floor, 0.0)
+        slow = fused * share * r.quant_weight_bytes_per_gpu * self.slow_factor
+        return (weights + slow) / self.bandwidth
+
+    def tp_comm_s(self, tokens: FloatArray) -> FloatArray:
+        """Two all-reduces per layer of ``tokens``·h activations (0 without TP)."""
+        r = self.r
+        volume = self.comm_share * tokens * r.model.hidden_size * r.activation_bytes
+        comm = self.comm_layers * (r.allreduce_latency_s + volume / r.intra_node_bytes_per_s)
+        return np.where(self.sharded, comm, 0.0)
+
+
+class DecodeStep:
+    """:func:`decode_step_s` of one replica at one context as a function of the batch, with
+    the terms that do not depend on the batch computed once (:class:`StepTerms`, the FLOPs per
+    token at the context): the same result, bit for bit, for any batch."""
+
+    __slots__ = ("context", "dense_read_s", "flops_per_token", "terms")
+
+    def __init__(self, r: ReplicaTerms, context_tokens: ArrayLike) -> None:
+        self.terms = terms = StepTerms(r)
+        self.context = np.asarray(context_tokens, dtype=np.float64)
+        self.flops_per_token = forward_flops_per_token(r.model, self.context)
+        # A dense model whose weight kernels are fused at every batch (no dequantize-then-GEMM
+        # threshold) reads the same bytes at any finite batch: W + 0·b is W (W not −0), so
+        # the read time is the one at b = 1 for every finite b, bit for bit.
+        self.dense_read_s = (
+            terms.weights_read_s(np.asarray(1.0))
+            if terms.moe_keep is None and bool(np.all(r.fused_max_batch == np.inf))
+            and not np.any(np.signbit(r.weight_bytes_per_gpu)) else None)
+
+    def __call__(self, batch: ArrayLike) -> FloatArray:
+        t, r = self.terms, self.terms.r
+        b = np.asarray(batch, dtype=np.float64)
+        read_s = (self.dense_read_s if self.dense_read_s is not None and np.isfinite(b).all()
+                  else t.weights_read_s(b))
+        mem_s = read_s + b * self.context * r.kv_bytes_per_token_per_gpu / t.bandwidth
+        comp_s = b * self.flops_per_token / r.tp / t.compute_flops
+        gpu_s = np.maximum(np.sqrt(mem_s**2 + comp_s**2), r.launch_s)
+        # without TP the all-reduce term is 0 at every batch
+        comm_s = t.tp_comm_s(b) if t.any_sharded else 0.0
+        return gpu_s + comm_s + (r.step_overhead_s + r.step_overhead_per_seq_s * b)
+
+
 def _weights_read(r: ReplicaTerms, b: FloatArray) -> FloatArray:
-    """Bytes of weights one step of ``b`` tokens moves: the touched experts' share for MoE,
-    plus a dequantized fp16 copy written and read back where the quantized kernel is not
-    fused at that batch (dequantize-then-GEMM)."""
-    m = r.model
-    if m.num_experts:
-        touched = 1.0 - (1.0 - m.experts_per_token / m.num_experts) ** b
-        weights = r.weight_bytes_per_gpu - r.expert_weight_bytes_per_gpu * (1.0 - touched)
-    else:
-        weights = r.weight_bytes_per_gpu + 0.0 * b
-    return weights + np.where(b > r.fused_max_batch, r.dequant_bytes_per_gpu, 0.0)
+    """:meth:`StepTerms.weights_read` of ``r``."""
+    return StepTerms(r).weights_read(b)
 
 
 def _weights_read_s(r: ReplicaTerms, b: FloatArray) -> FloatArray:
-    """Time to move one step's weights: every byte at the engine's bandwidth efficiency, and the
-    quantized bytes a fused weight-only kernel reads at κ of it (its dequantization work in the
-    inner loop; κ = ``quant_bandwidth_factor``, 1 for fp16 and for kernels without a measured
-    factor): t = W/(BW·η) + Q·(1/κ − 1)/(BW·η), Q the quantized share W reads."""
-    weights = _weights_read(r, b)
-    bandwidth = r.hbm_bytes_per_s * r.hbm_efficiency
-    fused = np.where(b > r.fused_max_batch, 0.0, 1.0)
-    share = np.where(r.weight_bytes_per_gpu > 0,
-                     np.minimum(weights, r.weight_bytes_per_gpu)
-                     / np.maximum(r.weight_bytes_per_gpu, 1.0), 0.0)
-    slow = fused * share * r.quant_weight_bytes_per_gpu * (1.0 / r.quant_bandwidth_factor - 1.0)
-    return (weights + slow) / bandwidth
+    """:meth:`StepTerms.weights_read_s` of ``r``."""
+    return StepTerms(r).weights_read_s(b)
 
 
 def host_overhead_s(r: ReplicaTerms, batch: ArrayLike) -> FloatArray:
@@ -150,21 +227,13 @@ def host_overhead_s(r: ReplicaTerms, batch: ArrayLike) -> FloatArray:
 
 
 def decode_step_s(r: ReplicaTerms, batch: ArrayLike, context_tokens: ArrayLike) -> FloatArray:
-    """Time of one decode iteration of ``batch`` sequences with ``context_tokens`` cached each."""
-    b = np.asarray(batch, dtype=np.float64)
-    c = np.asarray(context_tokens, dtype=np.float64)
-    mem_s = _weights_read_s(r, b) + b * c * r.kv_bytes_per_token_per_gpu / (
-        r.hbm_bytes_per_s * r.hbm_efficiency)
-    comp_s = b * forward_flops_per_token(r.model, c) / r.tp / (r.peak_flops
-                                                              * r.compute_efficiency)
-    gpu_s = np.maximum(np.sqrt(mem_s**2 + comp_s**2), r.launch_s)
-    return gpu_s + _tp_comm_s(r, b) + host_overhead_s(r, b)
+    """Time of one decode iteration of ``batch`` sequences with ``context_tokens`` cached each
+    (:class:`DecodeStep`; build one to evaluate many batches at one context)."""
+    return DecodeStep(r, context_tokens)(batch)
 
 
 def _tp_comm_s(r: ReplicaTerms, tokens: FloatArray) -> FloatArray:
-    volume = 2.0 * (r.tp - 1.0) / r.tp * tokens * r.model.hidden_size * r.activation_bytes
-    comm = 2.0 * r.model.num_layers * (r.allreduce_latency_s + volume / r.intra_node_bytes_per_s)
-    return np.where(r.tp > 1, comm, 0.0)
+    return StepTerms(r).tp_comm_s(tokens)
 
 
 def prefill_flops(r: ReplicaTerms, prompt_tokens: ArrayLike) -> FloatArray:

@@ -9,6 +9,7 @@ fastest wins. Degrees given by the caller are kept fixed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -164,7 +165,7 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                                                  f"{pp} micro-batches per step (got "
                                                  f"{fixed.grad_accum})")
     target = target_batch_seqs(base, fixed, defaults.batch, gpus=gpus)
-    table = candidate_table(arch, gpus, fixed, target, network.gpus_per_node)
+    table = _shared_candidate_table(arch, gpus, fixed, target, network.gpus_per_node)
     if not len(table):
         if target is not None and len(candidate_table(arch, gpus, fixed, None,
                                                       network.gpus_per_node)):
@@ -195,6 +196,24 @@ def choose_layout(arch: Architecture, gpu: GpuSpec, gpus: int, base: TrainingSet
                         fitting=len(fitting))
 
 
+# Distinct candidate tables kept: a training front asks for one per (GPU count, node size,
+# batch), the same for every GPU type and framework at that count; the largest (16,384 GPUs of
+# a 126-layer model) is a few MB.
+_TABLES_KEPT = 256
+
+
+@functools.lru_cache(maxsize=_TABLES_KEPT)
+def _shared_candidate_table(arch: Architecture, gpus: int, fixed: LayoutConstraints,
+                            target: int | None, gpus_per_node: int) -> CandidateTable:
+    """:func:`candidate_table`, memoized by value (a pure function of frozen arguments): the
+    layout search of every GPU type and framework at one count enumerates the same layouts.
+    The shared columns are read-only, so no caller can change what a later one gets."""
+    table = candidate_table(arch, gpus, fixed, target, gpus_per_node)
+    for values in table.columns.values():
+        values.setflags(write=False)
+    return table
+
+
 # Layouts within this share of the fastest count as equally fast: the model's own error is far
 # larger (±20 % on the validation runs), so a 1 % edge must not buy extra sharding.
 SPEED_TIE_SHARE = 0.01
@@ -222,9 +241,22 @@ def replica_memory_use(arch: Architecture, gpu: GpuSpec, base: TrainingSetup,
                        policy: HeadroomPolicy = DEFAULT_POLICY) -> float:
     """Share of ``gpu``'s usable memory that one whole, unsharded replica needs (ZeRO 0, no
     TP/PP, micro-batch 1, no recomputation): the yardstick for "a GPU far larger than the
-    job" (docs/performance.md, imbalance warnings: < 30 % of an 80 GB card on a small model)."""
+    job" (docs/performance.md, imbalance warnings: < 30 % of an 80 GB card on a small model).
+
+    Memoized by value (a pure function of frozen arguments): it does not depend on the GPU
+    count, so a training front asks it once per GPU type and framework, not once per count."""
     replica = replace(base, layout=ParallelLayout(), micro_batch=1, grad_accum=1,
                       recompute=Recompute.NONE)
+    return _replica_memory_use(arch, gpu, replica, policy)
+
+
+# Distinct replicas kept: (model, GPU type, setup) of a training front or a sweep's variants
+_REPLICAS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_REPLICAS_KEPT)
+def _replica_memory_use(arch: Architecture, gpu: GpuSpec, replica: TrainingSetup,
+                        policy: HeadroomPolicy) -> float:
     est = estimate_training(arch, gpu, replica, policy)
     return est.total_bytes / est.usable_bytes if est.usable_bytes else 0.0
 

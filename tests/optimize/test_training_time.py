@@ -153,3 +153,36 @@ def test_quadrature_nodes_computed_once_are_numpys_and_read_only(dist: object) -
     assert again.values[0] != -1.0
     cached = training_time._gauss_hermite(7) + training_time._gauss_legendre(7)
     assert not any(array.flags.writeable for array in cached)
+
+
+def _rule(values: list[float]) -> training_time.Quadrature:
+    return training_time.Quadrature(np.asarray(values), np.full(len(values), 1.0 / len(values)))
+
+
+@given(rules=st.lists(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=6),
+                      min_size=1, max_size=3))
+def test_a_memoized_factor_grid_equals_a_cold_product(rules: list[list[float]]) -> None:
+    quads = [_rule(v) for v in rules]
+    (cold_grids, cold_weight) = training_time.product(*quads)
+    for _ in range(2):  # a miss, then a hit
+        grids, weight = training_time._factor_grid(*(_rule(v) for v in rules))
+        assert len(grids) == len(cold_grids)
+        for ours, theirs in zip(grids, cold_grids, strict=True):
+            assert ours.tobytes() == theirs.tobytes()
+            assert not ours.flags.writeable  # shared between runs: read-only
+        assert weight.tobytes() == cold_weight.tobytes()
+
+
+def test_expect_run_with_a_warm_grid_equals_a_cold_one() -> None:
+    factors = run_factors(tokens_scale=Normal(mean=1.0, sd=0.1), throughput_error=LogNormal(
+        sigma=0.2), failure_scale=Uniform(low=0.5, high=2.0), hazard_scale=LogNormal(sigma=0.5),
+        extra_loss=LogNormal(sigma=1.0, median=0.05), allin_scale=Fixed(value=1.0))
+    run = RunInputs(steady_s=86_400.0 * 9, checkpoint_s=120.0, interval_s=3_600.0,
+                    restart_s=600.0, evaluation_fraction=0.02, fault_rate_per_s=2e-5,
+                    preemption_rate_per_s=1e-5, spot_notice_s=120.0, reacquire_s=900.0,
+                    fallback=True, startup_s=300.0)
+    training_time._grid_of.cache_clear()
+    cold = expect_run(run, factors)
+    warm = expect_run(run, factors)
+    assert training_time._grid_of.cache_info().hits == 1
+    assert cold == warm
