@@ -17,7 +17,8 @@ moves by ±10 %; ``--workers 1 --top 8 --repeat 3``, the flagship, 15 plans simu
 best / median): 8c31d1a (this script copied into its tree) 14.1 / 14.4, wall 14.4 / 16.0; with
 the shared preparation, one price book per overrides and the lazy finalists (branch
 wt-optfast) 13.0 / 13.2, wall 19.8 / 20.5 (the load rose between the two sets). At the new
-default ``--top`` 56 (``--workers 1``, one run): 63 plans simulated (12,600 simulator runs) in
+default ``--top`` 56 of then (``--workers 1``, one run; 72 since, docs/optimizer.md):
+63 plans simulated (12,600 simulator runs) in
 34.6 CPU s, 37.8 s wall, the time 744b6e6's ``--top 8`` took for 15; it chose a plan the
 15 did not hold (``opt-2-b200-spot.1b200-spot.h100+rsv-…``). More figures,
 interleaved runs and the default ``--top``: docs/optimizer.md "Speed after issue 20" and

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from costsim.scenario import LoadedScenario
 
 OBJECTIVES = ("mean", "p50", "p90")  # costsim.optimize.result.Objective (test_optimize_cmd)
-DEFAULT_TOP_K = 56  # costsim.optimize.search.DEFAULT_TOP_K (tests/cli/test_optimize_cmd.py)
+DEFAULT_TOP_K = 72  # costsim.optimize.search.DEFAULT_TOP_K (tests/cli/test_optimize_cmd.py)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

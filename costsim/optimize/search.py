@@ -42,10 +42,10 @@ from costsim.sim.run_result import (
 
 # Finalists the Monte Carlo runs besides the hand-written plans: as many as fit in the CPU time
 # the old default of 8 took on the flagship at 744b6e6 (15 plans simulated, ~35 CPU s on one
-# worker). Measured after issue 20's shared preparation and lazy finalists: --top 56 (63 plans
-# simulated, 4.2x) costs about that (docs/optimizer.md "Speed after issue 20"); it grows again
-# as the per-replication work gets cheaper
-DEFAULT_TOP_K = 56
+# worker). Measured after issue 20's simulator, preparation and search-space work: --top 72 (79
+# plans simulated, 5.3x) costs 34.1-35.5 CPU s where 744b6e6's --top 8 cost 37.0-37.7 in the
+# same minutes (docs/optimizer.md "Speed after issue 20")
+DEFAULT_TOP_K = 72
 # The reservation round sizes the best finalist that rents on demand in a long phase, among the
 # best few within the limits (the best may already commit, or rent nothing for long)
 ROUND_TRIES = 3
