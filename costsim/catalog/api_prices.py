@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from costsim.catalog.resources import read_data_text, read_user_bytes, user_csv_rows
+from costsim.catalog.resources import read_data_text, read_user_file, user_csv_rows
 from costsim.domain.api_pricing import (
     MAX_OUTPUT_TOKENS_PER_S,
     MAX_REQUESTS_PER_MINUTE,
@@ -96,13 +96,7 @@ def read_api_price_file(path: Path) -> tuple[ApiPrice, ...]:
     Raises:
         InputError: the file cannot be read, is too large, is not UTF-8, or has a bad row.
     """
-    try:
-        data = read_user_bytes(path, MAX_API_PRICE_FILE_BYTES)
-    except OSError as exc:
-        raise InputError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    if data is None:
-        raise InputError(str(path), "", f"file is over the limit of {MAX_API_PRICE_FILE_BYTES} "
-                         "bytes")
+    data = read_user_file(path, MAX_API_PRICE_FILE_BYTES)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

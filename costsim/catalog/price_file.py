@@ -33,7 +33,7 @@ from pathlib import Path
 
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.price_tables import billing_rules
-from costsim.catalog.resources import read_user_bytes, user_csv_rows
+from costsim.catalog.resources import read_user_file, user_csv_rows
 from costsim.catalog.servers import OWNED_CLOUD
 from costsim.domain.currency import USD, Currency
 from costsim.domain.pricing import (
@@ -147,13 +147,7 @@ class _Row:
 def _read_text(path: Path) -> str:
     """The file's text (UTF-8, a byte-order mark allowed); errors name the file and position."""
     name = str(path)
-    try:
-        read = read_user_bytes(path, MAX_PRICE_FILE_BYTES)
-    except OSError as exc:
-        raise InputError(name, "", f"cannot read: {exc.strerror or exc}") from None
-    if read is None:
-        raise InputError(name, "", f"file is over the limit of {MAX_PRICE_FILE_BYTES} bytes")
-    data = read
+    data = read_user_file(path, MAX_PRICE_FILE_BYTES)
     try:
         # spreadsheet exports often start with a BOM; it is not part of the first column name
         return data.decode("utf-8-sig")

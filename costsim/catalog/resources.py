@@ -31,6 +31,21 @@ def read_user_bytes(path: Path, limit: int) -> bytes | None:
     return None if len(data) > limit else data
 
 
+def read_user_file(path: Path, limit: int) -> bytes:
+    """The bytes of a user's file of at most ``limit`` bytes (:func:`read_user_bytes`).
+
+    Raises:
+        InputError: naming the file: it cannot be read, or it is over the limit.
+    """
+    try:
+        data = read_user_bytes(path, limit)
+    except OSError as exc:
+        raise InputError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
+    if data is None:
+        raise InputError(str(path), "", f"file is over the limit of {limit:,} bytes")
+    return data
+
+
 def user_csv_rows(reader: _csv.Reader, header: list[str], name: str
                   ) -> Iterator[tuple[int, list[str]]]:
     """The data rows of a user's CSV file after its ``header``: (the line the row starts on,

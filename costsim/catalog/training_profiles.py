@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from costsim.catalog.resources import read_user_bytes
+from costsim.catalog.resources import read_user_file
 from costsim.catalog.trainer_state import MAX_STATE_BYTES, read_trainer_state
 from costsim.catalog.training_csv import read_training_csv
 from costsim.catalog.training_fields import (
@@ -47,16 +47,6 @@ def _head(path: Path) -> bytes:
         raise InputError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
 
 
-def _whole(path: Path, limit: int) -> bytes:
-    try:
-        data = read_user_bytes(path, limit)
-    except OSError as exc:
-        raise InputError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    if data is None:
-        raise InputError(str(path), "", f"file is over the limit of {limit:,} bytes")
-    return data
-
-
 def _is_csv(head: bytes) -> bool:
     first = next((line for line in head.decode("utf-8-sig", errors="replace").splitlines()
                   if line.strip()), "")
@@ -74,7 +64,7 @@ def read_training_profile(path: Path,
     details = details if details is not None else RunDetails()
     head = _head(path)
     if path.suffix.lower() == ".json" or head.lstrip().startswith(b"{"):
-        rates = read_trainer_state(path, _whole(path, MAX_STATE_BYTES))
+        rates = read_trainer_state(path, read_user_file(path, MAX_STATE_BYTES))
         gpus = _required_gpus(path, details, "a trainer_state.json")
         if details.seq_len is not None and rates.samples_per_s is not None:
             tokens_per_s = rates.samples_per_s * details.seq_len
@@ -89,7 +79,7 @@ def read_training_profile(path: Path,
                            source=f"{path} (HF Trainer, whole-run average over "
                                   f"{rates.runtime_s:,.0f} s)"),)
     if path.suffix.lower() == ".csv" or _is_csv(head):
-        data = _whole(path, MAX_CSV_BYTES)
+        data = read_user_file(path, MAX_CSV_BYTES)
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
