@@ -3,7 +3,6 @@ the window and past it) and on demand under a savings plan, checked against hand
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -23,6 +22,7 @@ from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.streams import replication_seeds
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from tests.domain.scenario_builders import llama_8b
+from tests.sim.quiet_runs import without_interruptions
 
 ROOT = replication_seeds(0, 1)[0]
 # the published AWS block rate of a p5.48xlarge (price_capacity_blocks.csv), per GPU-hour
@@ -46,11 +46,7 @@ def _quiet(scenario: Scenario) -> PreparedPlan:
     performance model's steady time exactly."""
     prep = prepare_plan(scenario, scenario.plans[0])
     assert prep.feasible, prep.infeasible_reasons
-    train = prep.phases["train"]
-    assert isinstance(train, TrainingPrep)
-    quiet = replace(train, faults_per_gpu_hour=0.0, checkpoint_s=0.0, evaluation_fraction=0.0,
-                    extra_loss=Fixed(value=0.0))
-    return replace(prep, phases={**prep.phases, "train": quiet})
+    return without_interruptions(prep)
 
 
 def _steady_s(prep: PreparedPlan) -> float:

@@ -18,10 +18,11 @@ from costsim.domain.workload import Task
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category
 from costsim.sim.montecarlo import run_plan
-from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
+from costsim.sim.prepare import TrainingPrep, prepare_plan
 from costsim.sim.streams import replication_seeds
 from costsim.units import HOURS_PER_YEAR, SECONDS_PER_HOUR
 from tests.domain.scenario_builders import lifecycle, llama_8b
+from tests.sim.quiet_runs import without_interruptions
 
 ROOT = replication_seeds(0, 1)[0]
 
@@ -38,17 +39,9 @@ def _train_only(entry: UseEntry, *, commitments: tuple[Commitment, ...] = (),
                     **{"uncertainty": exact, **scenario})  # type: ignore[arg-type]
 
 
-def _without_interruptions(prep: PreparedPlan) -> PreparedPlan:
-    train = prep.phases["train"]
-    assert isinstance(train, TrainingPrep)
-    quiet = replace(train, faults_per_gpu_hour=0.0, checkpoint_s=0.0, evaluation_fraction=0.0,
-                    extra_loss=Fixed(value=0.0))
-    return replace(prep, phases={**prep.phases, "train": quiet})
-
-
 def test_a_run_without_failures_takes_the_performance_models_steady_time() -> None:
     scenario = _train_only(UseEntry(gpu="H100", count=8))
-    prep = _without_interruptions(prepare_plan(scenario, scenario.plans[0]))
+    prep = without_interruptions(prepare_plan(scenario, scenario.plans[0]))
     rep = simulate_replication(prep, ROOT, 0)
     train = prep.phases["train"]
     assert isinstance(train, TrainingPrep)
@@ -75,7 +68,7 @@ def test_an_implied_reservation_books_use_idle_and_stranded_hours_exactly() -> N
     entry = UseEntry(gpu="H100", count=8, option=PurchaseOption.RESERVED_1Y_NO_UPFRONT,
                      cloud="aws")
     scenario = _train_only(entry)
-    prep = _without_interruptions(prepare_plan(scenario, scenario.plans[0]))
+    prep = without_interruptions(prepare_plan(scenario, scenario.plans[0]))
     rep = simulate_replication(prep, ROOT, 0)
     train = prep.phases["train"]
     assert isinstance(train, TrainingPrep)

@@ -18,10 +18,11 @@ from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.uncertainty import Fixed, Uncertainty
 from costsim.domain.workload import Task
 from costsim.sim.montecarlo import PlanResult, Stats, plan_result, run_plan, simulate_block
-from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
+from costsim.sim.prepare import TrainingPrep, prepare_plan
 from costsim.sim.run_result import horizon_passed_over, recommend, simulate_scenario
 from costsim.units import SECONDS_PER_DAY
 from tests.domain.scenario_builders import llama_8b
+from tests.sim.quiet_runs import without_interruptions
 
 # 2027-01-01 + 3 months: the horizon ends 2027-04-01, 31 + 28 + 31 = 90 days
 HORIZON_DAYS = 90
@@ -45,15 +46,6 @@ def _scenario(server: str, gpu: str, *, spill: bool = False) -> Scenario:
     return Scenario(name="late", calendar=Calendar(start=date(2027, 1, 1), horizon_months=3),
                     models=(llama_8b(),), phases=(phase,), plans=(own, rent),
                     uncertainty=Uncertainty(throughput_error=Fixed(value=1.0)))
-
-
-def _quiet(prep: PreparedPlan) -> PreparedPlan:
-    """The run without faults, checkpoints or extra loss: the steady time exactly."""
-    train = prep.phases["train"]
-    assert isinstance(train, TrainingPrep)
-    quiet = replace(train, faults_per_gpu_hour=0.0, checkpoint_s=0.0, evaluation_fraction=0.0,
-                    extra_loss=Fixed(value=0.0))
-    return replace(prep, phases={**prep.phases, "train": quiet})
 
 
 def test_servers_delivered_after_the_horizon_make_the_plan_infeasible() -> None:
@@ -83,7 +75,7 @@ def test_servers_delivered_late_run_from_delivery_and_are_cut_at_the_horizon() -
     8 GPUs for the horizon's last 6 days: 8 × 6 × 24 = 1,152 GPU-hours used inside the horizon
     (before: the run waited for a window it could finish in, never started, and used none)."""
     scenario = _scenario("hgx-h100-8", "H100")
-    prep = _quiet(prepare_plan(scenario, scenario.plans[0]))
+    prep = without_interruptions(prepare_plan(scenario, scenario.plans[0]))
     assert prep.feasible, prep.infeasible_reasons
     assert prep.owned[0].available_s == H100_DELIVERY_DAYS * SECONDS_PER_DAY
     train = prep.phases["train"]
@@ -102,7 +94,7 @@ def test_a_run_that_never_started_is_infeasible_everywhere_and_a_warning_somewhe
     """Replications whose phase started but whose run did not (no run record): in every
     replication the plan is infeasible, in one of two it carries the warning."""
     scenario = _scenario("hgx-h100-8", "H100")
-    prep = _quiet(prepare_plan(scenario, scenario.plans[0]))
+    prep = without_interruptions(prepare_plan(scenario, scenario.plans[0]))
     reps = simulate_block(prep, seed=0, replications=2, indices=(0, 1))
     assert all(r.training for r in reps)
     never = [replace(r, training=()) for r in reps]
