@@ -209,11 +209,6 @@ class DecodeStep:
         return gpu_s + comm_s + (r.step_overhead_s + r.step_overhead_per_seq_s * b)
 
 
-def _weights_read(r: ReplicaTerms, b: FloatArray) -> FloatArray:
-    """:meth:`StepTerms.weights_read` of ``r``."""
-    return StepTerms(r).weights_read(b)
-
-
 def _weights_read_s(r: ReplicaTerms, b: FloatArray) -> FloatArray:
     """:meth:`StepTerms.weights_read_s` of ``r``."""
     return StepTerms(r).weights_read_s(b)

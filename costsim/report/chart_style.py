@@ -161,11 +161,6 @@ def usd(amount: float, currency: Currency = USD) -> str:
     return f"{sign}{symbol}{value:,.0f}" if value >= 10 else f"{sign}{symbol}{value:.2f}"
 
 
-def money_unit(currency: Currency = USD) -> str:
-    """The currency an axis title names: ``USD``, ``EUR``."""
-    return currency.code
-
-
 class _ConvertedLocator(MaxNLocator):
     """Matplotlib's default ticks (AutoLocator's steps) chosen on the converted scale, so a EUR
     axis over USD data ticks at €10k, €20k rather than at the euros of $10k, $20k."""

@@ -42,7 +42,7 @@ from costsim.units import SECONDS_PER_HOUR
 
 if TYPE_CHECKING:  # the context imports prepare, which imports this module
     from costsim.sim.context import RunContext
-    from costsim.sim.prepare import PhasePrep, PreparedPlan, ServingPrep
+    from costsim.sim.prepare import PreparedPlan, ServingPrep
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -273,8 +273,3 @@ def replica_usd_per_hour(pool: RentalPool | CommitmentPool | None,
     if isinstance(pool, RentalPool):
         return pool.rate_usd_per_gpu_hour * pool.gpus_paid_for(gpus_per_replica)
     return pool.rate_usd_per_gpu_hour * gpus_per_replica
-
-
-def is_api_phase(prep: PhasePrep) -> bool:
-    """Whether a prepared phase is served by an API (for callers outside the simulator)."""
-    return getattr(prep, "api", None) is not None

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from costsim.sim.demand import DemandHistogram
-from costsim.sim.ledger import LedgerSums, MonthRow
+from costsim.sim.ledger import LedgerSums
 from costsim.sim.results import (
     Band,
     FleetBands,
@@ -344,10 +344,6 @@ class PlanTally:
     def month_labels(self) -> list[str]:
         assert self.first is not None
         return [row.month for row in self.first.ledger.months]
-
-    def first_months(self) -> tuple[MonthRow, ...]:
-        assert self.first is not None
-        return self.first.ledger.months
 
     def pooled_waits(self) -> WaitHistogram:
         return WaitHistogram.pooled(self.waits)
