@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from costsim.report.files import write_atomic
 
 if TYPE_CHECKING:
-    from costsim.report.chart_style import Chart
+    from costsim.report.plot.style import Chart
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +58,16 @@ class ChartJob:
 
 def draw(chart: Chart) -> DrawnChart:
     """A built chart's PNG and SVG bytes."""
-    from costsim.report.chart_style import render
+    from costsim.report.plot.figure import Figure
 
-    png, svg = render(chart.figure)
+    if isinstance(chart.figure, Figure):
+        from costsim.report.plot.render import render
+
+        png, svg = render(chart.figure)
+    else:  # TRANSITION: a matplotlib figure
+        from costsim.report.chart_style import render as render_matplotlib
+
+        png, svg = render_matplotlib(chart.figure)
     return DrawnChart(slug=chart.slug, title=chart.title, png=png, svg=svg)
 
 

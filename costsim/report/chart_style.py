@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import matplotlib as mpl
@@ -26,6 +25,7 @@ from matplotlib.ticker import (
 
 from costsim.domain.currency import USD, Currency
 from costsim.report.chart_layout import stack_layout
+from costsim.report.plot.style import Chart as Chart  # TRANSITION
 
 PNG_DPI = 120
 # zlib level of the PNGs: level 3 against Pillow's default 6 cost 0.25 CPU s instead of 0.42 for
@@ -59,15 +59,6 @@ STAR = "\u2605"
 RECOMMENDED_EDGE = "#000000"
 BUDGET_COLOR = "#B00020"  # not in PALETTE: the budget must not read as a plan
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Chart:
-    """A finished chart: a file stem (fixed, never from user text), its title, the figure."""
-
-    slug: str
-    title: str
-    figure: Figure
 
 
 def new_figure(width_in: float = 9.0, height_in: float = 4.8) -> Figure:

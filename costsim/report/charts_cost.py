@@ -17,7 +17,6 @@ from matplotlib.patches import Patch
 from costsim.domain.currency import USD, Currency
 from costsim.report.chart_style import (
     RECOMMENDED_EDGE,
-    Chart,
     bold_recommended,
     budget_line,
     month_ticks,
@@ -33,6 +32,16 @@ from costsim.report.chart_style import (
     usd_axis,
     usd_log_axis,
 )
+from costsim.report.plot.figure import Place
+from costsim.report.plot.style import (
+    RECOMMENDED_EDGE_PT,
+    Chart,
+    plan_ticks,
+    recommended_entry,
+)
+from costsim.report.plot.style import budget_line as plot_budget_line
+from costsim.report.plot.style import new_figure as plot_figure
+from costsim.report.plot.style import usd_axis as plot_usd_axis
 from costsim.sim.ledger import Category
 from costsim.sim.montecarlo import PlanResult
 from costsim.sim.run_result import RunResult
@@ -94,35 +103,31 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     chosen = _recommended(run, recommended)
     colors = plan_colors([p.name for p in run.plans])
     names = [p.name for p in plans]
-    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
-    (axes,) = subplots(figure)
+    figure = plot_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
+    (panel,) = figure.add_panels()
     stats = [p.cost_usd for p in plans if p.cost_usd is not None]
-    means = np.array([s.mean for s in stats])
-    low, high = np.array([s.p10 for s in stats]), np.array([s.p90 for s in stats])
-    positions = np.arange(len(plans))
-    bars = axes.barh(positions, means, color=[colors[n] for n in names],
-                     xerr=np.clip([means - low, high - means], 0, None), capsize=4)
-    _outline(bars.patches, names, chosen)
-    axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
-    bold_recommended(axes.get_yticklabels(), chosen)
-    axes.invert_yaxis()
+    means = [s.mean for s in stats]
+    highs = [max(s.mean, s.p90) for s in stats]
+    panel.hbars(range(len(plans)), means, [colors[n] for n in names],
+                edges=[RECOMMENDED_EDGE if n == chosen else None for n in names],
+                edge_width_pt=RECOMMENDED_EDGE_PT,
+                errors=[(min(s.p10, s.mean), max(s.p90, s.mean)) for s in stats])
+    plan_ticks(panel.y, names, chosen)
+    panel.y.inverted = True
     money = run.scenario.currency  # labels in the display currency (the data stay USD)
-    for y, mean, right in zip(positions, means, np.maximum(means, high), strict=True):
-        axes.annotate(usd(mean, money), (right, y), xytext=(6, 0), textcoords="offset points",
-                      va="center", fontsize=8)
+    for y, mean, right in zip(range(len(plans)), means, highs, strict=True):
+        panel.label(right, y, usd(mean, money), dx_pt=6)
     budget = run.scenario.budget_usd
-    budget_line(axes, budget, axis="x", currency=money)
-    axes.set_xlim(0, HEADROOM * max(float(high.max()), float(means.max()), budget or 0.0))
-    usd_axis(axes, "x", money)
-    axes.set_xlabel(f"Economic cost over the horizon ({money.code}, mean; whiskers P10–P90)\n"
-                    "cheapest first")
-    axes.set_title("Cost of each plan over the horizon")
-    handles = recommended_handle(chosen, why)
-    handles += [h for h in axes.get_legend_handles_labels()[0]
-                if str(h.get_label()).startswith("budget")]
-    if handles:
-        axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22),
-                    fontsize=8, frameon=False, ncols=1)
+    plot_budget_line(panel, budget, vertical=True, currency=money)
+    panel.x.limits(0, HEADROOM * max(*highs, *means, budget or 0.0))
+    plot_usd_axis(panel.x, money)
+    panel.x.label = (f"Economic cost over the horizon ({money.code}, mean; whiskers P10–P90)\n"
+                     "cheapest first")
+    panel.title = "Cost of each plan over the horizon"
+    entries = recommended_entry(chosen, why)
+    entries += [e for e in panel.entries() if e.label.startswith("budget")]
+    if entries:
+        panel.add_legend(entries, place=Place.BELOW, frame=False)
     return Chart("cost_by_plan", "Cost of each plan over the horizon", figure)
 
 
@@ -135,31 +140,27 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
     names = [p.name for p in plans]
-    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
-    (axes,) = subplots(figure)
+    figure = plot_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
+    (panel,) = figure.add_panels()
     values = [p.cost_per_training_run_usd or 0.0 for p in plans]
-    positions = np.arange(len(plans))
-    bars = axes.barh(positions, values, color=[colors[n] for n in names])
-    _outline(bars.patches, names, chosen)
-    axes.set_yticks(positions, [tick_label(n, chosen) for n in names])
-    bold_recommended(axes.get_yticklabels(), chosen)
-    axes.invert_yaxis()
+    panel.hbars(range(len(plans)), values, [colors[n] for n in names],
+                edges=[RECOMMENDED_EDGE if n == chosen else None for n in names],
+                edge_width_pt=RECOMMENDED_EDGE_PT)
+    plan_ticks(panel.y, names, chosen)
+    panel.y.inverted = True
     money = run.scenario.currency  # labels in the display currency (the data stay USD)
-    for y, value in zip(positions, values, strict=True):
+    for y, value in enumerate(values):
         label = usd(value, money) if value > 0 else (
             f"{usd(0.0, money)}: runs on capacity the plan pays for plan-wide")
-        axes.annotate(label, (value, y), xytext=(6, 0), textcoords="offset points",
-                      va="center", fontsize=8)
-    axes.set_xlim(0, HEADROOM * max(max(values), 1.0))
-    usd_axis(axes, "x", money)
-    axes.set_xlabel(f"Cost per training run ({money.code}, mean), cheapest first\nthe training "
-                    "phases' "
-                    "ledger lines and their use-share of owned servers")
-    axes.set_title("Cost per training run by plan")
-    handles = recommended_handle(chosen, "on the whole horizon's cost, bold")
-    if handles:
-        axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22),
-                    fontsize=8, frameon=False)
+        panel.label(value, y, label, dx_pt=6)
+    panel.x.limits(0, HEADROOM * max(max(values), 1.0))
+    plot_usd_axis(panel.x, money)
+    panel.x.label = (f"Cost per training run ({money.code}, mean), cheapest first\nthe training "
+                     "phases' ledger lines and their use-share of owned servers")
+    panel.title = "Cost per training run by plan"
+    entries = recommended_entry(chosen, "on the whole horizon's cost, bold")
+    if entries:
+        panel.add_legend(entries, place=Place.BELOW, frame=False)
     return Chart("cost_per_training_run", "Cost per training run by plan", figure)
 
 

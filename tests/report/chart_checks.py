@@ -9,6 +9,9 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from costsim.report.chart_style import Chart, lay_out, render
+from costsim.report.plot.figure import Figure as PlotFigure
+from costsim.report.plot.render import render as render_plot
+from costsim.report.plot.render import scene_of
 
 TOLERANCE_PX = 1.0  # anti-aliasing: a glyph's box may touch the edge by a pixel
 
@@ -56,8 +59,27 @@ def texts_outside(figure: Figure) -> list[str]:
     return out
 
 
+def plot_texts_outside(figure: PlotFigure) -> list[str]:
+    """The texts of a costsim-drawn figure that run past its edge, with where they lie."""
+    scene = scene_of(figure)
+    out = []
+    for text in scene.texts:
+        x0, y0, x1, y1 = text.bounds()
+        if (x0 < -TOLERANCE_PX or y0 < -TOLERANCE_PX or x1 > scene.width + TOLERANCE_PX
+                or y1 > scene.height + TOLERANCE_PX):
+            out.append(f"{text.text!r} at {(x0, y0, x1, y1)} outside {scene.width}x{scene.height}")
+    return out
+
+
 def assert_inside(chart: Chart) -> None:
     """Every text of ``chart`` inside its figure, and the figure renders."""
+    if isinstance(chart.figure, PlotFigure):
+        outside = plot_texts_outside(chart.figure)
+        assert not outside, f"{chart.slug}: " + "; ".join(outside)
+        png, svg = render_plot(chart.figure)
+        assert png.startswith(b"\x89PNG")
+        assert b"<svg" in svg
+        return
     outside = texts_outside(chart.figure)
     assert not outside, f"{chart.slug}: " + "; ".join(outside)
     png, svg = render(chart.figure)

@@ -22,6 +22,10 @@ from costsim.report.charts_cost import (
     monthly_cash_flow,
 )
 from costsim.report.charts_sweep import cost_distribution, readable_key, readable_label, tornado
+from costsim.report.plot.figure import Bars, Panel, Span
+from costsim.report.plot.figure import Figure as PlotFigure
+from costsim.report.plot.layout import place
+from costsim.report.plot.render import scene_of
 from costsim.sim.run_result import RunResult
 from costsim.sweep.results import SweepResult
 from tests.report.chart_checks import assert_inside
@@ -63,47 +67,58 @@ def test_every_run_chart_keeps_its_text_inside_the_figure(run: RunResult) -> Non
         "cost_by_phase_category", "reserved_utilization", "break_even", "serving_fleet",
         "spend_split"}
     for chart in charts:
-        assert chart.figure.dpi == PNG_DPI  # laid out at the dpi the PNG is drawn at
+        if not isinstance(chart.figure, PlotFigure):  # TRANSITION: matplotlib's
+            assert chart.figure.dpi == PNG_DPI  # laid out at the dpi the PNG is drawn at
         assert_inside(chart)
+
+
+def _plot_panel(chart: Chart | None) -> Panel:
+    (panel,) = _chart(chart).figure.panels
+    return panel
 
 
 def test_cost_by_plan_ranks_cheapest_first_stars_the_recommendation_and_draws_the_budget(
         run: RunResult) -> None:
     chosen = run.recommendation.plan
     assert chosen is not None
-    (axes,) = _chart(cost_by_plan(run)).figure.axes
-    names = _tick_names(axes)
+    panel = _plot_panel(cost_by_plan(run))
+    names = panel.y.tick_labels
     assert names == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
-    starred = [label for label in axes.get_yticklabels() if label.get_text().startswith(STAR)]
-    assert [label.get_text() for label in starred] == [_tick(chosen)]
-    legend = axes.get_legend()
-    assert legend is not None
-    assert legend.get_texts()[0].get_text().startswith(f"{STAR} recommended (")
-    assert starred[0].get_fontweight() == "bold"
-    outlined = [bar for bar in axes.patches if bar.get_edgecolor()[:3] == (0.0, 0.0, 0.0)
-                and bar.get_linewidth() > 1]
-    assert len(outlined) == 1
+    assert [n for n in names or [] if n.startswith(STAR)] == [_tick(chosen)]
+    assert panel.y.bold_labels == {_tick(chosen)}
+    assert panel.y.inverted  # cheapest at the top
+    assert panel.legend is not None
+    assert panel.legend.entries[0].label.startswith(f"{STAR} recommended (")
+    (bars,) = [m for m in panel.marks if isinstance(m, Bars)]
+    outlined = [i for i, edge in enumerate(bars.edges) if edge == RECOMMENDED_EDGE]
+    assert outlined == [names.index(_tick(chosen))]
+    assert bars.edge_width_pt > 1
     assert RECOMMENDED_EDGE == "#000000"
-    budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
+    budget = [m for m in panel.marks if isinstance(m, Span) and m.label.startswith("budget")]
     assert len(budget) == 1
-    assert budget[0].get_xdata()[0] == run.scenario.budget_usd  # type: ignore[index]
-    assert budget[0].get_color() == BUDGET_COLOR
-    assert axes.get_xlim()[1] > run.scenario.budget_usd  # type: ignore[operator]
+    assert budget[0].vertical
+    assert budget[0].value == run.scenario.budget_usd
+    assert budget[0].color == BUDGET_COLOR
+    assert panel.x.high is not None
+    assert panel.x.high > run.scenario.budget_usd
+    scene = scene_of(_chart(cost_by_plan(run)).figure)
+    drawn = {t.text for t in scene.texts}
+    assert {_tick(chosen), "$0"} <= drawn  # the names and the money axis are drawn
 
 
 def test_cost_by_plan_stars_the_plan_it_is_told(run: RunResult) -> None:
     """optimize marks its own choice (which rests on its objective), not the run's."""
     other = _ranked_names(run)[-1]
-    (axes,) = _chart(cost_by_plan(run, recommended=other)).figure.axes
-    assert _tick_names(axes)[-1] == _tick(other)
-    assert sum(name.startswith(STAR) for name in _tick_names(axes)) == 1
+    names = _plot_panel(cost_by_plan(run, recommended=other)).y.tick_labels or []
+    assert names[-1] == _tick(other)
+    assert sum(name.startswith(STAR) for name in names) == 1
 
 
 def test_cost_per_training_run_is_ranked_by_its_own_figure(run: RunResult) -> None:
-    (axes,) = _chart(cost_per_training_run(run)).figure.axes
-    values = [bar.get_width() for bar in axes.patches]
-    assert values == sorted(values)
-    assert any(name == _tick(run.recommendation.plan or "") for name in _tick_names(axes))
+    panel = _plot_panel(cost_per_training_run(run))
+    (bars,) = [m for m in panel.marks if isinstance(m, Bars)]
+    assert list(bars.lengths) == sorted(bars.lengths)
+    assert _tick(run.recommendation.plan or "") in (panel.y.tick_labels or [])
 
 
 def test_cumulative_cost_has_the_budget_a_ranked_legend_and_a_log_scale_when_plans_lie_far_apart(
@@ -297,19 +312,21 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
 
     eur = dataclasses.replace(run, scenario=dataclasses.replace(
         run.scenario, currency=Currency(code="EUR", fx_rate_per_usd=0.92)))
-    (axes,) = _chart(cost_by_plan(eur)).figure.axes
-    assert axes.get_xlabel().startswith("Economic cost over the horizon (EUR, mean")
-    ticks = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+    figure = _chart(cost_by_plan(eur)).figure
+    (panel,) = figure.panels
+    assert panel.x.label.startswith("Economic cost over the horizon (EUR, mean")
+    (placed,) = place(figure).panels
+    ticks = [t for t in placed.x.labels if t]
     assert ticks
     assert all(t.startswith(("€", "-€")) for t in ticks)
     # the ticks sit at round euro amounts (€0, €100k, €200k ...), each the USD position × 0.92
-    euros = np.array(axes.get_xticks()) * 0.92
+    euros = np.array(placed.x.positions) * 0.92
     step = euros[1] - euros[0]
     assert step > 0
     assert np.allclose(euros / step, np.round(euros / step))
     assert f"{step:.3g}"[0] in "125"
-    budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
-    assert "€" in str(budget[0].get_label())
+    budget = [m for m in panel.marks if isinstance(m, Span) and m.label.startswith("budget")]
+    assert "€" in budget[0].label
     assert "EUR" in _chart(cumulative_cost(eur)).figure.axes[0].get_ylabel()
     assert all(a.get_ylabel() in ("EUR per month", "")
                for a in _chart(monthly_cash_flow(eur)).figure.axes)

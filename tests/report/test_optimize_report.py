@@ -224,9 +224,9 @@ def test_optimize_stars_its_own_choice_in_the_cost_chart(answer: OptimizeResult)
     from costsim.report.chart_style import STAR
 
     chart = optimize_charts(answer)[-1]
-    (axes,) = chart.figure.axes
+    (panel,) = chart.figure.panels
     assert answer.best is not None
-    starred = [t.get_text() for t in axes.get_yticklabels() if t.get_text().startswith(STAR)]
+    starred = [t for t in panel.y.tick_labels or [] if t.startswith(STAR)]
     assert starred == [f"{STAR} {answer.best.result.name}"]
 
 
@@ -256,6 +256,13 @@ def test_the_training_front_is_log_log_with_ticks_that_do_not_collide(
         assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
 
 
+def _axis_labels(figure: Any) -> list[str]:
+    """Each panel's y and x axis titles (TRANSITION: matplotlib's or costsim's figure)."""
+    if hasattr(figure, "panels"):
+        return [p.y.label + p.x.label for p in figure.panels]
+    return [a.get_ylabel() + a.get_xlabel() for a in figure.axes]
+
+
 def test_a_display_currency_labels_every_optimize_chart_in_it(answer: OptimizeResult) -> None:
     """Issue 21 item 5: the answer's run in EUR names EUR on each cost axis (data stay USD)."""
     from costsim.domain.currency import Currency
@@ -264,8 +271,7 @@ def test_a_display_currency_labels_every_optimize_chart_in_it(answer: OptimizeRe
     eur = dataclasses.replace(answer, run=dataclasses.replace(answer.run, scenario=(
         dataclasses.replace(answer.run.scenario,
                             currency=Currency(code="EUR", fx_rate_per_usd=0.9)))))
-    labels = {chart.slug: [a.get_ylabel() + a.get_xlabel() for a in chart.figure.axes]
-              for chart in optimize_charts(eur)}
+    labels = {chart.slug: _axis_labels(chart.figure) for chart in optimize_charts(eur)}
     assert set(labels) == {"pareto_front", "training_front", "reservation_curve",
                            "cost_by_plan"}
     for slug, texts in labels.items():

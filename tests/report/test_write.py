@@ -165,7 +165,7 @@ def test_charts_are_valid_png_and_svg_images(report_dir: Path) -> None:
         assert len(png) > 10_000, slug
         root = ET.fromstring((report_dir / "charts" / f"{slug}.svg").read_bytes())
         assert root.tag == "{http://www.w3.org/2000/svg}svg", slug
-        assert float(root.attrib["width"].removesuffix("pt")) > 100
+        assert float(root.attrib["width"].removesuffix("pt").removesuffix("px")) > 100
 
 
 def test_charts_without_data_are_left_out_and_named() -> None:
