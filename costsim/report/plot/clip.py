@@ -26,7 +26,9 @@ def clip_segment(a: Point, b: Point, box: Box) -> tuple[Point, Point] | None:
             t1 = min(t1, t)
         if t0 > t1:
             return None
-    return (a[0] + t0 * dx, a[1] + t0 * dy), (a[0] + t1 * dx, a[1] + t1 * dy)
+    start = a if t0 == 0 else (a[0] + t0 * dx, a[1] + t0 * dy)
+    end = b if t1 == 1 else (a[0] + t1 * dx, a[1] + t1 * dy)
+    return start, end
 
 
 def clip_polyline(points: list[Point], box: Box) -> list[list[Point]]:

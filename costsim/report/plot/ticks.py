@@ -23,11 +23,15 @@ def nice_ticks(low: float, high: float, most: int, *, integer: bool = False) -> 
     if high == low:
         return [low]
     most = max(2, most)
-    raw = (high - low) / (most - 1)
-    power = 10.0 ** math.floor(math.log10(raw))
-    step = next((s * power for s in NICE_STEPS if s * power >= raw * (1 - 1e-9)), 10 * power)
+    # the smallest round step that puts at most ``most`` ticks inside the reach
+    exponent = math.floor(math.log10((high - low) / (most - 1)))
+    candidates = sorted(s * 10.0 ** e for e in (exponent - 1, exponent, exponent + 1)
+                        for s in NICE_STEPS[:-1])
     if integer:
-        step = max(1.0, math.ceil(step))
+        candidates = [c for c in candidates if c >= 1 and c == math.floor(c)] or [1.0]
+    step = next((c for c in candidates
+                 if math.floor(high / c + 1e-9) - math.ceil(low / c - 1e-9) + 1 <= most),
+                candidates[-1])
     first = math.ceil(low / step - 1e-9) * step
     digits = max(0, 3 - math.floor(math.log10(step)))  # 0.6, not 0.6000000000000001
     ticks: list[float] = []
