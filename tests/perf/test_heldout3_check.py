@@ -1,0 +1,173 @@
+"""The third held-out set of issue 18 item 4 (validation/heldout3/, gathered blind on 2026-12-02).
+
+Rated once by the lead with `scripts/validation_table.py --heldout --heldout-dir
+validation/heldout3` (and `scripts/allin_check.py --heldout --heldout-dir validation/heldout3`).
+These tests only check that the set's figures and sources stay out of the data the models are
+built and tested on, and that every row loads through the scripts' readers. No prediction is
+computed for any row here."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from scripts.allin_check import ALL_IN, STEADY, figure_basis, heldout_runs, scenario_mapping
+from scripts.published_table import read_rows
+from scripts.validation_table import HELDOUT_SERVING_CSV
+
+ROOT = Path(__file__).parents[2]
+HELDOUT3_DIR = ROOT / "validation" / "heldout3"
+HELDOUT3 = "heldout3"
+# Words naming each heldout3 source; none may appear in the model's or the tests' data.
+HELDOUT3_SOURCE_MARKERS = (
+    "hamelsmu/hamel-site", "hamelsmu/llama-inference", "hamel.dev",
+    "LambdaLabsML/vllm-benchmark", "meta-pytorch/gpt-fast",
+    "bigcode/santacoder", "2301.03988", "tiny_starcoder_py",
+    "Llemma", "2310.10631",
+    "mosaicml/examples", "hf-bert-base-uncased.yaml",
+    "RoBERTa", "1907.11692")
+# What scripts/published_table.py's serving predictors accept (check_serving, _predict_plain).
+SERVING_KINDS = {"batch1-decode", "batch1-ttft", "max-throughput", "latency-at-rate", "card-ratio"}
+SERVING_MODES = {"idle", "static-batch", "closed-loop", "in-flight", "offline-burst"}
+SERVING_UNITS = {"output_tokens_per_s", "ms_per_token_median", "ms", "ratio", "requests_per_s"}
+
+
+def _cells(folder: Path) -> set[str]:
+    cells: set[str] = set()
+    for path in folder.rglob("*.csv"):
+        with path.open(encoding="utf-8") as handle:
+            for row in csv.reader(handle):
+                cells.update(cell.strip() for cell in row)
+    return cells
+
+
+def _texts(folder: Path) -> str:
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace")
+                     for path in sorted(folder.rglob("*")) if path.is_file())
+
+
+def test_no_heldout3_figure_or_source_is_in_the_model_or_test_data() -> None:
+    """Every distinctive heldout3 figure is absent from costsim/data and tests/data, and no data
+    file there names a heldout3 source."""
+    figures = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT3_DIR)]
+    figures += [row["figure"] for row in read_rows(HELDOUT3_DIR / "serving.csv")]
+    assert len(figures) >= 28  # 7 runs + 21 serving rows
+    used = _cells(ROOT / "costsim" / "data") | _cells(ROOT / "tests" / "data")
+    # Figures of four digits or fewer (576, 65, 30.4) also name unrelated things (a GPU count,
+    # a price, a memory size); the longer ones are the set's own. 24576 (H3-07: 1,024 GPUs x 24 h)
+    # is also a 24 GiB card's capacity in MiB in costsim/data/gpus.csv.
+    distinctive = [f for f in figures if len(f.replace(".", "")) >= 5 and f != "24576"]
+    assert len(distinctive) >= 12
+    assert not [f for f in distinctive if f in used]
+    data = _texts(ROOT / "costsim" / "data") + _texts(ROOT / "tests" / "data")
+    assert not [marker for marker in HELDOUT3_SOURCE_MARKERS if marker in data]
+
+
+def test_the_marker_check_catches_a_heldout3_source_in_a_data_file(tmp_path: Path) -> None:
+    """The marker list does its job: a data folder naming a heldout3 source is caught."""
+    (tmp_path / "rows.csv").write_text(
+        "id,source\nX1,LambdaLabsML/vllm-benchmark benchmark_v0.md\n", encoding="utf-8")
+    data = _texts(tmp_path)
+    assert [m for m in HELDOUT3_SOURCE_MARKERS if m in data] == ["LambdaLabsML/vllm-benchmark"]
+
+
+def test_every_heldout3_run_loads_as_a_scenario(tmp_path: Path) -> None:
+    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
+    architecture read from validation/heldout3/architectures (or a costsim preset) and the
+    scenario through costsim's own loader (nothing is simulated)."""
+    import yaml
+
+    from costsim.catalog.gpus import get_gpu
+    from costsim.catalog.models import load_architecture_file, load_preset
+    from costsim.cli.scenario_names import load_scenario_file
+
+    rows = heldout_runs(HELDOUT3_DIR)
+    assert [row["id"] for row in rows] == [f"H3-{i:02d}" for i in range(1, len(rows) + 1)]
+    assert {row["split"] for row in rows} == {HELDOUT3}
+    assert len(rows) >= 7
+    assert sum(row["scale_class"] == "small" for row in rows) >= 4
+    for row in rows:
+        assert figure_basis(row) in (STEADY, ALL_IN), row["id"]
+        get_gpu(row["gpu"])
+        mapping = scenario_mapping(row, horizon_months=12)
+        model = mapping["models"]["model"]  # type: ignore[index]
+        if "arch" in model:
+            arch = Path(model["arch"])
+            assert arch.is_relative_to(HELDOUT3_DIR / "architectures"), row["id"]
+            load_architecture_file(arch)
+        else:
+            load_preset(model["preset"])
+        path = tmp_path / f"{row['id']}.yaml"
+        path.write_text(yaml.safe_dump(mapping, sort_keys=False), encoding="utf-8")
+        load_scenario_file(path)
+
+
+def test_every_heldout3_run_states_what_its_figure_measures() -> None:
+    """The figure_basis column is written for every run (FIGURE_BASIS_RULE of
+    scripts/allin_check.py), not left to the reader's all-in default."""
+    with (HELDOUT3_DIR / "training_runs.csv").open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert "figure_basis" in (reader.fieldnames or [])
+        assert all(row["figure_basis"] in (STEADY, ALL_IN) for row in reader)
+
+
+def test_every_heldout3_serving_row_parses_for_the_predictors() -> None:
+    """Parse only: each serving row names a preset, a catalog GPU, a costsim engine, precision
+    and quantization, a kind, mode and unit the predictors of scripts/published_table.py handle,
+    and numbers where they need them (no prediction is made)."""
+    from costsim.catalog.gpus import get_gpu
+    from costsim.catalog.models import load_preset
+    from costsim.domain.precision import Dtype
+    from costsim.domain.workload import Quant, ServingEngine
+    from scripts.published_table import _tolerance
+
+    rows = read_rows(HELDOUT3_DIR / "serving.csv")
+    with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
+        assert list(rows[0]) == list(csv.DictReader(handle).fieldnames or [])
+    assert [row["id"] for row in rows] == [f"HS3-{i:02d}" for i in range(1, len(rows) + 1)]
+    assert len(rows) >= 20
+    assert len({row["costsim_engine"] for row in rows}) >= 4
+    assert len({row["gpu"] for row in rows if row["kind"] != "card-ratio"}) >= 4
+    by_id = {row["id"]: row for row in rows}
+    for row in rows:
+        assert row["split"] == HELDOUT3, row["id"]
+        assert row["modelled"] == "yes", row["id"]
+        assert row["kind"] in SERVING_KINDS, row["id"]
+        assert row["mode"] in SERVING_MODES, row["id"]
+        assert row["unit"] in SERVING_UNITS, row["id"]
+        assert float(row["figure"]) > 0, row["id"]
+        assert _tolerance(row["tolerance"]) is not None, row["id"]
+        if row["kind"] == "card-ratio":
+            parts = row["ratio_of"].split("/")
+            assert len(parts) == 2, row["id"]
+            assert all(part in by_id for part in parts), row["id"]
+            assert [by_id[part]["gpu"] for part in parts] == row["gpu"].split("/"), row["id"]
+            continue
+        load_preset(row["model"])
+        get_gpu(row["gpu"])
+        ServingEngine(row["costsim_engine"])
+        Dtype(row["precision"])
+        Quant(row["quant"])
+        assert int(row["gpus"]) == int(row["tp"]) >= 1, row["id"]
+        assert int(row["output_tokens"]) >= 1, row["id"]
+        if row["prompt_tokens"]:
+            assert int(row["prompt_tokens"]) >= 1
+        if row["mode"] in {"static-batch", "closed-loop", "offline-burst"}:
+            assert int(row["concurrency"]) >= 1, row["id"]
+            assert row["prompt_tokens"], row["id"]
+
+
+def test_the_heldout_scripts_accept_the_heldout3_folder() -> None:
+    """--heldout-dir validation/heldout3 passes the scripts' folder checks (the files are there);
+    without --heldout the option is refused with exit 2, as for every held-out folder."""
+    from scripts.allin_check import main as allin_main
+    from scripts.validation_table import main as table_main
+
+    for name in ("serving.csv", "training_runs.csv"):
+        assert (HELDOUT3_DIR / name).is_file()
+    for main in (allin_main, table_main):
+        with pytest.raises(SystemExit) as stopped:
+            main(["--heldout-dir", str(HELDOUT3_DIR)])
+        assert stopped.value.code == 2
