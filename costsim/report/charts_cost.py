@@ -3,45 +3,34 @@ and per phase and category. Each returns ``None`` when the run has nothing for i
 
 Plans are ranked cheapest first (mean economic cost, the run table's order; a bar chart of
 another figure ranks by that figure) and the recommended plan is starred
-(:func:`~costsim.report.chart_style.plan_label`)."""
+(:func:`~costsim.report.plot.style.plan_label`)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.patches import Patch
-
 from costsim.domain.currency import USD, Currency
-from costsim.report.chart_style import (
+from costsim.report.plot.figure import Entry, Marker, Panel, Place
+from costsim.report.plot.style import (
     RECOMMENDED_EDGE,
-    bold_recommended,
+    RECOMMENDED_EDGE_PT,
+    Chart,
     budget_line,
     month_ticks,
     names_width_in,
     new_figure,
     plan_colors,
     plan_label,
+    plan_ticks,
     ranked,
-    recommended_handle,
-    subplots,
-    tick_label,
+    recommended_entry,
     usd,
     usd_axis,
     usd_log_axis,
 )
-from costsim.report.plot.figure import Place
-from costsim.report.plot.style import (
-    RECOMMENDED_EDGE_PT,
-    Chart,
-    plan_ticks,
-    recommended_entry,
-)
-from costsim.report.plot.style import budget_line as plot_budget_line
-from costsim.report.plot.style import new_figure as plot_figure
-from costsim.report.plot.style import usd_axis as plot_usd_axis
+from costsim.report.plot.ticks import nice_ticks
 from costsim.sim.ledger import Category
 from costsim.sim.montecarlo import PlanResult
 from costsim.sim.run_result import RunResult
@@ -65,8 +54,12 @@ LOG_SCALE_SPREAD = 5.0
 # every rented plan's bars.
 CAPEX_CUT_FACTOR = 3.0
 CAPEX_COLOR, OPEX_COLOR = "#000000", "#56B4E9"
-BAR_HALF_WIDTH = 0.4  # matplotlib's default bar width is 0.8 (months here)
+BAR_HALF_WIDTH = 0.4  # half of a bar's default thickness, 0.8 (months here)
 HEADROOM = 1.15  # room above the tallest bar or line for its label
+# Ticks on each monthly cash flow panel (one y scale for all): a panel of the figure's 1.9 in
+# a plan has about 1.3 in of plot, room for 5 labels 2 em apart (matplotlib's tick density,
+# $0 to $15k by $5k), where the toolkit's automatic ticks (2.6 em apart) leave two.
+SHARED_Y_TICKS = 5
 
 
 def _feasible(run: RunResult) -> list[PlanResult]:
@@ -86,13 +79,6 @@ def _recommended(run: RunResult, recommended: str | None) -> str | None:
     return run.recommendation.plan if recommended is None else recommended
 
 
-def _outline(bars: Sequence[Patch], names: Sequence[str], recommended: str | None) -> None:
-    for bar, name in zip(bars, names, strict=True):
-        if name == recommended:
-            bar.set_edgecolor(RECOMMENDED_EDGE)
-            bar.set_linewidth(1.8)
-
-
 def cost_by_plan(run: RunResult, recommended: str | None = None,
                  why: str = "the lowest mean cost within the risk limits") -> Chart | None:
     """Mean cost of each feasible plan with its P10–P90 range, cheapest first, the recommended
@@ -103,7 +89,7 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     chosen = _recommended(run, recommended)
     colors = plan_colors([p.name for p in run.plans])
     names = [p.name for p in plans]
-    figure = plot_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
+    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
     (panel,) = figure.add_panels()
     stats = [p.cost_usd for p in plans if p.cost_usd is not None]
     means = [s.mean for s in stats]
@@ -118,9 +104,9 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     for y, mean, right in zip(range(len(plans)), means, highs, strict=True):
         panel.label(right, y, usd(mean, money), dx_pt=6)
     budget = run.scenario.budget_usd
-    plot_budget_line(panel, budget, vertical=True, currency=money)
+    budget_line(panel, budget, vertical=True, currency=money)
     panel.x.limits(0, HEADROOM * max(*highs, *means, budget or 0.0))
-    plot_usd_axis(panel.x, money)
+    usd_axis(panel.x, money)
     panel.x.label = (f"Economic cost over the horizon ({money.code}, mean; whiskers P10–P90)\n"
                      "cheapest first")
     panel.title = "Cost of each plan over the horizon"
@@ -140,7 +126,7 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
     names = [p.name for p in plans]
-    figure = plot_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
+    figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
     (panel,) = figure.add_panels()
     values = [p.cost_per_training_run_usd or 0.0 for p in plans]
     panel.hbars(range(len(plans)), values, [colors[n] for n in names],
@@ -154,7 +140,7 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
             f"{usd(0.0, money)}: runs on capacity the plan pays for plan-wide")
         panel.label(value, y, label, dx_pt=6)
     panel.x.limits(0, HEADROOM * max(max(values), 1.0))
-    plot_usd_axis(panel.x, money)
+    usd_axis(panel.x, money)
     panel.x.label = (f"Cost per training run ({money.code}, mean), cheapest first\nthe training "
                      "phases' ledger lines and their use-share of owned servers")
     panel.title = "Cost per training run by plan"
@@ -173,42 +159,40 @@ def cumulative_cost(run: RunResult) -> Chart | None:
         return None
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(names_width_in((p.name for p in plans), 10.0), 5.2)
-    (axes,) = subplots(figure)
+    # a figure title: centred on the figure, it cannot run off the edge when the legend beside
+    # the plot is wide
+    figure = new_figure(names_width_in((p.name for p in plans), 10.0), 5.2,
+                        "Cumulative cost over the calendar: cash paid to date (mean, band "
+                        "P10–P90)")
+    (panel,) = figure.add_panels()
     labels = [month for month, _ in plans[0].cumulative_cash_usd_by_month]
-    months = np.arange(len(labels))
+    months = range(len(labels))
     finals = [p.cumulative_cash_usd_by_month[-1][1].mean for p in plans]
     log = min(finals) > 0 and max(finals) > LOG_SCALE_SPREAD * min(finals)
-    lowest = np.inf
+    lowest = math.inf
     for plan in plans:
         stats = [s for _, s in plan.cumulative_cash_usd_by_month]
         color = colors[plan.name]
-        axes.fill_between(months, [s.p10 for s in stats], [s.p90 for s in stats], color=color,
-                          alpha=0.18, linewidth=0)
+        panel.band(months, [s.p10 for s in stats], [s.p90 for s in stats], color, alpha=0.18)
         mine = plan.name == chosen
-        axes.plot(months, [s.mean for s in stats], color=color, marker="o", markersize=3,
-                  linewidth=2.8 if mine else 1.4, zorder=3 if mine else 2,
-                  label=plan_label(plan.name, chosen))
+        panel.line(months, [s.mean for s in stats], color, marker=Marker.DISC, marker_pt=3.0,
+                   width_pt=2.8 if mine else 1.4, z=3.0 if mine else 2.0,
+                   label=plan_label(plan.name, chosen))
         lowest = min(lowest, *(v for s in stats for v in (s.mean, s.p10) if v > 0))
     money = run.scenario.currency  # labels in the display currency (the data stay USD)
-    budget_line(axes, run.scenario.budget_usd, currency=money)
-    month_ticks(axes, labels)
+    budget_line(panel, run.scenario.budget_usd, currency=money)
+    month_ticks(panel.x, labels)
     if log:
-        usd_log_axis(axes, currency=money)
-        axes.set_ylim(bottom=lowest / 1.5)
+        usd_log_axis(panel.y, money)
+        panel.y.limits(low=lowest / 1.5)
         scale = "log scale: equal gaps are equal ratios"
     else:
-        usd_axis(axes, currency=money)
-        axes.set_ylim(bottom=0)
+        usd_axis(panel.y, money)
+        panel.y.limits(low=0)
         scale = "linear scale"
-    axes.set_xlabel("Month (cash counted to the month's end)")
-    axes.set_ylabel(f"Cash paid to date ({money.code}, {scale})")
-    # a figure title: centred on the figure, it cannot run off the edge when the legend beside
-    # the plot is wide
-    figure.suptitle("Cumulative cost over the calendar: cash paid to date (mean, band P10–P90)",
-                    fontweight="bold")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-                title="cheapest first", title_fontsize=8)
+    panel.x.label = "Month (cash counted to the month's end)"
+    panel.y.label = f"Cash paid to date ({money.code}, {scale})"
+    panel.add_legend(place=Place.RIGHT, title="cheapest first")
     return Chart("cumulative_cost", "Cumulative cost over the calendar: cash paid to date",
                  figure)
 
@@ -221,8 +205,10 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
     if not plans:
         return None
     chosen = run.recommendation.plan
-    figure = new_figure(9.0, 1.2 + 1.9 * len(plans))
-    panels = subplots(figure, len(plans), 1, sharex=True)
+    money = run.scenario.currency  # labels in the display currency (the data stay USD)
+    figure = new_figure(9.0, 1.2 + 1.9 * len(plans),
+                        "Monthly cash flow by plan: capex and opex (cheapest first, one y scale)")
+    panels = figure.add_panels(len(plans), share_x=True)
     rows_by_plan = [p.ledger.months for p in plans if p.ledger is not None]
     top_opex = max(max(row.opex_usd for row in rows) for rows in rows_by_plan)
     top_cash = max(max(row.capex_usd + row.opex_usd for row in rows) for rows in rows_by_plan)
@@ -230,34 +216,35 @@ def monthly_cash_flow(run: RunResult) -> Chart | None:
                          for rows in rows_by_plan))
     cut = top_cash > CAPEX_CUT_FACTOR * top_opex > 0
     ceiling = HEADROOM * (top_opex if cut else top_cash)
-    for axes, plan, rows in zip(panels, plans, rows_by_plan, strict=True):
-        months = np.arange(len(rows))
-        capex = np.array([row.capex_usd for row in rows])
-        opex = np.array([row.opex_usd for row in rows])
-        bought = capex != 0  # a month without a purchase draws no (zero-height) capex bar
-        axes.bar(months[bought], capex[bought], color=CAPEX_COLOR)
-        axes.bar(months, opex, bottom=capex, color=OPEX_COLOR)
-        for month, total in zip(months, capex + opex, strict=True):
-            if total > ceiling:
-                axes.annotate(f"{usd(total, run.scenario.currency)} (bar cut at the shared "
-                              "scale)",
-                              (month + BAR_HALF_WIDTH, ceiling), xytext=(4, -4),
-                              textcoords="offset points",
-                              ha="left", va="top", fontsize=8)
-        axes.set_ylim(HEADROOM * floor, ceiling)  # the same limits on every panel
-        axes.set_title(plan_label(plan.name, chosen), fontsize=9, loc="left",
-                       fontweight="bold" if plan.name == chosen else "normal")
-        axes.set_ylabel(f"{run.scenario.currency.code} per month")
-        usd_axis(axes, currency=run.scenario.currency)
-    # the panels share one x axis (one locator and formatter): set on the bottom panel, the
-    # only one that shows its tick labels (set on each, it re-made every panel's ticks 6 times)
-    month_ticks(panels[-1], [row.month for row in rows_by_plan[-1]])
-    panels[-1].set_xlabel("Month")
-    handles = [Patch(color=CAPEX_COLOR, label="capex (purchases)"),
-               Patch(color=OPEX_COLOR, label="opex")]
-    figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=8)
-    title = "Monthly cash flow by plan: capex and opex (cheapest first, one y scale)"
-    figure.suptitle(title, fontweight="bold")
+    months = [row.month for row in rows_by_plan[-1]]
+    # one tick list for the shared scale, as dense as matplotlib's (2 em apart on a panel)
+    rate = 1.0 if money.is_usd else money.fx_rate_per_usd
+    ticks = [t / rate for t in nice_ticks(HEADROOM * floor * rate, ceiling * rate,
+                                          SHARED_Y_TICKS)]
+    for panel, plan, rows in zip(panels, plans, rows_by_plan, strict=True):
+        capex = [row.capex_usd for row in rows]
+        opex = [row.opex_usd for row in rows]
+        bought = [m for m, value in enumerate(capex) if value != 0]
+        if bought:  # a month without a purchase draws no (zero-height) capex bar
+            panel.vbars(bought, [capex[m] for m in bought], CAPEX_COLOR)
+        panel.vbars(range(len(rows)), opex, OPEX_COLOR, base=capex)
+        for month, (spent, paid) in enumerate(zip(capex, opex, strict=True)):
+            if spent + paid > ceiling:
+                panel.label(month + BAR_HALF_WIDTH, ceiling,
+                            f"{usd(spent + paid, money)} (bar cut at the shared scale)",
+                            dx_pt=4, dy_pt=-4, ha="left", va="top")
+        panel.y.limits(HEADROOM * floor, ceiling)  # the same limits on every panel
+        panel.title = plan_label(plan.name, chosen)
+        panel.title_left, panel.title_pt = True, 9.0
+        panel.title_bold = plan.name == chosen
+        panel.y.label = f"{money.code} per month"
+        usd_axis(panel.y, money)
+        panel.y.set_ticks(ticks)
+        # one x axis for every panel, its tick labels drawn under the bottom one only
+        month_ticks(panel.x, months)
+    panels[-1].x.label = "Month"
+    figure.add_legend([Entry("capex (purchases)", CAPEX_COLOR), Entry("opex", OPEX_COLOR)],
+                      columns=2)
     return Chart("monthly_cash_flow", "Monthly cash flow by plan: capex and opex", figure)
 
 
@@ -285,49 +272,51 @@ def cost_by_phase_category(run: RunResult) -> Chart | None:
         return None
     chosen = run.recommendation.plan
     figure = new_figure(names_width_in(p.name for p in plans),
-                        1.6 + (0.32 * len(plans) + 0.75) * len(cells))
-    panels = subplots(figure, len(cells), 1)
+                        1.6 + (0.32 * len(plans) + 0.75) * len(cells),
+                        "Cost by phase and category (each panel on its own scale)")
+    panels = figure.add_panels(len(cells))
     used = [c for c in Category
             if any(abs(by_cat.get(c, 0.0)) > 0 for phase in cells.values()
                    for by_cat in phase.values())]
-    for axes, (phase, by_plan) in zip(panels, cells.items(), strict=True):
-        _phase_panel(axes, phase, [by_plan.get(p.name, {}) for p in plans],
+    for panel, (phase, by_plan) in zip(panels, cells.items(), strict=True):
+        _phase_panel(panel, phase, [by_plan.get(p.name, {}) for p in plans],
                      [p.name for p in plans], used, chosen, run.scenario.currency)
-    handles = [Patch(color=CATEGORY_COLORS[c], label=str(c)) for c in used]
-    handles += recommended_handle(chosen, "bold")
-    figure.legend(handles=handles, loc="lower center", ncols=min(5, len(used)),
-                  fontsize=8)
-    title = "Cost by phase and category (each panel on its own scale)"
-    figure.suptitle(title, fontweight="bold")
+    entries = [Entry(str(c), CATEGORY_COLORS[c]) for c in used]
+    entries += recommended_entry(chosen, "bold")
+    figure.add_legend(entries, columns=min(5, len(used)))
     return Chart("cost_by_phase_category", "Cost by phase and category", figure)
 
 
-def _phase_panel(axes: Axes, phase: str, rows: Sequence[dict[Category, float]],
+def _phase_panel(panel: Panel, phase: str, rows: Sequence[dict[Category, float]],
                  names: Sequence[str], used: Sequence[Category], chosen: str | None,
                  money: Currency = USD) -> None:
-    positions = np.arange(len(rows))
-    right, left = np.zeros(len(rows)), np.zeros(len(rows))
+    count = len(rows)
+    right, left = [0.0] * count, [0.0] * count
     for category in used:
-        values = np.array([row.get(category, 0.0) for row in rows])
-        base = np.where(values >= 0, right, left)
-        drawn = values != 0  # zero-width segments draw nothing: no patch for them
-        if drawn.any():
-            axes.barh(positions[drawn], values[drawn], left=base[drawn],
-                      color=CATEGORY_COLORS[category])
-        right += np.where(values >= 0, values, 0)
-        left += np.where(values < 0, values, 0)
-    for y, net, end in zip(positions, right + left, right, strict=True):
-        axes.annotate(usd(net, money) if left[y] == 0 else f"net {usd(net, money)}", (end, y),
-                      xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
-    axes.axvline(0, color="#333333", linewidth=0.8)
-    span = float(right.max() - left.min()) or 1.0
-    axes.set_xlim(left.min() - 0.02 * span, right.max() + 0.22 * span)
-    axes.set_yticks(positions, [tick_label(n, chosen) for n in names], fontsize=8)
-    bold_recommended(axes.get_yticklabels(), chosen)
-    # every plan's row in view, first at the top, whichever segments were drawn (barh's
-    # extent with matplotlib's 5 % margin)
-    axes.set_ylim(len(rows) - 0.6 + 0.05 * (len(rows) - 0.2), -0.4 - 0.05 * (len(rows) - 0.2))
-    usd_axis(axes, "x", money)
+        values = [row.get(category, 0.0) for row in rows]
+        drawn = [y for y, value in enumerate(values) if value != 0]  # no zero-width segment
+        if drawn:
+            panel.hbars(drawn, [values[y] for y in drawn], CATEGORY_COLORS[category],
+                        base=[right[y] if values[y] >= 0 else left[y] for y in drawn])
+        for y, value in enumerate(values):
+            if value >= 0:
+                right[y] += value
+            else:
+                left[y] += value
+    for y, (gain, credit) in enumerate(zip(right, left, strict=True)):
+        net = gain + credit
+        panel.label(gain, y, usd(net, money) if credit == 0 else f"net {usd(net, money)}",
+                    dx_pt=4, size_pt=7.0)
+    panel.vline(0, "#333333", width_pt=0.8)
+    span = (max(right) - min(left)) or 1.0
+    panel.x.limits(min(left) - 0.02 * span, max(right) + 0.22 * span)
+    plan_ticks(panel.y, names, chosen)
+    panel.y.tick_pt = 8.0
+    # every plan's row in view, first at the top, whichever segments were drawn (a bar's
+    # extent with a 5 % margin)
+    panel.y.limits(-0.4 - 0.05 * (count - 0.2), count - 0.6 + 0.05 * (count - 0.2))
+    panel.y.inverted = True
+    usd_axis(panel.x, money)
     what = f"phase {phase}" if phase else "plan-wide (owned hardware, commitments, storage)"
-    axes.set_title(f"{what}: {money.code}, mean", fontsize=9, loc="left")
-
+    panel.title = f"{what}: {money.code}, mean"
+    panel.title_left, panel.title_pt, panel.title_bold = True, 9.0, False

@@ -22,7 +22,7 @@ from costsim.report.charts_cost import (
     monthly_cash_flow,
 )
 from costsim.report.charts_sweep import cost_distribution, readable_key, readable_label, tornado
-from costsim.report.plot.figure import Bars, Panel, Span
+from costsim.report.plot.figure import Bars, Label, Line, Panel, Place, Span
 from costsim.report.plot.figure import Figure as PlotFigure
 from costsim.report.plot.layout import place
 from costsim.report.plot.render import scene_of
@@ -123,41 +123,57 @@ def test_cost_per_training_run_is_ranked_by_its_own_figure(run: RunResult) -> No
 
 def test_cumulative_cost_has_the_budget_a_ranked_legend_and_a_log_scale_when_plans_lie_far_apart(
         run: RunResult) -> None:
-    (axes,) = _chart(cumulative_cost(run)).figure.axes
-    budget = [line for line in axes.get_lines() if str(line.get_label()).startswith("budget")]
+    panel = _plot_panel(cumulative_cost(run))
+    budget = [m for m in panel.marks if isinstance(m, Span) and m.label.startswith("budget")]
     assert len(budget) == 1
-    assert budget[0].get_ydata()[0] == run.scenario.budget_usd  # type: ignore[index]
-    legend = axes.get_legend()
+    assert not budget[0].vertical
+    assert budget[0].value == run.scenario.budget_usd
+    legend = panel.legend
     assert legend is not None
-    plans = [t.get_text() for t in legend.get_texts() if not t.get_text().startswith("budget")]
+    assert legend.place is Place.RIGHT  # beside the plot, off the lines
+    plans = [e.label for e in legend.entries if not e.label.startswith("budget")]
     chosen = run.recommendation.plan
     assert plans == [_star(n) if n == chosen else n for n in _ranked_names(run)]
+    widths = {m.label: m.width_pt for m in panel.marks if isinstance(m, Line)}
+    mine = widths.pop(_star(chosen or ""))
+    assert mine > max(widths.values())  # the recommended plan drawn thicker
     # the owned plan pays its servers up front: its cash ends ~6x the others'
-    assert axes.get_yscale() == "log"
-    assert "log scale" in axes.get_ylabel()
+    assert panel.y.log
+    assert "log scale" in panel.y.label
+    (placed,) = place(_chart(cumulative_cost(run)).figure).panels
+    assert {"$10k", "$20k", "$50k"} <= set(placed.y.labels)  # 1, 2 and 5 of each decade
 
 
 def test_cumulative_cost_stays_linear_when_the_plans_are_alike(run: RunResult) -> None:
     rented = tuple(p for p in run.plans if p.name != "buy-servers")
-    (axes,) = _chart(cumulative_cost(dataclasses.replace(run, plans=rented))).figure.axes
-    assert axes.get_yscale() == "linear"
-    assert axes.get_ylim()[0] == 0
+    panel = _plot_panel(cumulative_cost(dataclasses.replace(run, plans=rented)))
+    assert not panel.y.log
+    assert panel.y.low == 0
+
+
+def _plan_of(panel: Panel) -> str:
+    return panel.title.removeprefix(f"{STAR} ").removesuffix(" (recommended)")
 
 
 def test_monthly_cash_flow_panels_share_one_scale_and_a_purchase_is_cut_and_labelled(
         run: RunResult) -> None:
     figure = _chart(monthly_cash_flow(run)).figure
-    panels = figure.axes
-    assert len({axes.get_ylim() for axes in panels}) == 1
-    titles = [axes.get_title(loc="left") for axes in panels]
+    panels = figure.panels
+    assert len({(panel.y.low, panel.y.high) for panel in panels}) == 1
+    placed = place(figure).panels
+    assert len({(p.y.reach.low, p.y.reach.high, p.y.labels) for p in placed}) == 1
+    assert all(panel.title_left for panel in panels)
+    titles = [panel.title for panel in panels]
     chosen = run.recommendation.plan
     assert titles == [_star(n) if n == chosen else n for n in _ranked_names(run)]
+    assert [panel.title_bold for panel in panels] == [t == _star(chosen or "") for t in titles]
     owner = panels[titles.index("buy-servers")]
-    notes = [t.get_text() for t in owner.texts]
+    notes = [m.text for m in owner.marks if isinstance(m, Label)]
     assert len(notes) == 1
     assert "cut at the shared scale" in notes[0]
+    assert notes[0] in {t.text for t in scene_of(figure).texts}
     months = [row for p in run.plans if p.ledger is not None for row in p.ledger.months]
-    top = panels[0].get_ylim()[1]
+    top = panels[0].y.high
     assert top == pytest.approx(1.15 * max(row.opex_usd for row in months))  # opex fills it
     assert top < max(row.cash_usd for row in months) / 10  # the purchase month is cut
 
@@ -165,36 +181,45 @@ def test_monthly_cash_flow_panels_share_one_scale_and_a_purchase_is_cut_and_labe
 def test_cost_by_phase_category_gives_each_phase_its_scale_and_keeps_the_legend_off_the_bars(
         run: RunResult) -> None:
     figure = _chart(cost_by_phase_category(run)).figure
-    panels = figure.axes
-    assert [axes.get_title(loc="left").split(":")[0] for axes in panels] == [
+    panels = figure.panels
+    assert [panel.title.split(":")[0] for panel in panels] == [
         "phase prototype", "phase train", "phase serve",
         "plan-wide (owned hardware, commitments, storage)"]
-    assert all(axes.get_legend() is None for axes in panels)
-    assert len(figure.legends) == 1
+    assert all(panel.legend is None for panel in panels)
+    assert figure.legend is not None  # one legend, under the panels
     train = panels[1]
-    widest = max(bar.get_x() + bar.get_width() for bar in train.patches)
-    assert train.get_xlim()[1] < 1.5 * widest  # not flattened by the plan-wide capex
+    widest = max(base + length for bars in train.marks if isinstance(bars, Bars)
+                 for base, length in zip(bars.base, bars.lengths, strict=True))
+    assert train.x.high is not None
+    assert train.x.high < 1.5 * widest  # not flattened by the plan-wide capex
     chosen = run.recommendation.plan
-    for axes in panels:
-        assert _tick_names(axes) == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
+    for panel in panels:
+        assert panel.y.tick_labels == [_tick(n) if n == chosen else n for n in _ranked_names(run)]
+        assert panel.y.bold_labels == {_tick(chosen or "")}
 
 
 def test_the_bar_charts_draw_no_empty_bar_and_keep_every_plan_in_view(run: RunResult) -> None:
-    # a zero capex month or a zero category segment is drawn as nothing, not as a patch
+    # a zero capex month or a zero category segment is drawn as nothing, not as a bar
     cash = _chart(monthly_cash_flow(run)).figure
     by_plan = {p.name: p for p in run.plans}
-    for axes in cash.axes:
-        plan = by_plan[axes.get_title(loc="left").removeprefix(f"{STAR} ").removesuffix(
-            " (recommended)")]
+    for panel in cash.panels:
+        plan = by_plan[_plan_of(panel)]
         assert plan.ledger is not None
-        black = [bar for bar in axes.patches if bar.get_facecolor()[:3] == (0.0, 0.0, 0.0)]
+        black = [length for bars in panel.marks if isinstance(bars, Bars)
+                 for length, color in zip(bars.lengths, bars.colors, strict=True)
+                 if color == "#000000"]
         assert len(black) == sum(1 for row in plan.ledger.months if row.capex_usd != 0)
-    assert [t.get_text() for t in cash.legends[0].get_texts()] == ["capex (purchases)", "opex"]
+        assert all(length != 0 for length in black)
+    assert cash.legend is not None
+    assert [e.label for e in cash.legend.entries] == ["capex (purchases)", "opex"]
     phases = _chart(cost_by_phase_category(run)).figure
-    for axes in phases.axes:
-        assert all(bar.get_width() != 0 for bar in axes.patches)
-        low, high = sorted(axes.get_ylim())
-        assert axes.yaxis_inverted()
+    for panel in phases.panels:
+        assert all(length != 0 for bars in panel.marks if isinstance(bars, Bars)
+                   for length in bars.lengths)
+        assert panel.y.low is not None
+        assert panel.y.high is not None
+        low, high = sorted((panel.y.low, panel.y.high))
+        assert panel.y.inverted
         assert low < 0 < len(PLANS) - 1 < high  # every plan's row, first at the top
 
 
@@ -327,10 +352,16 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
     assert f"{step:.3g}"[0] in "125"
     budget = [m for m in panel.marks if isinstance(m, Span) and m.label.startswith("budget")]
     assert "€" in budget[0].label
-    assert "EUR" in _chart(cumulative_cost(eur)).figure.axes[0].get_ylabel()
-    assert all(a.get_ylabel() in ("EUR per month", "")
-               for a in _chart(monthly_cash_flow(eur)).figure.axes)
-    titles = [a.get_title(loc="left") for a in _chart(cost_by_phase_category(eur)).figure.axes]
+    assert "EUR" in _plot_panel(cumulative_cost(eur)).y.label
+    cash = _chart(monthly_cash_flow(eur)).figure
+    assert all(panel.y.label in ("EUR per month", "") for panel in cash.panels)
+    # the shared scale's ticks at round euro amounts too
+    placed_cash = place(cash).panels[0]
+    assert placed_cash.y.labels
+    assert all(t.startswith("€") for t in placed_cash.y.labels)
+    euros = np.array(placed_cash.y.positions) * 0.92
+    assert np.allclose(euros / euros[1], np.round(euros / euros[1]))
+    titles = [panel.title for panel in _chart(cost_by_phase_category(eur)).figure.panels]
     assert titles
     assert all(t.endswith(": EUR, mean") for t in titles)
     from costsim.report.budget_split import spend_split_chart
