@@ -158,6 +158,19 @@ def budget_split_charts(result: BudgetSplitResult) -> list[Chart]:
     return [shares_chart, sensitivity_chart]
 
 
+def capex_tick(amount_usd: float) -> str:
+    """A capex tick label: :func:`usd`, with a fourth significant digit where three would
+    round the tick ($2.425M, not $2.42M beside $2.4M and $2.45M: capex moves by a few
+    tenths of a percent along a part's ladder, so its ticks can be 25k apart at $2.4M)."""
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(amount_usd) >= limit:
+            scaled = amount_usd / limit
+            if not math.isclose(float(f"{scaled:.3g}"), scaled, rel_tol=1e-9):
+                return f"{'-' if scaled < 0 else ''}${abs(scaled):.4g}{suffix}"
+            break
+    return usd(amount_usd)
+
+
 def _sensitivity_panel(panel: Panel, part: str, points: list[SensitivityPoint]) -> None:
     amounts = [p.amount for p in points]
     panel.line(amounts, [p.tokens_per_s / 1e3 for p in points], "#0072B2", marker=Marker.DISC,
@@ -179,7 +192,7 @@ def _sensitivity_panel(panel: Panel, part: str, points: list[SensitivityPoint]) 
     else:
         panel.x.log, panel.x.base, panel.x.subs = True, 2.0, (1.0,)
     capex = panel.twin("capex", label_color="#666666")
-    capex.format = usd
+    capex.format = capex_tick
     panel.line(amounts, [p.capex_usd for p in points], "#999999", dash=CAPEX_DASH,
                right=True)
     panel.add_legend(place=Place.LOWER_RIGHT, size_pt=7.0)

@@ -14,6 +14,7 @@ from costsim.report.budget_split import (
     GROUP_LABELS,
     budget_split_charts,
     budget_split_json,
+    capex_tick,
     spend_split_chart,
 )
 from costsim.report.plot.figure import Line, Place, Points, Segments
@@ -140,3 +141,11 @@ def test_the_spend_split_is_titled_ranked_and_stars_the_recommendation(run: RunR
     bold = [p.title.split(": $")[0] for p in chart.figure.panels if p.title_bold]
     assert bold == [f"{STAR} {run.recommendation.plan} (recommended)"]
     assert all(p.title_left for p in chart.figure.panels)
+
+
+@pytest.mark.parametrize(("amount", "label"), [
+    (2_425_000, "$2.425M"), (2_400_000, "$2.4M"), (2_450_000, "$2.45M"), (12_500, "$12.5k"),
+    (950, "$950"), (2_000_000, "$2M")])
+def test_a_capex_tick_keeps_the_digit_that_tells_it_from_its_neighbours(amount: float,
+                                                                         label: str) -> None:
+    assert capex_tick(amount) == label
