@@ -122,8 +122,9 @@ def _shares_panel(panel: Panel, shares: tuple[GroupShare, ...], title: str,
                            x1s=tuple(rule[1] for _, rule in ruled), color="#000000",
                            width_pt=RULE_WIDTH_PT, alpha=RULE_ALPHA))
     for y, share in zip(positions, groups, strict=True):
+        # on a white box: a share just short of its rule's band has its label over the band
         panel.label(max(share.share, 0.0), y, f"{share.share:.1%} ({usd(share.usd, money)})",
-                    dx_pt=6)
+                    dx_pt=6, box="#ffffff")
     panel.y.set_ticks(positions, [GROUP_LABELS[s.group] for s in groups])
     panel.y.inverted = True
     panel.x.limits(0, 1.15)

@@ -52,7 +52,10 @@ def reserved_utilization(run: RunResult) -> Chart | None:
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
     title = "Reserved capacity utilization over time"
-    figure = new_figure(names_width_in(p.name for p in plans), title=title)
+    # wide enough for the legend's entries (the starred label and its line's key) beside the
+    # plot, not only for the names
+    figure = new_figure(names_width_in(f"--- {plan_label(p.name, chosen)}" for p in plans),
+                        title=title)
     (panel,) = figure.add_panels()
     labels = [month for month, _, _ in plans[0].reserved_by_month]
     for plan in plans:
