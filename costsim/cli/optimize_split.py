@@ -20,7 +20,7 @@ from costsim.units import SECONDS_PER_DAY
 if TYPE_CHECKING:
     from costsim.domain.scenario import Scenario
     from costsim.optimize.budget_split_result import BudgetSplitResult, RuleCheck
-    from costsim.report.chart_style import Chart
+    from costsim.report.plot.style import Chart
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,9 @@ and its charts, and the run report's chart of each plan's spend by part group.""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
-
-import numpy as np
 
 from costsim.domain.currency import USD, Currency
 from costsim.errors import CostsimError
@@ -21,14 +20,14 @@ from costsim.optimize.budget_split_result import (
     SpendGroup,
 )
 from costsim.optimize.spend_split import spend_split
-from costsim.report.chart_style import (
+from costsim.report.plot.figure import Marker, Panel, Place, Segments
+from costsim.report.plot.style import (
     Chart,
     names_width_in,
     new_figure,
     percent_axis,
     plan_label,
     ranked,
-    subplots,
     usd,
 )
 from costsim.sim.run_result import RunResult
@@ -46,6 +45,12 @@ GROUP_COLORS = {
 # the remainder.
 RULE_RANGES = {SpendGroup.GPU: GPU_SHARE_RULE, SpendGroup.MEMORY_STORAGE:
                MEMORY_STORAGE_SHARE_RULE}
+# The seed rule's bands: thick translucent black strokes across the bars (6 pt, a quarter
+# opaque: grey over the background, darker over a bar).
+RULE_WIDTH_PT, RULE_ALPHA = 6.0, 0.25
+# matplotlib's "--" (3.7 and 1.6 line widths) at its default 1.5 pt line
+CAPEX_DASH = (3.7 * 1.5, 1.6 * 1.5)
+CHOSEN_RING_PT = math.sqrt(90.0)  # the chosen point's ring, 90 pt² as a scatter marker
 PART_LABELS = {"servers": "servers", "ram_gib": "system RAM per server (GiB)",
                "nvme_tb": "NVMe per server (TB)", "cpu_cores": "CPU cores per server",
                "nic_gbps": "compute NICs per server (Gb/s)"}
@@ -98,76 +103,106 @@ def budget_split_json(result: BudgetSplitResult) -> dict[str, Any]:
     }
 
 
-def _shares_panel(axes: Any, shares: tuple[GroupShare, ...], title: str,
-                  loc: str = "center", money: Currency = USD) -> None:
-    groups = [s for s in shares if s.group is not SpendGroup.OPERATIONS or s.usd]
-    positions = np.arange(len(groups))
-    axes.barh(positions, [s.share for s in groups],
-              color=[GROUP_COLORS[s.group] for s in groups])
+def _shown(shares: tuple[GroupShare, ...]) -> list[GroupShare]:
+    """The groups a shares panel draws: operations only when it costs something (owned
+    servers)."""
+    return [s for s in shares if s.group is not SpendGroup.OPERATIONS or s.usd]
+
+
+def _shares_panel(panel: Panel, shares: tuple[GroupShare, ...], title: str,
+                  money: Currency = USD) -> None:
+    groups = _shown(shares)
+    positions = range(len(groups))
+    panel.hbars(positions, [s.share for s in groups], [GROUP_COLORS[s.group] for s in groups])
+    ruled = [(y, RULE_RANGES[s.group]) for y, s in zip(positions, groups, strict=True)
+             if s.group in RULE_RANGES]
+    if ruled:
+        panel.add(Segments(ys=tuple(float(y) for y, _ in ruled),
+                           x0s=tuple(rule[0] for _, rule in ruled),
+                           x1s=tuple(rule[1] for _, rule in ruled), color="#000000",
+                           width_pt=RULE_WIDTH_PT, alpha=RULE_ALPHA))
     for y, share in zip(positions, groups, strict=True):
-        rule = RULE_RANGES.get(share.group)
-        if rule is not None:
-            axes.plot(rule, [y, y], color="black", linewidth=6, alpha=0.25,
-                      solid_capstyle="butt")
-        axes.annotate(f"{share.share:.1%} ({usd(share.usd, money)})", (max(share.share, 0.0), y),
-                      xytext=(6, -3), textcoords="offset points", fontsize=8)
-    axes.set_yticks(positions, [GROUP_LABELS[s.group] for s in groups])
-    axes.invert_yaxis()
-    axes.set_xlim(0, 1.15)
-    percent_axis(axes, "x")
-    axes.set_title(title, loc=loc)
+        # on a white box: a share just short of its rule's band has its label over the band
+        panel.label(max(share.share, 0.0), y, f"{share.share:.1%} ({usd(share.usd, money)})",
+                    dx_pt=6, box="#ffffff")
+    panel.y.set_ticks(positions, [GROUP_LABELS[s.group] for s in groups])
+    panel.y.inverted = True
+    panel.x.limits(0, 1.15)
+    percent_axis(panel.x)
+    panel.title = title
+    panel.title_bold = False
 
 
 def budget_split_charts(result: BudgetSplitResult) -> list[Chart]:
     """The optimum's spend by part group against the seed rule, and the sensitivity of
-    throughput and capex to each part's amount around the optimum."""
+    throughput and capex to each part's amount around the optimum (amounts other than the
+    server count on a log-2 axis)."""
     best = result.best
     figure = new_figure(9.0, 3.2)
-    (axes,) = subplots(figure)
-    _shares_panel(axes, result.shares, f"Where the money goes: {best.servers} × {best.server}")
-    axes.set_xlabel("share of the cluster's purchase price (grey bands: the seed rule, "
-                    "GPUs 60–70 %, memory + storage 20–30 %)")
+    (panel,) = figure.add_panels()
+    _shares_panel(panel, result.shares, f"Where the money goes: {best.servers} × {best.server}")
+    panel.x.label = ("share of the cluster's purchase price (grey bands: the seed rule, "
+                     "GPUs 60–70 %, memory + storage 20–30 %)")
     shares_chart = Chart("budget_split_shares", "Budget split against the seed rule", figure)
 
     by_part: dict[str, list[SensitivityPoint]] = defaultdict(list)
     for point in result.sensitivity:
         by_part[point.part].append(point)
     figure = new_figure(10.0, 2.6 * len(by_part))
-    panels = subplots(figure, rows=len(by_part))
-    for axes, (part, points) in zip(panels, by_part.items(), strict=True):
-        amounts = [p.amount for p in points]
-        rates = [p.tokens_per_s / 1e3 for p in points]
-        axes.plot(amounts, rates, marker="o", color="#0072B2", label="delivered tokens/s")
-        over = [p for p in points if not p.within_budget]
-        if over:
-            axes.scatter([p.amount for p in over], [p.tokens_per_s / 1e3 for p in over],
-                         marker="x", color="#D55E00", zorder=3, label="over the budget")
-        for point in points:
-            if point.chosen:
-                axes.scatter([point.amount], [point.tokens_per_s / 1e3], s=90,
-                             facecolors="none", edgecolors="black", zorder=4, label="chosen")
-        axes.set_ylim(bottom=0)  # from 0: a 0.05 % gain must not look like a cliff
-        axes.set_ylabel("thousand tokens/s")
-        axes.set_xlabel(PART_LABELS.get(part, part))
-        if part != "servers":
-            axes.set_xscale("log", base=2)
-        capex = axes.twinx()
-        capex.plot(amounts, [p.capex_usd for p in points], linestyle="--", color="#999999",
-                   label="capex")
-        capex.yaxis.set_major_formatter(lambda value, _pos: usd(value))
-        capex.set_ylabel("capex", color="#666666")
-        capex.grid(False)
-        axes.legend(loc="lower right", fontsize=7)
-    panels[0].set_title("Throughput (solid) and capex (dashed) with one part changed, the "
-                        "rest as chosen")
+    panels = figure.add_panels(len(by_part))
+    for panel, (part, points) in zip(panels, by_part.items(), strict=True):
+        _sensitivity_panel(panel, part, points)
+    panels[0].title = ("Throughput (solid) and capex (dashed) with one part changed, the "
+                       "rest as chosen")
+    panels[0].title_bold = False
     sensitivity_chart = Chart("budget_split_sensitivity", "Budget split sensitivity", figure)
     return [shares_chart, sensitivity_chart]
+
+
+def capex_tick(amount_usd: float) -> str:
+    """A capex tick label: :func:`usd`, with a fourth significant digit where three would
+    round the tick ($2.425M, not $2.42M beside $2.4M and $2.45M: capex moves by a few
+    tenths of a percent along a part's ladder, so its ticks can be 25k apart at $2.4M)."""
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(amount_usd) >= limit:
+            scaled = amount_usd / limit
+            if not math.isclose(float(f"{scaled:.3g}"), scaled, rel_tol=1e-9):
+                return f"{'-' if scaled < 0 else ''}${abs(scaled):.4g}{suffix}"
+            break
+    return usd(amount_usd)
+
+
+def _sensitivity_panel(panel: Panel, part: str, points: list[SensitivityPoint]) -> None:
+    amounts = [p.amount for p in points]
+    panel.line(amounts, [p.tokens_per_s / 1e3 for p in points], "#0072B2", marker=Marker.DISC,
+               label="delivered tokens/s")
+    over = [p for p in points if not p.within_budget]
+    if over:
+        panel.points([p.amount for p in over], [p.tokens_per_s / 1e3 for p in over],
+                     Marker.CROSS, face="#D55E00", label="over the budget")
+    chosen = [p for p in points if p.chosen]
+    if chosen:
+        panel.points([p.amount for p in chosen], [p.tokens_per_s / 1e3 for p in chosen],
+                     Marker.RING, size_pt=CHOSEN_RING_PT, face=None, edge="#000000",
+                     edge_width_pt=1.5, label="chosen", z=4.0)
+    panel.y.limits(0)  # from 0: a 0.05 % gain must not look like a cliff
+    panel.y.label = "thousand tokens/s"
+    panel.x.label = PART_LABELS.get(part, part)
+    if part == "servers":
+        panel.x.integer = True
+    else:
+        panel.x.log, panel.x.base, panel.x.subs = True, 2.0, (1.0,)
+    capex = panel.twin("capex", label_color="#666666")
+    capex.format = capex_tick
+    panel.line(amounts, [p.capex_usd for p in points], "#999999", dash=CAPEX_DASH,
+               right=True)
+    panel.add_legend(place=Place.LOWER_RIGHT, size_pt=7.0)
 
 
 def spend_split_chart(run: RunResult) -> Chart | None:
     """Each simulated plan's economic cost by part group (rented instance-hours split by the
     equivalent server's BOM; optimize/spend_split.py), with the seed rule's bands; plans
-    cheapest first, the recommended plan starred."""
+    cheapest first, the recommended plan starred (its title bold)."""
     splits = []
     for plan in ranked(run.plans, lambda p: None if p.cost_usd is None else p.cost_usd.mean):
         if plan.ledger is None or plan.ledger.cost_usd <= 0:
@@ -179,16 +214,17 @@ def spend_split_chart(run: RunResult) -> Chart | None:
     if not splits:
         return None
     chosen = run.recommendation.plan
-    figure = new_figure(names_width_in(s.plan + " (recommended): $999k" for s in splits),
-                        1.8 + 0.5 * len(splits) * len(SpendGroup))
-    panels = subplots(figure, rows=len(splits), sharex=True)
-    for axes, split in zip(panels, splits, strict=True):
-        _shares_panel(axes, split.shares, f"{plan_label(split.plan, chosen)}: "
-                      f"{usd(split.total_usd, run.scenario.currency)}", loc="left",
-                      money=run.scenario.currency)
-        if split.plan == chosen:
-            axes.set_title(axes.get_title(loc="left"), loc="left", fontweight="bold")
-    panels[-1].set_xlabel("share of the plan's economic cost (grey bands: the seed rule)")
+    money = run.scenario.currency
     title = "Spend by part group of each plan (cheapest first)"
-    figure.suptitle(title, fontweight="bold")
+    figure = new_figure(names_width_in(s.plan + " (recommended): $999k" for s in splits),
+                        1.8 + 0.5 * len(splits) * len(SpendGroup), title=title)
+    # panel heights in proportion to their bars: every bar equally thick
+    panels = figure.add_panels(len(splits), share_x=True,
+                               heights=[len(_shown(s.shares)) for s in splits])
+    for panel, split in zip(panels, splits, strict=True):
+        _shares_panel(panel, split.shares, f"{plan_label(split.plan, chosen)}: "
+                      f"{usd(split.total_usd, money)}", money=money)
+        panel.title_left = True
+        panel.title_bold = split.plan == chosen
+    panels[-1].x.label = "share of the plan's economic cost (grey bands: the seed rule)"
     return Chart("spend_split", title, figure)

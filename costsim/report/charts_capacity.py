@@ -3,17 +3,16 @@ how large the serving fleet is over the day and the year."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
-from matplotlib.axes import Axes
 
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.calendar import add_months
 from costsim.domain.currency import USD, Currency
 from costsim.domain.pricing import PurchaseOption
-from costsim.report.chart_style import (
+from costsim.report.plot.figure import Marker, Panel, Place
+from costsim.report.plot.style import (
     Chart,
     month_ticks,
     names_width_in,
@@ -22,7 +21,6 @@ from costsim.report.chart_style import (
     plan_colors,
     plan_label,
     ranked,
-    subplots,
     usd_axis,
 )
 from costsim.sim.montecarlo import PlanResult
@@ -36,6 +34,12 @@ RESERVED_COLORS = {1: "#E69F00", 3: "#D55E00"}
 # Rates per used hour explode as use falls (r_c / u): the axis stops at this multiple of the
 # highest flat rate so the crossings stay readable.
 Y_LIMIT_FACTOR = 3.0
+# Reservation curves dashed like matplotlib's "--" and "-." (its dash patterns in multiples of the
+# line width, points), which the legend's readers know from the charts drawn before.
+LINE_PT = 1.5
+TERM_DASHES = {1: (3.7 * LINE_PT, 1.6 * LINE_PT),
+               3: (6.4 * LINE_PT, 1.6 * LINE_PT, 1.0 * LINE_PT, 1.6 * LINE_PT)}
+UTILIZATION_POINTS = 96  # the break-even grid, 5 % to 100 %
 
 
 def reserved_utilization(run: RunResult) -> Chart | None:
@@ -47,24 +51,26 @@ def reserved_utilization(run: RunResult) -> Chart | None:
         return None
     chosen = run.recommendation.plan
     colors = plan_colors([p.name for p in run.plans])
-    figure = new_figure(names_width_in(p.name for p in plans))
-    (axes,) = subplots(figure)
+    title = "Reserved capacity utilization over time"
+    # wide enough for the legend's entries (the starred label and its line's key) beside the
+    # plot, not only for the names
+    figure = new_figure(names_width_in(f"--- {plan_label(p.name, chosen)}" for p in plans),
+                        title=title)
+    (panel,) = figure.add_panels()
     labels = [month for month, _, _ in plans[0].reserved_by_month]
     for plan in plans:
-        share = [used / committed if committed > 0 else np.nan
+        share = [used / committed if committed > 0 else math.nan
                  for _, committed, used in plan.reserved_by_month]
-        axes.plot(np.arange(len(share)), share, color=colors[plan.name], marker="o",
-                  markersize=3, linewidth=2.8 if plan.name == chosen else 1.4,
-                  label=plan_label(plan.name, chosen))
-    month_ticks(axes, labels)
-    percent_axis(axes)
-    axes.set_ylim(0, 1.05)
-    axes.set_xlabel("Month (months without a commitment are left out)")
-    axes.set_ylabel("Committed GPU-hours used")
-    figure.suptitle("Reserved capacity utilization over time", fontweight="bold")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-                title="cheapest first", title_fontsize=8)
-    return Chart("reserved_utilization", "Reserved capacity utilization over time", figure)
+        panel.line(range(len(share)), share, colors[plan.name], marker=Marker.DISC,
+                   marker_pt=3.0, width_pt=2.8 if plan.name == chosen else 1.4,
+                   label=plan_label(plan.name, chosen))
+    month_ticks(panel.x, labels)
+    percent_axis(panel.y)
+    panel.y.limits(0, 1.05)
+    panel.x.label = "Month (months without a commitment are left out)"
+    panel.y.label = "Committed GPU-hours used"
+    panel.add_legend(place=Place.RIGHT, title="cheapest first")
+    return Chart("reserved_utilization", title, figure)
 
 
 def _ranked(run: RunResult) -> list[PlanResult]:
@@ -78,17 +84,16 @@ def break_even(breakevens: Sequence[BreakEven], currency: Currency = USD) -> Cha
     crossings marked on the curves and stated in the legend."""
     if not breakevens:
         return None
-    figure = new_figure(9.0, 1.0 + 4.6 * len(breakevens))
-    panels = subplots(figure, len(breakevens), 1)
-    grid = np.linspace(0.05, 1.0, 96)
-    for axes, result in zip(panels, breakevens, strict=True):
-        _break_even_panel(axes, result, grid, currency)
     title = "Break-even of reserving and of buying vs utilization"
-    figure.suptitle(title, fontweight="bold")
+    figure = new_figure(9.0, 1.0 + 4.6 * len(breakevens), title=title)
+    panels = figure.add_panels(len(breakevens))
+    grid = [0.05 + 0.95 * i / (UTILIZATION_POINTS - 1) for i in range(UTILIZATION_POINTS)]
+    for panel, result in zip(panels, breakevens, strict=True):
+        _break_even_panel(panel, result, grid, currency)
     return Chart("break_even", title, figure)
 
 
-def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray,
+def _break_even_panel(panel: Panel, result: BreakEven, grid: list[float],
                       money: Currency = USD) -> None:
     server = result.server
     owned = [server.cost_usd_per_delivered_gpu_hour(u) for u in grid]
@@ -99,17 +104,18 @@ def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray,
         crossings.append(f"beats {rental.option.value} above {u_star:.0%}" if u_star is not None
                          else f"never beats {rental.option.value}")
         if u_star is not None:
-            axes.plot([u_star], [rental.price_usd_per_gpu_hour], "o", color="#000000")
+            panel.points([u_star], [rental.price_usd_per_gpu_hour], Marker.DISC,
+                         face="#000000")
     estimate = " (estimate)" if result.owned_cost_estimate else ""
-    axes.plot(grid, owned, color="#000000", linewidth=2,
-              label=f"own {server.name}{estimate}: " + ", ".join(crossings))
+    panel.line(grid, owned, "#000000", width_pt=2.0,
+               label=f"own {server.name}{estimate}: " + ", ".join(crossings))
     for rental in flat:
         color = OPTION_COLORS.get(rental.option, "#0072B2")
-        axes.plot(grid, [rental.price_usd_per_gpu_hour] * len(grid), color=color,
-                  label=f"{rental.option.value} ({rental.cloud} {rental.instance_type}): "
-                        f"{money.symbol}{money.rate(rental.price_usd_per_gpu_hour):.2f} per "
-                        "GPU-hour")
-    for term, style in ((1, "--"), (3, "-.")):
+        panel.line(grid, [rental.price_usd_per_gpu_hour] * len(grid), color, width_pt=LINE_PT,
+                   label=f"{rental.option.value} ({rental.cloud} {rental.instance_type}): "
+                         f"{money.symbol}{money.rate(rental.price_usd_per_gpu_hour):.2f} per "
+                         "GPU-hour")
+    for term, dash in TERM_DASHES.items():
         reservations = [r for r in result.rentals if r.option.term_years == term]
         if not reservations:
             continue
@@ -118,22 +124,22 @@ def _break_even_panel(axes: Axes, result: BreakEven, grid: np.ndarray,
         u_star = result.reserving_break_even_utilization(rental)
         note_text = (f"beats on-demand above {u_star:.0%}" if u_star is not None
                      else "never beats on-demand")
-        axes.plot(grid, [rental.cost_usd_per_used_gpu_hour(u) for u in grid], color=color,
-                  linestyle=style, label=f"{rental.option.value} ({rental.cloud} "
-                  f"{rental.instance_type}), paid whether used or not: {note_text}")
+        panel.line(grid, [rental.cost_usd_per_used_gpu_hour(u) for u in grid], color,
+                   width_pt=LINE_PT, dash=dash, label=f"{rental.option.value} ({rental.cloud} "
+                   f"{rental.instance_type}), paid whether used or not: {note_text}")
         if u_star is not None:
-            axes.plot([u_star], [rental.cost_usd_per_used_gpu_hour(u_star)], "o", color=color)
+            panel.points([u_star], [rental.cost_usd_per_used_gpu_hour(u_star)], Marker.DISC,
+                         face=color)
     ceiling = max([r.price_usd_per_gpu_hour for r in flat] + [min(owned)]) * Y_LIMIT_FACTOR
-    axes.set_ylim(0, ceiling)
-    axes.set_xlim(grid[0], 1.0)
-    percent_axis(axes, "x")
-    usd_axis(axes, currency=money)
-    axes.set_xlabel("Utilization (share of the hours the GPUs do work)")
-    axes.set_ylabel(f"{money.code} per GPU-hour used")
-    axes.set_title(f"Owning {server.name} ({server.gpu_count}× {server.gpu}) vs renting its "
-                   "GPUs", fontsize=10)
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), fontsize=7, ncols=1,
-                frameon=False)
+    panel.y.limits(0, ceiling)
+    panel.x.limits(grid[0], 1.0)
+    percent_axis(panel.x)
+    usd_axis(panel.y, money)
+    panel.x.label = "Utilization (share of the hours the GPUs do work)"
+    panel.y.label = f"{money.code} per GPU-hour used"
+    panel.title = f"Owning {server.name} ({server.gpu_count}× {server.gpu}) vs renting its GPUs"
+    panel.title_pt, panel.title_bold = 10.0, False
+    panel.add_legend(place=Place.BELOW, size_pt=7.0, frame=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,42 +181,42 @@ def serving_fleet(run: RunResult) -> Chart | None:
     if not fleets:
         return None
     longest = max(len(line) for fleet in fleets for line in fleet.label.splitlines())
-    figure = new_figure(max(10.0, 7.0 + 0.07 * longest), 7.6)
-    day_axes, year_axes = subplots(figure, 2, 1)
+    replications = max(p.replications for p in run.plans)
+    figure = new_figure(max(10.0, 7.0 + 0.07 * longest), 7.6,
+                        title=f"Serving fleet size over the day and the year ({replications} "
+                              "replications)")
+    day, year = figure.add_panels(2)
+    last_day = 0
     for fleet in fleets:
         width = 2.6 if fleet.recommended else 1.3
-        clock = np.array(fleet.bands.by_clock_hour)
-        day_axes.fill_between(range(HOURS), clock[:, 0], clock[:, 2], color=fleet.color,
-                              alpha=0.2, linewidth=0)
-        day_axes.plot(range(HOURS), clock[:, 1], color=fleet.color, linewidth=width,
-                      label=fleet.label)
-        peak = np.array(fleet.bands.daily_peak)
-        days = fleet.bands.first_day + np.arange(len(peak))
-        year_axes.fill_between(days, peak[:, 0], peak[:, 2], color=fleet.color, alpha=0.2,
-                               linewidth=0)
-        year_axes.plot(days, peak[:, 1], color=fleet.color, linewidth=width * 0.6,
-                       label=fleet.label)
-    day_axes.set_xticks(range(0, HOURS + 1, 2))
-    day_axes.set_xlim(0, HOURS - 1)
-    day_axes.set_ylim(bottom=0)
-    day_axes.set_xlabel("Hour of the day")
-    day_axes.set_ylabel("Replicas (mean over the phase)")
-    day_axes.set_title("Over the day: line the median replication, band P10–P90", fontsize=10,
-                       loc="left")
+        clock = fleet.bands.by_clock_hour
+        day.band(range(HOURS), [c[0] for c in clock], [c[2] for c in clock], fleet.color)
+        day.line(range(HOURS), [c[1] for c in clock], fleet.color, width_pt=width,
+                 label=fleet.label)
+        peak = fleet.bands.daily_peak
+        days = [fleet.bands.first_day + d for d in range(len(peak))]
+        last_day = max([last_day, *days])
+        year.band(days, [p[0] for p in peak], [p[2] for p in peak], fleet.color)
+        year.line(days, [p[1] for p in peak], fleet.color, width_pt=width * 0.6,
+                  label=fleet.label)
+    day.x.set_ticks(range(0, HOURS + 1, 2))
+    day.x.limits(0, HOURS - 1)
+    day.y.limits(0)
+    day.x.label = "Hour of the day"
+    day.y.label = "Replicas (mean over the phase)"
+    day.title = "Over the day: line the median replication, band P10–P90"
     start = run.scenario.calendar.start
     labels = run.scenario.calendar.month_labels()
     step = max(1, -(-len(labels) // 12))
     first_days = [(add_months(start, m) - start).days for m in range(0, len(labels), step)]
-    year_axes.set_xticks(first_days, labels[::step], rotation=45, ha="right")
-    year_axes.set_ylim(bottom=0)
-    year_axes.set_xlabel("Day (peak replicas of the day; a future not yet serving counts 0)")
-    year_axes.set_ylabel("Replicas (daily peak)")
-    year_axes.set_title("Over the year: line the median replication, band P10–P90",
-                        fontsize=10, loc="left")
-    for axes in (day_axes, year_axes):
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-                    title="cheapest first", title_fontsize=8)
-    replications = max(p.replications for p in run.plans)
-    title = f"Serving fleet size over the day and the year ({replications} replications)"
-    figure.suptitle(title, fontweight="bold")
+    year.x.set_ticks(first_days, labels[::step], rotation=45.0)
+    # every month tick in view (matplotlib widened the view to its ticks)
+    year.x.limits(min(0, *first_days), max(last_day, *first_days))
+    year.y.limits(0)
+    year.x.label = "Day (peak replicas of the day; a future not yet serving counts 0)"
+    year.y.label = "Replicas (daily peak)"
+    year.title = "Over the year: line the median replication, band P10–P90"
+    for panel in (day, year):
+        panel.title_left, panel.title_pt, panel.title_bold = True, 10.0, False
+        panel.add_legend(place=Place.RIGHT, title="cheapest first")
     return Chart("serving_fleet", "Serving fleet size over the day and the year", figure)

@@ -10,8 +10,17 @@ import pytest
 from costsim.optimize import budget_split as bs
 from costsim.optimize.budget_split import optimize_budget_split
 from costsim.optimize.budget_split_result import BudgetSplitResult
-from costsim.report.budget_split import budget_split_charts, budget_split_json, spend_split_chart
-from costsim.report.chart_style import render
+from costsim.report.budget_split import (
+    GROUP_LABELS,
+    budget_split_charts,
+    budget_split_json,
+    capex_tick,
+    spend_split_chart,
+)
+from costsim.report.plot.figure import Line, Place, Points, Segments
+from costsim.report.plot.layout import place
+from costsim.report.plot.render import render, scene_of
+from costsim.report.plot.style import STAR
 from costsim.sim.run_result import RunResult
 from tests.optimize.split_scenarios import SERVER, training_scenario
 
@@ -57,11 +66,59 @@ def test_the_charts_render() -> None:
         assert b"<svg" in svg
 
 
+def test_the_shares_chart_draws_each_group_against_the_seed_rules_band() -> None:
+    result = _result()
+    shares, _ = budget_split_charts(result)
+    (panel,) = shares.figure.panels
+    assert panel.title.startswith(f"Where the money goes: {result.best.servers} × ")
+    assert panel.y.inverted  # the first group at the top
+    assert panel.y.tick_labels == [GROUP_LABELS[s.group] for s in result.shares if s.usd]
+    (rules,) = [m for m in panel.marks if isinstance(m, Segments)]
+    gpu_row = panel.y.tick_labels.index("GPUs")
+    assert (rules.x0s[0], rules.x1s[0], rules.ys[0]) == (0.6, 0.7, gpu_row)
+    assert 0 < rules.alpha < 1  # a band, the bar under it still seen
+    drawn = {t.text for t in scene_of(shares.figure).texts}
+    assert any(t.endswith(")") and "%" in t and "$" in t for t in drawn)  # "86.1% ($600k)"
+
+
+def test_the_sensitivity_chart_puts_parts_on_a_log_2_axis_and_capex_on_a_twin_axis() -> None:
+    result = _result()
+    _, sensitivity = budget_split_charts(result)
+    panels = sensitivity.figure.panels
+    parts = list(dict.fromkeys(p.part for p in result.sensitivity))
+    assert len(panels) == len(parts)
+    for panel, part in zip(panels, parts, strict=True):
+        assert panel.x.log == (part != "servers")
+        if panel.x.log:
+            assert (panel.x.base, panel.x.subs) == (2.0, (1.0,))
+        assert panel.y.low == 0
+        assert panel.right is not None
+        assert panel.right.label == "capex"
+        (capex,) = [m for m in panel.marks if isinstance(m, Line) and m.right]
+        assert capex.dash  # dashed, as the title says
+        assert panel.legend is not None
+        assert panel.legend.place is Place.LOWER_RIGHT
+        labels = [e.label for e in panel.legend.entries]
+        assert labels[0] == "delivered tokens/s"
+        assert "chosen" in labels
+        over = [p for p in result.sensitivity if p.part == part and not p.within_budget]
+        assert ("over the budget" in labels) == bool(over)
+        chosen = [m for m in panel.marks if isinstance(m, Points) and m.label == "chosen"]
+        assert [m.face for m in chosen] == [None]  # a ring around the chosen point
+    placed = place(sensitivity.figure)
+    ram = placed.panels[parts.index("ram_gib")]
+    assert ram.x.positions == (256.0, 512.0, 1024.0)  # powers of 2 on the RAM ladder
+    assert ram.right is not None
+    assert all(label.startswith("$") for label in ram.right.labels)
+
+
 def test_the_run_reports_spend_split_has_a_panel_per_simulated_plan(run: RunResult) -> None:
     chart = spend_split_chart(run)
     assert chart is not None
     simulated = [p for p in run.plans if p.ledger is not None and p.ledger.cost_usd > 0]
-    assert len(chart.figure.axes) == len(simulated)
+    assert len(chart.figure.panels) == len(simulated)
+    assert chart.figure.share_x  # one share scale, its ticks under the last panel
+    assert chart.figure.panels[-1].x.label.startswith("share of the plan's economic cost")
 
 
 def test_the_budget_split_charts_keep_their_text_inside_the_figure() -> None:
@@ -72,14 +129,23 @@ def test_the_budget_split_charts_keep_their_text_inside_the_figure() -> None:
 
 
 def test_the_spend_split_is_titled_ranked_and_stars_the_recommendation(run: RunResult) -> None:
-    from costsim.report.chart_style import STAR
-
     chart = spend_split_chart(run)
     assert chart is not None
-    assert chart.figure.get_suptitle().startswith("Spend by part group")
-    titles = [axes.get_title(loc="left").split(": $")[0] for axes in chart.figure.axes]
+    assert chart.figure.title.startswith("Spend by part group")
+    titles = [panel.title.split(": $")[0] for panel in chart.figure.panels]
     costs = {p.name: p.cost_usd.mean for p in run.plans if p.cost_usd is not None}
     names = [t.removeprefix(f"{STAR} ").removesuffix(" (recommended)") for t in titles]
     assert [costs[n] for n in names] == sorted(costs[n] for n in names)
     assert [t for t in titles if t.startswith(STAR)] == [
         f"{STAR} {run.recommendation.plan} (recommended)"]
+    bold = [p.title.split(": $")[0] for p in chart.figure.panels if p.title_bold]
+    assert bold == [f"{STAR} {run.recommendation.plan} (recommended)"]
+    assert all(p.title_left for p in chart.figure.panels)
+
+
+@pytest.mark.parametrize(("amount", "label"), [
+    (2_425_000, "$2.425M"), (2_400_000, "$2.4M"), (2_450_000, "$2.45M"), (12_500, "$12.5k"),
+    (950, "$950"), (2_000_000, "$2M")])
+def test_a_capex_tick_keeps_the_digit_that_tells_it_from_its_neighbours(amount: float,
+                                                                         label: str) -> None:
+    assert capex_tick(amount) == label

@@ -224,27 +224,40 @@ def test_the_bar_charts_draw_no_empty_bar_and_keep_every_plan_in_view(run: RunRe
 
 
 def test_reserved_utilization_legend_is_ranked_and_starred(run: RunResult) -> None:
-    (axes,) = _chart(reserved_utilization(run)).figure.axes
-    legend = axes.get_legend()
-    assert legend is not None
-    assert [t.get_text() for t in legend.get_texts()] == [_star("reserve-serving")]
+    from costsim.report.plot.figure import Line, Place
+
+    chart = _chart(reserved_utilization(run))
+    panel = _plot_panel(chart)
+    assert panel.legend is not None
+    assert [e.label for e in panel.legend.entries] == [_star("reserve-serving")]
+    assert panel.legend.place is Place.RIGHT
+    assert panel.legend.title == "cheapest first"
+    (line,) = [m for m in panel.marks if isinstance(m, Line)]
+    assert line.width_pt > 2  # the recommended plan drawn thicker
+    # the drawn legend and month ticks
+    drawn = {t.text for t in scene_of(chart.figure).texts}
+    assert {_star("reserve-serving"), "cheapest first", "100%"} <= drawn
+    assert all(len(label) == 7 for label in place(chart.figure).panels[0].x.labels)  # YYYY-MM
 
 
 def test_serving_fleet_draws_every_replication_as_bands_and_identical_fleets_as_one_line(
         run: RunResult) -> None:
+    from costsim.report.plot.figure import Band, Line
+
     chart = _chart(serving_fleet(run))
-    day, year = chart.figure.axes
-    assert "replication 1" not in chart.figure.get_suptitle()
-    for axes in (day, year):
-        legend = axes.get_legend()
-        assert legend is not None
-        labels = [t.get_text() for t in legend.get_texts()]
+    day, year = chart.figure.panels
+    assert chart.figure.title.startswith("Serving fleet size")
+    assert "replication 1" not in chart.figure.title
+    for panel in (day, year):
+        assert panel.legend is not None
+        labels = [e.label for e in panel.legend.entries]
         # every rented plan serves on the same autoscaled fleet: one line names them all,
         # cheapest first (a line drawn over another would hide it)
         assert labels == ["\n= ".join([_star("reserve-serving"), "spot-train", "all-on-demand",
-                                      SCRIPT_NAME, FORMULA_NAME]), "buy-servers"]
-        assert len(labels) == len(axes.get_lines())
-        assert len(axes.collections) == len(labels)  # a P10–P90 band per line
+                                       SCRIPT_NAME, FORMULA_NAME]), "buy-servers"]
+        assert len(labels) == len([m for m in panel.marks if isinstance(m, Line)])
+        assert len([m for m in panel.marks if isinstance(m, Band)]) == len(labels)  # P10–P90
+    assert place(chart.figure).panels[0].x.labels[:3] == ("0", "2", "4")  # hours of the day
     bands = next(b for p in run.plans if p.name == "all-on-demand" for b in p.serving_fleet)
     low, mid, high = (np.array(bands.by_clock_hour)[:, i] for i in range(3))
     assert (low <= mid).all()
@@ -366,7 +379,7 @@ def test_a_display_currency_names_its_code_on_the_axes_and_converts_the_labels(
     assert all(t.endswith(": EUR, mean") for t in titles)
     from costsim.report.budget_split import spend_split_chart
 
-    spend = [a.get_title(loc="left") for a in _chart(spend_split_chart(eur)).figure.axes]
+    spend = [p.title for p in _chart(spend_split_chart(eur)).figure.panels]
     assert spend
     assert all(": €" in t for t in spend)
 
