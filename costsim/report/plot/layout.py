@@ -185,8 +185,10 @@ def _mark_values(panel: Panel) -> tuple[list[float], list[float], list[float], l
 
 
 def _reach(axis: Axis, values: list[float], sticky: list[float]) -> Reach:
-    low, high = auto_limits(values, sticky, log=axis.log) if axis.margin else (
-        (min(values), max(values)) if values else (0.0, 1.0))
+    if axis.margin:
+        low, high = auto_limits(values, sticky, log=axis.log, margin=axis.margin)
+    else:
+        low, high = (min(values), max(values)) if values else (0.0, 1.0)
     if axis.low is not None:
         low = axis.low
     if axis.high is not None:
