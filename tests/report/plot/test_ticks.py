@@ -28,3 +28,24 @@ def test_a_panel_s_axis_margin_sets_its_reach() -> None:
     panel.y.margin = 0.0  # none: the data's own range
     (placed,) = place(figure).panels
     assert (placed.y.reach.low, placed.y.reach.high) == pytest.approx((10.0, 20.0))
+
+
+def test_a_short_log_range_gets_round_linear_ticks() -> None:
+    """2.3 to 4.6 days holds no two of 1, 2, 5 × 10^k: the axis ticks at round values instead
+    (matplotlib's LogLocator does the same); a range that holds them keeps them."""
+    figure = Figure(width_in=6.0, height_in=4.0)
+    (panel,) = figure.add_panels()
+    panel.points([2.31, 4.63], [5500.0, 6000.0])
+    panel.x.log = panel.y.log = True
+    (placed,) = place(figure).panels
+    for ticks in (placed.x, placed.y):
+        assert len(ticks.positions) >= 3
+        steps = {round(b - a, 9) for a, b in zip(ticks.positions, ticks.positions[1:],
+                                                  strict=False)}
+        assert len(steps) == 1  # evenly spaced round values
+    assert 3.0 in placed.x.positions
+    panel.points([0.5, 40.0], [1e3, 1e6])
+    (placed,) = place(figure).panels
+    for ticks in (placed.x, placed.y):
+        assert len(ticks.positions) >= 3
+        assert all(f"{p:.0e}"[0] in "125" for p in ticks.positions)
