@@ -5,18 +5,16 @@ Each returns ``None`` when the optimizer found nothing for it to show."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-
-import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from costsim.domain.currency import USD, Currency
 from costsim.optimize.reservation import ReservationSizing
 from costsim.optimize.result import OptimizeResult, Origin, RankedPlan
 from costsim.optimize.training_front import TrainingFront
-from costsim.report.chart_style import (
+from costsim.report.charts_cost import cost_by_plan
+from costsim.report.plot.figure import Entry, Marker, Panel, Place
+from costsim.report.plot.style import (
     PALETTE,
     STAR,
     Chart,
@@ -24,18 +22,17 @@ from costsim.report.chart_style import (
     note,
     plan_label,
     ranked,
-    subplots,
     usd,
     usd_axis,
     usd_log_axis,
 )
-from costsim.report.charts_cost import cost_by_plan
 from costsim.units import SECONDS_PER_DAY
 
 ORIGIN_COLORS = {Origin.HAND_WRITTEN: PALETTE[1], Origin.SEARCH: PALETTE[0],
                  Origin.RESERVATION: PALETTE[2], Origin.SERVING_MIX: PALETTE[3]}
 # The three reservation points (docs/optimizer.md "Reservation sizing"): marker and name.
-POINT_MARKERS = (("conservative", "v"), ("balanced", "s"), ("aggressive", "*"))
+POINT_MARKERS = (("conservative", Marker.TRIANGLE_DOWN), ("balanced", Marker.SQUARE),
+                 ("aggressive", Marker.STAR))
 MAX_PANELS = 4  # a chart stays readable up to this many panels; more are left to optimize.json
 # Plans whose P90 finishes lie within this share of one another have no time–cost trade-off to
 # draw (a scenario of fixed-length phases ends every plan on the same day, give or take the
@@ -43,6 +40,14 @@ MAX_PANELS = 4  # a chart stays readable up to this many panels; more are left t
 MIN_FINISH_SPREAD = 0.01
 CLUSTER_SHARE = 0.015  # front points nearer than this share of the axis span share a label
 MAX_NAMED = 6  # training options named on a front: more make the legend longer than the plot
+# Marker sizes across (points), as the charts were first drawn with matplotlib's scatter: the
+# square root of its area s (pt²), plus the 1 pt edge it strokes in the face colour where no
+# edge colour is given (s=28 and 14; the ring s=160 and the outlined levels s=60 keep theirs).
+SCATTER_EDGE_PT = 1.0
+PLAN_PT = math.sqrt(28) + SCATTER_EDGE_PT
+OPTION_PT = math.sqrt(14) + SCATTER_EDGE_PT
+CHOSEN_PT, LEVEL_PT = math.sqrt(160), math.sqrt(60)
+NUMBER_RISE_PT = 9.0  # a front point's number sits this far above it
 
 
 def _currency(result: OptimizeResult) -> Currency:
@@ -53,6 +58,19 @@ def _currency(result: OptimizeResult) -> Currency:
 def _finish_days(ranked: RankedPlan) -> float | None:
     finish = ranked.result.finish_s
     return None if finish is None else finish.p90 / SECONDS_PER_DAY
+
+
+def _step_post(front: Sequence[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """A staircase through ``front`` (sorted by x): each value held until the next x."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for index, (x, y) in enumerate(front):
+        if index:
+            xs.append(x)
+            ys.append(ys[-1])
+        xs.append(x)
+        ys.append(y)
+    return xs, ys
 
 
 def pareto_front(result: OptimizeResult) -> Chart | None:
@@ -69,52 +87,49 @@ def pareto_front(result: OptimizeResult) -> Chart | None:
     if not placed or max(finishes) - min(finishes) < MIN_FINISH_SPREAD * max(finishes):
         return None
     chosen_name = None if result.best is None else result.best.result.name
-    figure = new_figure(9.0, 6.0)
-    (axes,) = subplots(figure)
+    title = "Time–cost trade-off of the simulated plans"
+    figure = new_figure(9.0, 6.0, title)
+    (panel,) = figure.add_panels()
     for origin, color in ORIGIN_COLORS.items():
         mine = [(r, days) for r, days in placed if r.candidate.origin is origin]
         if mine:
-            axes.scatter([days for _, days in mine], [r.objective_usd or 0.0 for r, _ in mine],
-                         color=color, s=28, label=origin.value, zorder=3)
+            panel.points([days for _, days in mine], [r.objective_usd or 0.0 for r, _ in mine],
+                         size_pt=PLAN_PT, face=color, label=origin.value, z=3.0)
     on_front = [(r, _finish_days(r)) for r in result.pareto]
     front = sorted((days, r.objective_usd or 0.0) for r, days in on_front if days is not None)
     if front:
-        axes.step([when for when, _ in front], [cost for _, cost in front], where="post",
-                  color="#000000", linewidth=1, label="Pareto front", zorder=2)
+        panel.line(*_step_post(front), "#000000", width_pt=1.0, label="Pareto front", z=2.0)
     chosen = None if result.best is None else _finish_days(result.best)
     if result.best is not None and chosen is not None:
         cost = result.best.objective_usd or 0.0
-        axes.scatter([chosen], [cost], s=160, facecolors="none", edgecolors="#000000",
-                     linewidths=1.5, label=f"{STAR} chosen: {usd(cost, money)}", zorder=4)
+        panel.points([chosen], [cost], size_pt=CHOSEN_PT, face=None, edge="#000000",
+                     edge_width_pt=1.5, label=f"{STAR} chosen: {usd(cost, money)}", z=4.0)
     numbered = ranked([(r, d) for r, d in on_front if d is not None],
                       lambda item: item[0].objective_usd)
-    _number_points(axes, [(days, r.objective_usd or 0.0) for r, days in numbered],
+    _number_points(panel, [(days, r.objective_usd or 0.0) for r, days in numbered],
                    [(days, r.objective_usd or 0.0) for r, days in placed])
-    keys = [_number_handle(number, f"{plan_label(r.result.name, chosen_name)}: "
-                                   f"{usd(r.objective_usd or 0.0, money)}, "
-                                   f"P90 finish day {days:,.0f}")
+    keys = [_number_entry(number, f"{plan_label(r.result.name, chosen_name)}: "
+                                  f"{usd(r.objective_usd or 0.0, money)}, "
+                                  f"P90 finish day {days:,.0f}")
             for number, (r, days) in enumerate(numbered, start=1)]
-    usd_axis(axes, currency=money)
-    axes.margins(x=0.06, y=0.1)
-    axes.set_xlabel("Last phase finished, P90 (days from the start)")
-    axes.set_ylabel(f"Cost over the horizon ({result.objective.value}, {money.code})")
-    title = "Time–cost trade-off of the simulated plans"
-    figure.suptitle(title, fontweight="bold")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    usd_axis(panel.y, money)
+    panel.x.margin, panel.y.margin = 0.06, 0.1  # room for the numbers above the points
+    panel.x.label = "Last phase finished, P90 (days from the start)"
+    panel.y.label = f"Cost over the horizon ({result.objective.value}, {money.code})"
+    panel.add_legend(place=Place.RIGHT, size_pt=8.0)
     if keys:  # a figure legend: the layout makes room for it under the plot
-        figure.legend(handles=keys, loc="lower left", fontsize=7, frameon=False,
-                      title="Plans on the Pareto front, cheapest first", title_fontsize=8,
-                      alignment="left")
+        figure.add_legend(keys, title="Plans on the Pareto front, cheapest first", left=True,
+                          size_pt=7.0, frame=False)
     return Chart("pareto_front", title, figure)
 
 
-def _number_points(axes: Axes, points: Sequence[tuple[float, float]],
+def _number_points(panel: Panel, points: Sequence[tuple[float, float]],
                    every: Sequence[tuple[float, float]], *, log: bool = False) -> None:
     """Write 1, 2, … above ``points`` (in that order); points that would print over one another
     (nearer than :data:`CLUSTER_SHARE` of the span of ``every`` both ways, measured on log10 when
     ``log``) share one label "3, 4". A white box keeps the number readable over markers."""
     def scale(value: float) -> float:
-        return float(np.log10(value)) if log and value > 0 else value
+        return math.log10(value) if log and value > 0 else value
 
     xs = [scale(x) for x, _ in every]
     ys = [scale(y) for _, y in every]
@@ -128,63 +143,56 @@ def _number_points(axes: Axes, points: Sequence[tuple[float, float]],
                 break
         else:
             groups.append(([number], (x, y)))
-    for members, where in groups:
-        axes.annotate(", ".join(map(str, members)), where, xytext=(0, 9),
-                      textcoords="offset points", ha="center", fontsize=8, fontweight="bold",
-                      zorder=5, bbox={"boxstyle": "round,pad=0.15", "facecolor": "white",
-                                      "edgecolor": "none", "alpha": 0.8})
+    for members, (x, y) in groups:
+        panel.label(x, y, ", ".join(map(str, members)), dy_pt=NUMBER_RISE_PT, ha="center",
+                    va="baseline", size_pt=8.0, bold=True, box="#ffffff")
 
 
-def _number_handle(number: int, label: str) -> Line2D:
-    return Line2D([], [], linestyle="none", marker=f"${number}$", markersize=7,
-                  color="#000000", label=label)
+def _number_entry(number: int, label: str) -> Entry:
+    return Entry(label, kind="symbol", symbol=str(number))
 
 
 def training_fronts(fronts: Sequence[TrainingFront], money: Currency = USD) -> Chart | None:
     """Per training phase: every option rated (GPU type, count, layout, purchase option) at its
-    expected wall time and cost, the non-dominated ones joined."""
+    expected wall time and cost, the non-dominated ones joined; both axes log, ticks at 1, 2
+    and 5 of each decade; the fastest few front options numbered and named in the legend."""
     shown = [front for front in fronts if front.options][:MAX_PANELS]
     if not shown:
         return None
-    figure = new_figure(9.0, 1.0 + 3.8 * len(shown))
-    for axes, front in zip(subplots(figure, len(shown), 1), shown, strict=True):
-        _training_panel(axes, front, money)
     title = "Training options: wall time against cost"
-    figure.suptitle(title, fontweight="bold")
+    figure = new_figure(9.0, 1.0 + 3.8 * len(shown), title)
+    for panel, front in zip(figure.add_panels(len(shown)), shown, strict=True):
+        _training_panel(panel, front, money)
     return Chart("training_front", title, figure)
 
 
-def _training_panel(axes: Axes, front: TrainingFront, money: Currency = USD) -> None:
+def _training_panel(panel: Panel, front: TrainingFront, money: Currency = USD) -> None:
     late = [o for o in front.options if not o.meets_deadline]
     ok = [o for o in front.options if o.meets_deadline]
     for options, color, label in ((ok, PALETTE[0], "meets the deadline"),
                                   (late, PALETTE[5], "misses it")):
         if options:
-            axes.scatter([o.wall_time_s / SECONDS_PER_DAY for o in options],
-                         [o.cost_usd for o in options], color=color, s=14, alpha=0.7,
-                         label=label)
+            panel.points([o.wall_time_s / SECONDS_PER_DAY for o in options],
+                         [o.cost_usd for o in options], size_pt=OPTION_PT, face=color,
+                         alpha=0.7, label=label)
     best = front.front
-    axes.plot([o.wall_time_s / SECONDS_PER_DAY for o in best], [o.cost_usd for o in best],
-              color="#000000", marker="o", markersize=4, linewidth=1, label="Pareto front")
+    panel.line([o.wall_time_s / SECONDS_PER_DAY for o in best], [o.cost_usd for o in best],
+               "#000000", width_pt=1.0, marker=Marker.DISC, marker_pt=4.0, label="Pareto front")
     named = best[:MAX_NAMED]  # the fastest few, numbered and named in the legend
-    _number_points(axes, [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in named],
+    _number_points(panel, [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in named],
                    [(o.wall_time_s / SECONDS_PER_DAY, o.cost_usd) for o in front.options],
                    log=True)
-    keys = [_number_handle(number, f"{o.gpus}× {o.gpu} {o.option.value}: "
-                                   f"{o.wall_time_s / SECONDS_PER_DAY:.3g} days, "
-                                   f"{usd(o.cost_usd, money)}")
+    keys = [_number_entry(number, f"{o.gpus}× {o.gpu} {o.option.value}: "
+                                  f"{o.wall_time_s / SECONDS_PER_DAY:.3g} days, "
+                                  f"{usd(o.cost_usd, money)}")
             for number, o in enumerate(named, start=1)]
-    usd_log_axis(axes, currency=money)
-    axes.set_xscale("log")
-    axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # 3, not 3×10⁰
-    axes.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide (0.8 0.9 1)
-    axes.set_xlabel("Expected wall time (days, log scale)")
-    axes.set_ylabel(f"Expected cost of the phase ({money.code}, log scale)")
-    axes.set_title(f"{front.phase}: {len(front.options):,} options rated analytically")
-    handles = axes.get_legend_handles_labels()[0]
-    axes.legend(handles=[*handles, *keys], loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                fontsize=7)
+    usd_log_axis(panel.y, money)
+    panel.x.log, panel.x.subs = True, (1.0, 2.0, 5.0)  # labelled 3, not 3×10⁰; no minor labels
+    panel.x.label = "Expected wall time (days, log scale)"
+    panel.y.label = f"Expected cost of the phase ({money.code}, log scale)"
+    panel.title = f"{front.phase}: {len(front.options):,} options rated analytically"
+    panel.title_bold = False
+    panel.add_legend([*panel.entries(), *keys], place=Place.RIGHT, size_pt=7.0)
 
 
 def reservation_curves(sizings: Sequence[ReservationSizing],
@@ -195,41 +203,41 @@ def reservation_curves(sizings: Sequence[ReservationSizing],
     gpus = sorted({s.gpu for s in sizings})[:MAX_PANELS]
     if not gpus:
         return None
-    figure = new_figure(9.0, 1.0 + 3.8 * len(gpus))
-    for axes, gpu in zip(subplots(figure, len(gpus), 1), gpus, strict=True):
-        _reservation_panel(axes, gpu, [s for s in sizings if s.gpu == gpu], money)
     title = "Reservation sizing: cost against the GPUs committed"
-    figure.suptitle(title, fontweight="bold")
+    figure = new_figure(9.0, 1.0 + 3.8 * len(gpus), title)
+    for panel, gpu in zip(figure.add_panels(len(gpus)), gpus, strict=True):
+        _reservation_panel(panel, gpu, [s for s in sizings if s.gpu == gpu], money)
     return Chart("reservation_curve", title, figure)
 
 
-def _reservation_panel(axes: Axes, gpu: str, sizings: Sequence[ReservationSizing],
+def _reservation_panel(panel: Panel, gpu: str, sizings: Sequence[ReservationSizing],
                        money: Currency = USD) -> None:
+    panel.title = f"{gpu}: commitment level against simulated demand"
+    panel.title_bold = False
     if all(len(s.curve) < 2 for s in sizings):
-        note(axes, f"{gpu}: no simulated demand to commit to")
+        note(panel, f"{gpu}: no simulated demand to commit to")
         return
     for index, sizing in enumerate(sizings):
         color = PALETTE[index % len(PALETTE)]
         best = sizing.aggressive
         stranded = (f", {usd(best.stranded_usd, money)} stranded" if best.stranded_usd > 0
                     else "")
-        axes.plot([level.gpus for level in sizing.curve],
-                  [level.cost_usd for level in sizing.curve], color=color, linewidth=1.2,
-                  label=f"{sizing.option.value} (discount {sizing.discount:.0%}): cheapest at "
-                        f"{best.gpus} GPUs, saves {usd(best.savings_usd, money)}{stranded}")
+        panel.line([level.gpus for level in sizing.curve],
+                   [level.cost_usd for level in sizing.curve], color, width_pt=1.2,
+                   label=f"{sizing.option.value} (discount {sizing.discount:.0%}): cheapest at "
+                         f"{best.gpus} GPUs, saves {usd(best.savings_usd, money)}{stranded}")
         for name, marker in POINT_MARKERS:
             level = getattr(sizing, name)
-            axes.scatter([level.gpus], [level.cost_usd], marker=marker, s=60, color=color,
-                         edgecolors="#000000", linewidths=0.6, zorder=3)
-    for name, marker in POINT_MARKERS:  # one legend entry per point shape, not per curve
-        axes.scatter([], [], marker=marker, s=60, color="#BBBBBB", edgecolors="#000000",
-                     linewidths=0.6, label=name)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    usd_axis(axes, currency=money)
-    axes.set_xlabel(f"{gpu} GPUs committed for the term (whole instances)")
-    axes.set_ylabel(f"Expected cost: commitment + on-demand ({money.code})")
-    axes.set_title(f"{gpu}: commitment level against simulated demand")
-    axes.legend(loc="best", fontsize=7)
+            panel.points([level.gpus], [level.cost_usd], marker, size_pt=LEVEL_PT, face=color,
+                         edge="#000000", edge_width_pt=0.6, z=3.0)
+    shapes = [Entry(name, kind="marker", marker=marker, marker_pt=LEVEL_PT, face="#BBBBBB",
+                    edge="#000000", edge_width_pt=0.6)
+              for name, marker in POINT_MARKERS]  # one entry per point shape, not per curve
+    panel.x.integer = True
+    usd_axis(panel.y, money)
+    panel.x.label = f"{gpu} GPUs committed for the term (whole instances)"
+    panel.y.label = f"Expected cost: commitment + on-demand ({money.code})"
+    panel.add_legend([*panel.entries(), *shapes], place=Place.BEST, size_pt=7.0)
 
 
 def optimize_charts(result: OptimizeResult) -> list[Chart]:

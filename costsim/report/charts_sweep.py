@@ -8,17 +8,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-from matplotlib.lines import Line2D
-
 from costsim.domain.currency import USD, Currency
-from costsim.report.chart_style import (
+from costsim.report.plot.figure import Entry, Marker, Place
+from costsim.report.plot.style import (
     STAR,
     Chart,
     new_figure,
     plan_colors,
     ranked,
-    subplots,
     usd,
     usd_axis,
 )
@@ -39,6 +36,8 @@ ACRONYMS = {"gpu": "GPU", "gpus": "GPUs", "slo": "SLO", "ttft": "TTFT", "cpu": "
             "nvme": "NVMe", "ram": "RAM"}
 # One setting of a variant label: "<key suffix>=" at the start or after ", ".
 SETTING = re.compile(r"(^|, )([^=,\s][^=,]*?)=")
+# matplotlib's "--" line style, whose dashes scale with the line's width (points on, off).
+DASHED = (3.7, 1.6)
 
 
 def sweep_charts(result: SweepResult, money: Currency = USD) -> list[Chart]:
@@ -99,7 +98,11 @@ def _plan_order(result: SweepResult) -> list[str]:
         costs.setdefault(row.result.name, [])
         if row.result.feasible and row.result.cost_usd is not None:
             costs[row.result.name].append(row.result.cost_usd.mean)
-    return ranked(costs, lambda plan: float(np.mean(costs[plan])) if costs[plan] else None)
+    return ranked(costs, lambda plan: _mean(costs[plan]) if costs[plan] else None)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
 
 
 def cost_distribution(result: SweepResult, money: Currency = USD) -> Chart | None:
@@ -113,43 +116,45 @@ def cost_distribution(result: SweepResult, money: Currency = USD) -> Chart | Non
     variants = list(dict.fromkeys((r.variant, r.label) for r in result.rows))
     slot = {v: i for i, (v, _) in enumerate(variants)}
     chosen = _recommended_by_variant(result)
+    title = "Cost of each plan in each variant"
     figure = new_figure(11.0, min(MAX_HEIGHT_IN, 2.0 + ROW_IN * len(rows)))
-    (axes,) = subplots(figure)
+    (panel,) = figure.add_panels()
     step = 1.0 / (len(plans) + 1)
     for plan in plans:
         mine = [r for r in rows if r.result.name == plan]
         if not mine:
             continue
         offset = (plans.index(plan) + 1) * step - 0.5
-        y = np.array([slot[r.variant] + offset for r in mine])
+        y = [slot[r.variant] + offset for r in mine]
         costs = [r.result.cost_usd for r in mine if r.result.cost_usd is not None]
-        axes.hlines(y, [c.p10 for c in costs], [c.p90 for c in costs], color=colors[plan],
-                    linewidth=2.5, label=plan)
-        axes.plot([c.p50 for c in costs], y, "|", color="black", markersize=8)
-        axes.plot([c.mean for c in costs], y, "o", color=colors[plan], markersize=4,
-                  markeredgecolor="black", markeredgewidth=0.5)
+        panel.segments(y, [c.p10 for c in costs], [c.p90 for c in costs], colors[plan],
+                       width_pt=2.5, label=plan)
+        panel.points([c.p50 for c in costs], y, Marker.TICK, size_pt=8.0, face="#000000")
+        panel.points([c.mean for c in costs], y, Marker.DISC, size_pt=4.0, face=colors[plan],
+                     edge="#000000", edge_width_pt=0.5)
         starred = [(c.mean, yy) for r, c, yy in zip(mine, costs, y, strict=True)
                    if chosen.get(r.variant) == plan]
         if starred:
-            axes.plot([m for m, _ in starred], [yy for _, yy in starred], linestyle="none",
-                      marker="*", markersize=13, color=colors[plan], markeredgecolor="black",
-                      markeredgewidth=0.8, zorder=4)
+            panel.points([m for m, _ in starred], [yy for _, yy in starred], Marker.STAR,
+                         size_pt=13.0, face=colors[plan], edge="#000000", edge_width_pt=0.8,
+                         z=4.0)
     keys = result.swept_keys
-    axes.set_yticks(range(len(variants)), [readable_label(label, keys)
-                                           for _, label in variants], fontsize=7)
-    axes.set_ylim(len(variants) - 0.5, -0.5)
-    usd_axis(axes, "x", money)
-    axes.set_xlabel(f"Economic cost over the horizon ({money.code}): line P10–P90, tick P50, "
-                    "dot mean")
-    handles = axes.get_legend_handles_labels()[0]
-    handles.append(Line2D([], [], linestyle="none", marker="*", markersize=11,
-                          color="#BBBBBB", markeredgecolor="black",
-                          label=f"{STAR} recommended in the variant\n(cheapest within the "
-                                "risk limits)"))
-    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-                title="plans, cheapest first", title_fontsize=8)
-    axes.set_title("Cost of each plan in each variant")
-    return Chart("sweep_cost_distribution", "Cost of each plan in each variant", figure)
+    panel.y.set_ticks(range(len(variants)), [readable_label(label, keys)
+                                             for _, label in variants])
+    panel.y.tick_pt = 7.0
+    panel.y.limits(-0.5, len(variants) - 0.5)
+    panel.y.inverted = True
+    usd_axis(panel.x, money)
+    panel.x.label = (f"Economic cost over the horizon ({money.code}): line P10–P90, tick P50, "
+                     "dot mean")
+    star = Entry(f"{STAR} recommended in the variant\n(cheapest within the risk limits)",
+                 kind="marker", marker=Marker.STAR, marker_pt=11.0, face="#BBBBBB",
+                 edge="#000000", edge_width_pt=1.0)
+    panel.add_legend([*panel.entries(), star], place=Place.RIGHT,
+                     title="plans, cheapest first", size_pt=8.0)
+    panel.title = title
+    panel.title_bold = False
+    return Chart("sweep_cost_distribution", title, figure)
 
 
 def _value(value: Any) -> str:
@@ -170,36 +175,38 @@ def tornado(result: SweepResult, money: Currency = USD) -> Chart | None:
     wins = {plan: chosen.count(plan) for plan in plans}
     top = max(plans, key=lambda plan: (wins[plan], -order.index(plan)))
     heights = [1.0 + ROW_IN * 1.6 * sum(e.plan == p for e in effects) for p in plans]
-    figure = new_figure(10.0, min(MAX_HEIGHT_IN, 0.6 + sum(heights)))
-    panels = subplots(figure, rows=len(plans))
-    for axes, plan in zip(panels, plans, strict=True):
+    figure = new_figure(10.0, min(MAX_HEIGHT_IN, 0.6 + sum(heights)),
+                        "Which swept input moves cost most: the swing of each plan's mean cost\n"
+                        "(dashed: the plan's mean over the variants; plans cheapest first)")
+    panels = figure.add_panels(len(plans), heights=heights)
+    for panel, plan in zip(panels, plans, strict=True):
         mine = [e for e in effects if e.plan == plan]
-        positions = np.arange(len(mine))
-        axes.barh(positions, [e.swing_usd for e in mine], left=[e.low_usd for e in mine],
-                  color=colors[plan], height=0.6)
+        positions = range(len(mine))
+        panel.hbars(positions, [e.swing_usd for e in mine], colors[plan],
+                    base=[e.low_usd for e in mine], thickness=0.6)
         means = [r.result.cost_usd.mean for r in result.rows
                  if r.result.name == plan and r.result.cost_usd is not None]
-        axes.axvline(float(np.mean(means)), color="black", linewidth=0.8, linestyle="--")
+        panel.vline(_mean(means), "#000000", width_pt=0.8,
+                    dash=tuple(d * 0.8 for d in DASHED))
         for y, effect in zip(positions, mine, strict=True):
-            axes.annotate(_value(effect.low_value), (effect.low_usd, y), xytext=(-4, 0),
-                          textcoords="offset points", ha="right", va="center", fontsize=7)
-            axes.annotate(f"{_value(effect.high_value)} (+{usd(effect.swing_usd, money)})",
-                          (effect.high_usd, y), xytext=(4, 0), textcoords="offset points",
-                          ha="left", va="center", fontsize=7)
-        axes.set_yticks(positions, [readable_key(e.key) for e in mine], fontsize=8)
-        axes.invert_yaxis()
-        # room for the value labels at both ends (bars are sticky at their base, so margins
-        # alone would not move the left edge)
+            panel.label(effect.low_usd, y, _value(effect.low_value), dx_pt=-4, ha="right",
+                        size_pt=7.0)
+            panel.label(effect.high_usd, y,
+                        f"{_value(effect.high_value)} (+{usd(effect.swing_usd, money)})",
+                        dx_pt=4, ha="left", size_pt=7.0)
+        panel.y.set_ticks(positions, [readable_key(e.key) for e in mine])
+        panel.y.tick_pt = 8.0
+        panel.y.inverted = True
+        # room for the value labels at both ends (bars start at their base, so an automatic
+        # margin would not move the left edge)
         low, high = min(e.low_usd for e in mine), max(e.high_usd for e in mine)
         pad = 0.3 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
-        axes.set_xlim(low - pad, high + pad)
-        usd_axis(axes, "x", money)
+        panel.x.limits(low - pad, high + pad)
+        usd_axis(panel.x, money)
         won = (f"recommended in {wins[plan]} of {result.variants} variants"
                if wins[plan] else "recommended in no variant")
-        name = f"{STAR} {plan}" if plan == top and wins[plan] else plan
-        axes.set_title(f"{name} ({won})", fontsize=9,
-                       fontweight="bold" if plan == top and wins[plan] else "normal")
-    figure.suptitle("Which swept input moves cost most: the swing of each plan's mean cost\n"
-                    "(dashed: the plan's mean over the variants; plans cheapest first)",
-                    fontweight="bold")
+        starred = plan == top and wins[plan] > 0
+        panel.title = f"{STAR} {plan} ({won})" if starred else f"{plan} ({won})"
+        panel.title_pt = 9.0
+        panel.title_bold = starred
     return Chart("sweep_tornado", "Which swept input moves cost most", figure)

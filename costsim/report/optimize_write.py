@@ -16,10 +16,10 @@ from typing import Any
 from costsim.domain.currency import currency_of
 from costsim.optimize.result import OptimizeResult
 from costsim.report.chart_files import RenderedChart, write_charts
-from costsim.report.chart_style import Chart
 from costsim.report.charts_optimize import optimize_charts
 from costsim.report.files import json_bytes, write_atomic
 from costsim.report.html import template_environment
+from costsim.report.plot.style import Chart
 
 TEMPLATE = "optimize.html.j2"
 PLAN_FILE = "best-plan.yaml"

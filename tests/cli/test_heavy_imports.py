@@ -1,6 +1,6 @@
 """Commands load the heavy libraries only where they use them (issue 20: a command's fixed
 cost): a simulation that writes no report loads no plotting, spreadsheet, page or Dask code,
-an estimate no simulator, and the sweep's report step no spreadsheet or page code."""
+an estimate no simulator, and the sweep's report step no spreadsheet, page or matplotlib code."""
 
 from __future__ import annotations
 
@@ -42,13 +42,15 @@ def test_estimate_loads_no_simulator_or_report_library() -> None:
 
 def test_the_sweep_report_step_loads_no_spreadsheet_or_page_code() -> None:
     """What ``costsim sweep`` imports to write its table, charts and JSON (sweep_cmd's
-    ``_write_and_print``): matplotlib for the charts, but not openpyxl or jinja2."""
+    ``_write_and_print``): costsim's own drawing (Pillow) for the charts, but not matplotlib,
+    openpyxl or jinja2."""
     probe = ("import sys, costsim.cli.sweep_cmd as s, costsim.cli.sweep_table, "
              "costsim.report.sweep, costsim.report.files, costsim.report.chart_files, "
-             "costsim.report.charts_sweep, costsim.sweep.table_file; "
+             "costsim.report.charts_sweep, costsim.report.plot.render, "
+             "costsim.sweep.table_file; "
              "print(sorted({n.split('.')[0] for n in sys.modules}))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     loaded = set(ast.literal_eval(done.stdout.strip()))
-    assert "matplotlib" in loaded
-    assert loaded & {"openpyxl", "jinja2"} == set()
+    assert "PIL" in loaded
+    assert loaded & {"matplotlib", "openpyxl", "jinja2"} == set()

@@ -282,34 +282,44 @@ def _sweep() -> SweepResult:
     return dataclasses.replace(sweep_of(rows), variants=18)
 
 
+def _drawn_ticks(figure: PlotFigure, axis: str) -> list[str]:
+    """The tick labels drawn on every panel's ``axis`` ("x" or "y"), top panel first."""
+    return [label for placed in place(figure).panels for label in getattr(placed, axis).labels
+            if label]
+
+
 def test_the_sweep_charts_keep_their_text_inside_and_name_inputs_in_words() -> None:
     result = _sweep()
     distribution, spread = _chart(cost_distribution(result)), _chart(tornado(result))
     for chart in (distribution, spread):
         assert_inside(chart)
-    names = [name for axes in spread.figure.axes for name in _tick_names(axes)]
+    names = _drawn_ticks(spread.figure, "y")
     assert set(names) == {"variant (sweep file)", "peak requests/s (phase serve)",
                           "GPU price change % (H100)"}
-    (axes,) = distribution.figure.axes
-    assert _tick_names(axes)[0] == ("llama-3-8b, peak requests/s (phase serve) = 20, "
-                                    "GPU price change % (H100) = -10")
+    assert _drawn_ticks(distribution.figure, "y")[0] == (
+        "llama-3-8b, peak requests/s (phase serve) = 20, GPU price change % (H100) = -10")
+    drawn = {t.text for t in scene_of(distribution.figure).texts}
+    assert "llama-2-13b, peak requests/s (phase serve) = 80, GPU price change % (H100) = -40" in (
+        drawn)
 
 
 def test_the_sweep_ranks_plans_and_stars_each_variants_recommendation() -> None:
+    from costsim.report.plot.figure import Marker, Points
+
     result = _sweep()
-    (axes,) = _chart(cost_distribution(result)).figure.axes
-    legend = axes.get_legend()
-    assert legend is not None
-    assert [t.get_text() for t in legend.get_texts()][:len(PLANS)] == list(PLANS)  # by cost
-    stars = [line for line in axes.get_lines() if line.get_marker() == "*"]
-    starred = sum(len(line.get_xdata()) for line in stars)  # type: ignore[arg-type]
-    assert starred == 18  # one per variant
+    panel = _plot_panel(cost_distribution(result))
+    assert panel.legend is not None
+    assert [e.label for e in panel.legend.entries][:len(PLANS)] == list(PLANS)  # by cost
+    assert panel.legend.entries[len(PLANS)].marker is Marker.STAR
+    stars = [m for m in panel.marks if isinstance(m, Points) and m.marker is Marker.STAR]
+    assert sum(len(m.xs) for m in stars) == 18  # one per variant
     # at peak 20 the cheapest plan breaks a risk limit: the second is recommended there
-    second = [line for line in stars if line.get_color() == "#E69F00"]
-    assert sum(len(line.get_xdata()) for line in second) == 6  # type: ignore[arg-type]
-    panels = _chart(tornado(result)).figure.axes
-    assert [a.get_title().split(" (")[0] for a in panels] == [f"{STAR} {PLANS[0]}", *PLANS[1:]]
-    assert panels[0].get_title().endswith("(recommended in 12 of 18 variants)")
+    second = [m for m in stars if m.face == "#E69F00"]
+    assert sum(len(m.xs) for m in second) == 6
+    panels = _chart(tornado(result)).figure.panels
+    assert [p.title.split(" (")[0] for p in panels] == [f"{STAR} {PLANS[0]}", *PLANS[1:]]
+    assert panels[0].title.endswith("(recommended in 12 of 18 variants)")
+    assert [p.title_bold for p in panels] == [True] + [False] * (len(PLANS) - 1)
 
 
 @pytest.mark.parametrize(("key", "words"), [
@@ -388,13 +398,12 @@ def test_the_sweep_charts_name_the_display_currency() -> None:
     from costsim.domain.currency import Currency
 
     gbp = Currency(code="GBP", fx_rate_per_usd=0.8)
-    (axes,) = _chart(cost_distribution(_sweep(), gbp)).figure.axes
-    assert axes.get_xlabel().startswith("Economic cost over the horizon (GBP)")
+    panel = _plot_panel(cost_distribution(_sweep(), gbp))
+    assert panel.x.label.startswith("Economic cost over the horizon (GBP)")
     spread = _chart(tornado(_sweep(), gbp))
-    ticks = [t.get_text() for a in spread.figure.axes for t in a.get_xticklabels()
-             if t.get_text()]
+    ticks = _drawn_ticks(spread.figure, "x")
     assert ticks
     assert all("£" in t for t in ticks)
-    swings = [t.get_text() for a in spread.figure.axes for t in a.texts if "(+" in t.get_text()]
+    swings = [t.text for t in scene_of(spread.figure).texts if "(+" in t.text]
     assert swings
     assert all("(+£" in t for t in swings)

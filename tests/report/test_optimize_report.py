@@ -24,6 +24,7 @@ from costsim.optimize.training_front import TrainingFront, TrainingOption
 from costsim.report.charts_optimize import optimize_charts, pareto_front
 from costsim.report.optimize_json import optimize_json
 from costsim.report.optimize_write import write_optimize_report
+from costsim.report.plot.style import usd
 from costsim.sim.run_result import RunResult
 from costsim.units import HOURS_PER_YEAR
 from tests.report.runs import SCRIPT_NAME, report_run, report_scenario
@@ -161,7 +162,7 @@ def test_an_answer_without_a_plan_writes_no_block(tmp_path: Path) -> None:
 def test_steps_beside_the_search_add_their_keys_and_charts(answer: OptimizeResult,
                                                            tmp_path: Path) -> None:
     """The hook --budget-split uses: a top-level key in the document, charts in the folder."""
-    from costsim.report.chart_style import Chart, new_figure, subplots
+    from costsim.report.plot.style import Chart, new_figure
 
     document = optimize_json(answer, plan_block=_block, scenario="s", scenario_sha256="ab",
                              costsim_version="0.1.0", price_book_date="2026-05-20", seed=0,
@@ -170,7 +171,7 @@ def test_steps_beside_the_search_add_their_keys_and_charts(answer: OptimizeResul
                              sections={"budget_split": {"servers": 2}})
     assert document["budget_split"] == {"servers": 2}
     figure = new_figure()
-    subplots(figure)[0].plot([0, 1], [0, 1])
+    figure.add_panels()[0].line([0, 1], [0, 1], "#000000")
     no_charts = dataclasses.replace(answer, run=None, reservations=(), training_fronts=(),
                                     pareto=(), ranked=answer.ranked[:1])
     write_optimize_report(no_charts, document, tmp_path, best_plan_yaml=None,
@@ -204,24 +205,33 @@ def test_every_optimize_chart_keeps_its_text_inside_the_figure(answer: OptimizeR
 
 def test_the_pareto_front_numbers_its_plans_and_names_them_in_a_key(
         answer: OptimizeResult) -> None:
-    from costsim.report.chart_style import STAR
+    from costsim.report.plot.figure import Label
+    from costsim.report.plot.render import scene_of
+    from costsim.report.plot.style import STAR
 
     chart = pareto_front(answer)
     assert chart is not None
-    (axes,) = chart.figure.axes
+    (panel,) = chart.figure.panels
     assert answer.best is not None
-    (legend,) = chart.figure.legends
-    key = [t.get_text() for t in legend.get_texts()]
+    legend = chart.figure.legend
+    assert legend is not None
+    key = [entry.label for entry in legend.entries]
     front = sorted(answer.pareto, key=lambda r: r.objective_usd or 0.0)
     assert [k.split(": ")[0] for k in key] == [
         f"{STAR} {r.result.name} (recommended)" if r is answer.best else r.result.name
         for r in front]
+    assert [entry.symbol for entry in legend.entries] == [str(n) for n in range(1, len(front) + 1)]
     # on the plot only the numbers: a long plan name cannot run off the figure
-    assert all(t.get_text().replace(", ", "").isdigit() for t in axes.texts)
+    numbers = [m.text for m in panel.marks if isinstance(m, Label)]
+    assert numbers
+    assert all(text.replace(", ", "").isdigit() for text in numbers)
+    drawn = {t.text for t in scene_of(chart.figure).texts}
+    assert set(numbers) <= drawn
+    assert f"{STAR} chosen: {usd(answer.best.objective_usd or 0.0)}" in drawn
 
 
 def test_optimize_stars_its_own_choice_in_the_cost_chart(answer: OptimizeResult) -> None:
-    from costsim.report.chart_style import STAR
+    from costsim.report.plot.style import STAR
 
     chart = optimize_charts(answer)[-1]
     (panel,) = chart.figure.panels
@@ -233,9 +243,10 @@ def test_optimize_stars_its_own_choice_in_the_cost_chart(answer: OptimizeResult)
 def test_the_training_front_is_log_log_with_ticks_that_do_not_collide(
         answer: OptimizeResult) -> None:
     """Options from under a day to 100 days and from $500 to $9M (the flagship's fine-tune
-    front): 1-2-5 ticks, no minor labels, no two tick labels overlapping."""
+    front): 1-2-5 ticks, no minor labels, no two tick labels overlapping as drawn."""
     from costsim.report.charts_optimize import training_fronts
-    from tests.report.chart_checks import drawn_texts
+    from costsim.report.plot.layout import place
+    from costsim.report.plot.render import scene_of
 
     (front,) = answer.training_fronts
     option = front.options[0]
@@ -245,22 +256,50 @@ def test_the_training_front_is_log_log_with_ticks_that_do_not_collide(
                                                        (500.0, 2e4, 9e6)))
     chart = training_fronts([dataclasses.replace(front, options=(*front.options, *spread))])
     assert chart is not None
-    (axes,) = chart.figure.axes
-    assert (axes.get_xscale(), axes.get_yscale()) == ("log", "log")
-    drawn = {id(t) for t in drawn_texts(chart.figure)}
-    renderer = chart.figure.canvas.get_renderer()  # type: ignore[attr-defined]
-    for axis in (axes.xaxis, axes.yaxis):
-        boxes = [t.get_window_extent(renderer) for t in axis.get_ticklabels(which="both")
-                 if id(t) in drawn and t.get_text()]
-        assert len(boxes) >= 3
-        assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+    (panel,) = chart.figure.panels
+    assert (panel.x.log, panel.y.log) == (True, True)
+    (placed,) = place(chart.figure).panels
+    x0, _, _, y1 = placed.box
+    texts = scene_of(chart.figure).texts
+    below = [t for t in texts if t.text in placed.x.labels and t.y > y1]  # the x tick labels
+    left = [t for t in texts if t.text in placed.y.labels and t.x < x0]  # the y tick labels
+    for ticks, positions in ((below, placed.x.positions), (left, placed.y.positions)):
+        assert len(ticks) == len(positions) >= 3
+        assert all(f"{p:.0e}"[0] in "125" for p in positions)  # 1, 2 and 5 of a decade
+        boxes = [t.bounds() for t in ticks]
+        assert not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                       for a, b in itertools.combinations(boxes, 2))
+    assert "3" in placed.x.labels or "2" in placed.x.labels  # plain numbers, not 3×10⁰
+
+
+def test_the_reservation_curves_mark_the_three_points_and_name_their_shapes(
+        answer: OptimizeResult) -> None:
+    from costsim.report.charts_optimize import POINT_MARKERS, reservation_curves
+    from costsim.report.plot.figure import Line, Marker, Points
+
+    chart = reservation_curves(answer.reservations)
+    assert chart is not None
+    (panel,) = chart.figure.panels
+    (sizing,) = answer.reservations
+    (curve,) = [m for m in panel.marks if isinstance(m, Line)]
+    assert list(curve.xs) == [level.gpus for level in sizing.curve]
+    marked = {m.marker: (m.xs[0], m.ys[0]) for m in panel.marks if isinstance(m, Points)}
+    assert [marker for _, marker in POINT_MARKERS] == [
+        Marker.TRIANGLE_DOWN, Marker.SQUARE, Marker.STAR]
+    for name, marker in POINT_MARKERS:
+        level = getattr(sizing, name)
+        assert marked[marker] == (level.gpus, level.cost_usd)
+    assert panel.x.integer  # whole instances
+    assert panel.legend is not None
+    labels = [e.label for e in panel.legend.entries]
+    assert labels[0].startswith(f"{sizing.option.value} (discount ")
+    assert labels[-3:] == ["conservative", "balanced", "aggressive"]
+    assert [e.marker for e in panel.legend.entries[-3:]] == [m for _, m in POINT_MARKERS]
 
 
 def _axis_labels(figure: Any) -> list[str]:
-    """Each panel's y and x axis titles (TRANSITION: matplotlib's or costsim's figure)."""
-    if hasattr(figure, "panels"):
-        return [p.y.label + p.x.label for p in figure.panels]
-    return [a.get_ylabel() + a.get_xlabel() for a in figure.axes]
+    """Each panel's y and x axis titles."""
+    return [p.y.label + p.x.label for p in figure.panels]
 
 
 def test_a_display_currency_labels_every_optimize_chart_in_it(answer: OptimizeResult) -> None:

@@ -56,7 +56,7 @@ class Axis:
     tick_pt: float = TICK_PT
     bold_labels: frozenset[str] = frozenset()
     label_color: str = "#000000"
-    margin: float = 0.05
+    margin: float = 0.05  # share of the data span added at each automatic end (0: none)
     # automatic ticks are round numbers of value × rate (a display currency's rate: €10k, €20k
     # on a USD axis); labels come from ``format`` given the unconverted value
     rate: float = 1.0

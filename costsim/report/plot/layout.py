@@ -185,8 +185,10 @@ def _mark_values(panel: Panel) -> tuple[list[float], list[float], list[float], l
 
 
 def _reach(axis: Axis, values: list[float], sticky: list[float]) -> Reach:
-    low, high = auto_limits(values, sticky, log=axis.log) if axis.margin else (
-        (min(values), max(values)) if values else (0.0, 1.0))
+    if axis.margin:
+        low, high = auto_limits(values, sticky, log=axis.log, margin=axis.margin)
+    else:
+        low, high = (min(values), max(values)) if values else (0.0, 1.0)
     if axis.low is not None:
         low = axis.low
     if axis.high is not None:
@@ -208,16 +210,19 @@ def _ticks(axis: Axis, reach: Reach, length: float, vertical: bool) -> Ticks:
     if axis.log:
         positions = log_ticks(low, high, axis.base, axis.subs,
                               most=max(2, int(length / px(axis.tick_pt * 2.2))))
+        # a log range too short for two of its 1-2-5 ticks (2.3 to 4.6 days) gets round linear
+        # ticks instead, as matplotlib's LogLocator falls back to its AutoLocator
+        if len(positions) >= 2 or len(axis.subs) < 2:
+            return Ticks(reach, tuple(positions), tuple(axis.format(p) for p in positions))
+    font = px(axis.tick_pt)
+    if vertical or axis.rotation:
+        most = int(length / (2.6 * font))
     else:
-        font = px(axis.tick_pt)
-        if vertical or axis.rotation:
-            most = int(length / (2.6 * font))
-        else:
-            widest = max(measure(axis.format(v), axis.tick_pt).width for v in (low, high))
-            most = int(length / (widest + 2.0 * font))
-        rate = axis.rate
-        positions = [t / rate for t in nice_ticks(low * rate, high * rate, max(3, min(9, most)),
-                                                  integer=axis.integer)]
+        widest = max(measure(axis.format(v), axis.tick_pt).width for v in (low, high))
+        most = int(length / (widest + 2.0 * font))
+    rate = axis.rate
+    positions = [t / rate for t in nice_ticks(low * rate, high * rate, max(3, min(9, most)),
+                                              integer=axis.integer)]
     return Ticks(reach, tuple(positions), tuple(axis.format(p) for p in positions))
 
 

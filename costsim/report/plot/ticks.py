@@ -60,8 +60,8 @@ def log_ticks(low: float, high: float, base: float = 10.0,
 
 
 def auto_limits(values: Sequence[float], sticky: Sequence[float] = (), *,
-                log: bool = False) -> tuple[float, float]:
-    """The data's range widened by :data:`MARGIN` of its span on each side (on log10 for a log
+                log: bool = False, margin: float = MARGIN) -> tuple[float, float]:
+    """The data's range widened by ``margin`` of its span on each side (on log10 for a log
     axis), but never past a sticky value inside the data (a bar's base at 0 stays the edge)."""
     finite = [v for v in values if math.isfinite(v) and (not log or v > 0)]
     if not finite:
@@ -69,9 +69,9 @@ def auto_limits(values: Sequence[float], sticky: Sequence[float] = (), *,
     low, high = min(finite), max(finite)
     if log:
         a, b = math.log10(low), math.log10(high)
-        pad = MARGIN * (b - a) if b > a else 0.5
+        pad = margin * (b - a) if b > a else 0.5
         return 10 ** (a - pad), 10 ** (b + pad)
-    pad = MARGIN * (high - low) if high > low else (abs(high) * 0.05 or 0.5)
+    pad = margin * (high - low) if high > low else (abs(high) * 0.05 or 0.5)
     new_low, new_high = low - pad, high + pad
     for edge in sticky:
         if edge == low:
