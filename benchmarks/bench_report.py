@@ -19,7 +19,7 @@ from pathlib import Path
 from reference_project import reference_scenario
 
 from costsim.report import summary_json, write_report
-from costsim.report.chart_style import render
+from costsim.report.chart_files import draw
 from costsim.report.charts import build_charts
 from costsim.sim.run_result import simulate_scenario
 
@@ -36,7 +36,7 @@ def main() -> None:
         summary = summary_json(run, generated_at="")
         t1 = time.perf_counter()
         for chart in build_charts(run, run.breakevens):
-            render(chart.figure)
+            draw(chart)
         t2 = time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
             written = write_report(run, summary, Path(folder))

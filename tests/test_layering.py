@@ -43,6 +43,7 @@ OPEN_TO_ALL = {"units", "errors"}
 CONFINED: dict[str, set[str]] = {
     "simpy": {"sim"},
     "matplotlib": {"report"},
+    "PIL": {"report"},
     "jinja2": {"report"},
     "openpyxl": {"report"},
     "yaml": {"scenario"},

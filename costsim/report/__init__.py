@@ -1,4 +1,5 @@
-"""Reports: tables, charts, HTML/XLSX/CSV (matplotlib, jinja2 and openpyxl only here).
+"""Reports: tables, charts, HTML/XLSX/CSV (Pillow, jinja2 and openpyxl only here; charts are
+drawn by costsim's own ``report/plot`` package).
 
 ``summary_json``, ``compare_json`` and ``diff_json`` build documents without the plotting and
 spreadsheet libraries; ``write_report`` imports them when called, so ``--json`` stays light.

@@ -1,12 +1,12 @@
 """Drawing charts into files, one chart at a time.
 
 A chart job is a builder and its arguments (the run result, the break-even curves): the figure
-is built when it is drawn, drawn into PNG and SVG bytes by
-:func:`~costsim.report.chart_style.render`, and dropped, so one figure at a time is alive.
+is built when it is drawn, drawn into PNG and SVG bytes from one scene by
+:func:`~costsim.report.plot.render.render`, and dropped, so one figure at a time is alive.
 Drawing the jobs in a process pool was measured and left out: it was slower than drawing them
 here, even on two idle cores (docs/report.md "How charts are drawn").
 
-This module imports no plotting library at import time and no spreadsheet or page code: the
+This module imports no drawing library at import time and no spreadsheet or page code: the
 sweep's and optimize's processes that only write charts load just what drawing needs.
 """
 
@@ -58,16 +58,9 @@ class ChartJob:
 
 def draw(chart: Chart) -> DrawnChart:
     """A built chart's PNG and SVG bytes."""
-    from costsim.report.plot.figure import Figure
+    from costsim.report.plot.render import render
 
-    if isinstance(chart.figure, Figure):
-        from costsim.report.plot.render import render
-
-        png, svg = render(chart.figure)
-    else:  # TRANSITION: a matplotlib figure
-        from costsim.report.chart_style import render as render_matplotlib
-
-        png, svg = render_matplotlib(chart.figure)
+    png, svg = render(chart.figure)
     return DrawnChart(slug=chart.slug, title=chart.title, png=png, svg=svg)
 
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from costsim.domain.breakeven import BreakEven
 from costsim.report.budget_split import spend_split_chart
 from costsim.report.chart_files import ChartJob, DrawnChart
-from costsim.report.chart_style import Chart
 from costsim.report.charts_capacity import break_even, reserved_utilization, serving_fleet
 from costsim.report.charts_cost import (
     cost_by_phase_category,
@@ -20,6 +19,7 @@ from costsim.report.charts_cost import (
     cumulative_cost,
     monthly_cash_flow,
 )
+from costsim.report.plot.style import Chart
 from costsim.sim.run_result import RunResult
 
 # (slug, what the chart would show): the report lists the ones this run has no data for.

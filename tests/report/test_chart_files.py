@@ -1,17 +1,17 @@
 """Charts drawn from jobs (costsim/report/chart_files.py): one figure built per job, in the
-report's order, a job with nothing to show left out; each chart laid out once and drawn by one
-PNG and one SVG pass."""
+report's order, a job with nothing to show left out; each chart laid out once into one scene that
+the PNG and the SVG are written from."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from matplotlib.figure import Figure
 
 from costsim.report.chart_files import ChartJob, draw, draw_jobs
-from costsim.report.chart_style import render
 from costsim.report.charts import CHART_SUBJECTS, build_charts, chart_jobs
+from costsim.report.plot.figure import Figure
+from costsim.report.plot.png import to_png
+from costsim.report.plot.scene import Scene
+from costsim.report.plot.svg import to_svg
 from costsim.sim.run_result import RunResult
 
 
@@ -34,21 +34,23 @@ def test_a_job_with_nothing_to_show_is_left_out(run: RunResult) -> None:
     assert [d.slug for d in draw_jobs(jobs)] == ["cost_by_plan"]
 
 
-def test_render_draws_each_format_once(monkeypatch: pytest.MonkeyPatch,
-                                       run: RunResult) -> None:
-    """One Agg pass and one SVG pass; no layout-only draw (savefig makes one for a figure that
-    still has a layout engine, even the placeholder a frozen layout leaves)."""
-    # TRANSITION: the first chart still drawn by matplotlib
-    built = next(c for c in build_charts(run, run.breakevens) if isinstance(c.figure, Figure))
-    draws = []
-    real = Figure.draw
+def test_both_files_come_from_one_scene(monkeypatch: pytest.MonkeyPatch,
+                                        run: RunResult) -> None:
+    """Each chart is laid out and drawn into one scene; the PNG and the SVG are written from
+    it (so they show the same picture), and drawing it again gives the same bytes."""
+    from costsim.report.plot import render as render_module
 
-    def counting(self: Figure, renderer: Any) -> None:
-        draws.append(type(renderer).__name__)
-        real(self, renderer)
+    scenes: list[Scene] = []
+    real = render_module.scene_of
 
-    monkeypatch.setattr(Figure, "draw", counting)
-    png, svg = render(built.figure)
+    def counting(figure: Figure) -> Scene:
+        scenes.append(real(figure))
+        return scenes[-1]
+
+    monkeypatch.setattr(render_module, "scene_of", counting)
+    built = build_charts(run, run.breakevens)[0]
+    png, svg = render_module.render(built.figure)
+    assert len(scenes) == 1
+    assert (png, svg) == (to_png(scenes[0]), to_svg(scenes[0]))
     assert png.startswith(b"\x89PNG")
     assert b"<svg" in svg
-    assert draws == ["RendererAgg", "MixedModeRenderer"]

@@ -9,9 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
-from matplotlib.axes import Axes
 
-from costsim.report.chart_style import BUDGET_COLOR, PNG_DPI, RECOMMENDED_EDGE, STAR, Chart
 from costsim.report.charts import build_charts
 from costsim.report.charts_capacity import reserved_utilization, serving_fleet
 from costsim.report.charts_cost import (
@@ -26,6 +24,7 @@ from costsim.report.plot.figure import Bars, Label, Line, Panel, Place, Span
 from costsim.report.plot.figure import Figure as PlotFigure
 from costsim.report.plot.layout import place
 from costsim.report.plot.render import scene_of
+from costsim.report.plot.style import BUDGET_COLOR, PNG_DPI, RECOMMENDED_EDGE, STAR, Chart
 from costsim.sim.run_result import RunResult
 from costsim.sweep.results import SweepResult
 from tests.report.chart_checks import assert_inside
@@ -51,10 +50,6 @@ def _tick(name: str) -> str:
     return f"{STAR} {name}"
 
 
-def _tick_names(axes: Axes) -> list[str]:
-    return [label.get_text() for label in axes.get_yticklabels()]
-
-
 def _chart(chart: Chart | None) -> Chart:
     assert chart is not None
     return chart
@@ -67,8 +62,9 @@ def test_every_run_chart_keeps_its_text_inside_the_figure(run: RunResult) -> Non
         "cost_by_phase_category", "reserved_utilization", "break_even", "serving_fleet",
         "spend_split"}
     for chart in charts:
-        if not isinstance(chart.figure, PlotFigure):  # TRANSITION: matplotlib's
-            assert chart.figure.dpi == PNG_DPI  # laid out at the dpi the PNG is drawn at
+        scene = scene_of(chart.figure)  # laid out at the dpi the PNG is drawn at
+        assert (scene.width, scene.height) == (round(chart.figure.width_in * PNG_DPI),
+                                               round(chart.figure.height_in * PNG_DPI))
         assert_inside(chart)
 
 

@@ -12,6 +12,7 @@ measured to lie.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ TICK_PAD = px(3.5)  # tick mark to its label
 LABEL_PAD = px(4.0)  # tick labels to the axis label
 TITLE_PAD = px(6.0)  # a panel's title above its box
 LEGEND_GAP = px(6.0)  # a legend beside or below what it explains
+MOST_TICKS = 10  # matplotlib's automatic locators: at most 9 intervals
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,23 +209,46 @@ def _ticks(axis: Axis, reach: Reach, length: float, vertical: bool) -> Ticks:
         pairs = [(p, axis.tick_labels[i] if axis.tick_labels is not None else axis.format(p))
                  for i, p in enumerate(axis.ticks) if reach.contains(p)]
         return Ticks(reach, tuple(p for p, _ in pairs), tuple(label for _, label in pairs))
+    font = px(axis.tick_pt)
     if axis.log:
-        positions = log_ticks(low, high, axis.base, axis.subs,
-                              most=max(2, int(length / px(axis.tick_pt * 2.2))))
+        positions = _log_positions(axis, reach, length, vertical, font)
         # a log range too short for two of its 1-2-5 ticks (2.3 to 4.6 days) gets round linear
         # ticks instead, as matplotlib's LogLocator falls back to its AutoLocator
         if len(positions) >= 2 or len(axis.subs) < 2:
             return Ticks(reach, tuple(positions), tuple(axis.format(p) for p in positions))
-    font = px(axis.tick_pt)
+    # room per tick as matplotlib's axes give it (get_tick_space: 2 font sizes on a y axis, 3
+    # on an x axis), on x at least a label's width and 1 em, so labels never touch
     if vertical or axis.rotation:
-        most = int(length / (2.6 * font))
+        room = 2.0 * font
     else:
         widest = max(measure(axis.format(v), axis.tick_pt).width for v in (low, high))
-        most = int(length / (widest + 2.0 * font))
+        room = max(3.0 * font, widest + font)
+    most = max(3, min(MOST_TICKS, int(length / room) + 1))
     rate = axis.rate
-    positions = [t / rate for t in nice_ticks(low * rate, high * rate, max(3, min(9, most)),
+    positions = [t / rate for t in nice_ticks(low * rate, high * rate, most,
                                               integer=axis.integer)]
     return Ticks(reach, tuple(positions), tuple(axis.format(p) for p in positions))
+
+
+def _log_positions(axis: Axis, reach: Reach, length: float, vertical: bool,
+                   font: float) -> list[float]:
+    """Every ``subs`` multiple of each power inside the reach, as matplotlib's LogLocator with
+    explicit subs draws them; only the powers when two neighbours would come nearer than a
+    label (a line of text on a y axis, the wider label and 0.5 em on an x axis)."""
+    low, high = sorted((reach.low, reach.high))
+    positions = log_ticks(low, high, axis.base, axis.subs, most=10 * MOST_TICKS)
+    if len(positions) < 2:
+        return positions
+    pixels = [reach.share(p) * length for p in positions]
+    gap = min(abs(b - a) for a, b in itertools.pairwise(pixels))
+    if vertical or axis.rotation:
+        need = 1.2 * font
+    else:
+        need = max(measure(axis.format(p), axis.tick_pt).width for p in positions) + 0.5 * font
+    if gap >= need:
+        return positions
+    return log_ticks(low, high, axis.base, (1.0,),
+                     most=max(2, min(MOST_TICKS, int(length / max(need, 2.0 * font)) + 1)))
 
 
 def _tick_width(axis: Axis, ticks: Ticks) -> float:

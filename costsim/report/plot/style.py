@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from costsim.domain.currency import USD, Currency
 from costsim.report.plot.figure import Axis, Entry, Figure, Marker, Panel
@@ -31,7 +31,7 @@ class Chart:
 
     slug: str
     title: str
-    figure: Any  # TRANSITION: a plot Figure; matplotlib's until every builder is ported
+    figure: Figure
 
 
 def new_figure(width_in: float = 9.0, height_in: float = 4.8, title: str = "") -> Figure:
