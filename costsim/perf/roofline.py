@@ -313,7 +313,10 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         intra_node_bytes_per_s=arr(intra),
         activation_bytes=arr(2.0 if setup.precision is not Dtype.FP32 else 4.0),
         hbm_efficiency=arr(engine.bandwidth_efficiency(is_gddr(gpu))),
-        compute_efficiency=arr(engine.compute_efficiency),
+        # FP8 GEMMs reach a smaller share of their doubled peak (fp8_compute_factor)
+        compute_efficiency=arr(engine.compute_efficiency
+                               * (engine.fp8_compute_factor if setup.precision is Dtype.FP8
+                                  else 1.0)),
         step_overhead_s=arr(engine.step_overhead_s),
         engine_max_batch=arr(engine.max_batch),
         allreduce_latency_s=arr(allreduce),

@@ -294,3 +294,16 @@ def test_the_attention_factor_slows_the_kv_read_only(defaults: PerfDefaults) -> 
     assert defaults.serving.engine(ServingEngine.TENSORRT_LLM).attention_bandwidth_factor == 1.0
     with pytest.raises(ValueError, match="attention_bandwidth_factor"):
         replace(base, attention_bandwidth_factor=0.0)
+
+
+def test_fp8_prefill_gains_the_published_1_6x_not_the_2x_peak(defaults: PerfDefaults) -> None:
+    """FP8 GEMMs reach fp8_compute_factor (0.8) of the 16-bit GEMMs' share of their doubled
+    peak: a compute-bound prompt's work is 1 / (2 × 0.8) of bf16's (vLLM's FP8 documentation:
+    up to 1.6x throughput); engines without an FP8 path keep 1."""
+    bf16 = _terms(defaults, precision=Dtype.BF16, model="llama-3.1-8b")
+    fp8 = _terms(defaults, precision=Dtype.FP8, quant=Quant.FP8, model="llama-3.1-8b")
+    ratio = float(prefill_work_s(bf16, 8192.0) / prefill_work_s(fp8, 8192.0))
+    assert ratio == pytest.approx(2 * 0.8, rel=1e-3)
+    for engine in (ServingEngine.VLLM, ServingEngine.TENSORRT_LLM, ServingEngine.SGLANG):
+        assert defaults.serving.engine(engine).fp8_compute_factor == 0.8
+    assert defaults.serving.engine(ServingEngine.LLAMA_CPP).fp8_compute_factor == 1.0
