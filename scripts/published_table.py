@@ -11,9 +11,10 @@ reports (tests/perf/test_published_data.py checks the files and that the columns
     python scripts/published_table.py --write-before tests/data/serving_published_before.csv
 
 Every serving row is printed before -> after: "before" is the prediction of the model as it was
-before issue 18's third serving round (commit 8c31d1a), kept in
-tests/data/serving_published_before.csv (written once with ``--write-before`` on that model);
-"after" is today's.
+before issue 18's fourth serving round (commit 91fd3d7), kept in
+tests/data/serving_published_before.csv (written once with ``--write-before`` on that model,
+after the seen heldout2 rows SP63-SP87 had been added; the third round's "before", commit
+8c31d1a, is in that file's git history); "after" is today's.
 
 Serving rows go through :func:`costsim.perf.serving.estimate_serving` (what ``costsim estimate
 serve`` calls), one replica at the row's TP degree; a static-batch benchmark is replayed with
@@ -521,6 +522,12 @@ TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "st
                    "P10", "P50", "P90", "pub/P50", "inside")
 
 
+def is_seen_heldout(row: dict[str, str]) -> bool:
+    """Rows SP63-SP87: validation/heldout2's serving rows, rated once as held out (commit
+    a9f9fba), then added to the calibration data (issue 18, fourth serving round)."""
+    return row.get("notes", "").startswith("SEEN: validation/heldout2")
+
+
 def cheaper_agrees(check: ServingCheck) -> bool | None:
     """For a card-ratio row: whether the prediction picks the card the measurement finds
     cheaper per token (None for other rows)."""
@@ -570,9 +577,11 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
     for half in (CHECK, FIT):
         rated = [c for c in serving if c.row["split"] == half and c.within is not None]
         added = [c for c in rated if c.row["split_rule"] == SERVING_NEW_SPLIT_RULE]
+        seen = [c for c in rated if is_seen_heldout(c.row)]
         lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
                      f"within tolerance (rows added later: "
-                     f"{sum(bool(c.within) for c in added)}/{len(added)})")
+                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's, "
+                     f"seen after its rating: {sum(bool(c.within) for c in seen)}/{len(seen)})")
     ratios = [c for c in serving if cheaper_agrees(c) is not None]
     lines.append(f"card-ratio rows picking the cheaper card per token ({PRICE_CLOUD} "
                  f"{PRICE_REGION} on demand): {sum(bool(cheaper_agrees(c)) for c in ratios)}/"

@@ -169,6 +169,11 @@ def perf_defaults() -> PerfDefaults:
             paged_kv=_yes(row, "paged_kv"),
             gddr_hbm_efficiency=(float(row["gddr_hbm_efficiency"])
                                  if row["gddr_hbm_efficiency"] else None),
+            fp8_kv_cache=_yes(row, "fp8_kv_cache"),
+            attention_bandwidth_factor=(float(row["attention_bandwidth_factor"])
+                                        if row["attention_bandwidth_factor"] else 1.0),
+            fp8_compute_factor=(float(row["fp8_compute_factor"])
+                                if row["fp8_compute_factor"] else 1.0),
             source=row["source"],
         )
         for row in read_data_csv("perf_engines.csv")

@@ -421,6 +421,13 @@ class EngineProfile:
     a prompt runs as its own forward pass that stalls the running decodes. ``paged_kv``: the KV
     cache is allocated in pages as tokens are produced, so a running request holds its prompt
     and the tokens generated so far (prompt + output/2 on average), not its full context.
+    ``fp8_kv_cache``: with FP8 weights and activations and no KV dtype asked, the engine stores
+    the KV cache in FP8 (TensorRT-LLM's FP8 checkpoints); otherwise in the 16-bit activation
+    dtype (vLLM's, SGLang's and TGI's ``kv_cache_dtype auto``). ``attention_bandwidth_factor``:
+    the decode attention kernel's achieved bandwidth over the weight kernels' (reading the paged
+    KV cache; 1 where the engine's attention reaches the same share). ``fp8_compute_factor``:
+    the share of the FP8 dense peak FP8 GEMMs reach over the share 16-bit GEMMs reach of theirs
+    (FP8 prefill gains 2 × the factor over bf16, not 2×).
     """
 
     engine: ServingEngine
@@ -435,10 +442,14 @@ class EngineProfile:
     chunked_prefill: bool = True
     paged_kv: bool = False
     gddr_hbm_efficiency: float | None = None
+    fp8_kv_cache: bool = True
+    attention_bandwidth_factor: float = 1.0
+    fp8_compute_factor: float = 1.0
     source: str = ""
 
     def __post_init__(self) -> None:
-        for key in ("hbm_efficiency", "compute_efficiency", "memory_utilization"):
+        for key in ("hbm_efficiency", "compute_efficiency", "memory_utilization",
+                    "attention_bandwidth_factor", "fp8_compute_factor"):
             value = getattr(self, key)
             if not 0 < value <= 1:
                 raise ValueError(f"engine {self.engine}: {key} must be in (0, 1] (got {value})")

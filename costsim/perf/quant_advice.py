@@ -65,14 +65,19 @@ def quantization_candidates(gpu: GpuSpec, precision: Dtype, quant: Quant,
         kv_fp8 = "--kv-dtype fp8"
         ordered.insert(1, (precision, quant, Dtype.FP8, kv_fp8))
         ordered += [(p, q, Dtype.FP8, f"{f} {kv_fp8}") for p, q, f in weights[1:]]
-    # Compared by the KV dtype in effect (unset = the compute precision), so that FP8 weights
-    # and activations, whose KV cache is FP8 already, are not tried twice.
-    seen = {(precision, quant, kv_dtype or precision)}
+    # Compared by the KV dtype in effect: unset is the compute precision for 16-bit weights;
+    # for FP8 weights and activations it is the engine's default (16-bit in vLLM, SGLang and
+    # TGI, FP8 in TensorRT-LLM: EngineProfile.fp8_kv_cache), so FP8 W8A8 is tried with and
+    # without an FP8 KV cache and _options drops an estimate already seen.
+    def in_effect(p: Dtype, kv: Dtype | None) -> Dtype | None:
+        return kv if p is Dtype.FP8 else (kv or p)
+
+    seen = {(precision, quant, in_effect(precision, kv_dtype))}
     found: list[QuantCandidate] = []
     for p, q, kv, flags in ordered:
-        if (p, q, kv or p) in seen:
+        if (p, q, in_effect(p, kv)) in seen:
             continue
-        seen.add((p, q, kv or p))
+        seen.add((p, q, in_effect(p, kv)))
         found.append(QuantCandidate(precision=p, quant=q, kv_dtype=kv, flags=flags.strip()))
     return tuple(found)
 
@@ -87,11 +92,16 @@ def _gpus_for(est: ServingEstimate, rate_requests_per_s: float | None) -> int | 
 def _options(estimate: EstimateFn, candidates: Sequence[QuantCandidate],
              rate_requests_per_s: float | None) -> list[QuantOption]:
     options = []
+    formats: set[tuple[Dtype, Quant, Dtype]] = set()
     for candidate in candidates:
         try:
             est = estimate(candidate)
         except CostsimError:  # does not fit, or a precision the GPU lacks: not a candidate
             continue
+        # the same format in effect (an FP8 KV cache asked where the engine keeps one anyway)
+        if (est.precision, est.quant, est.kv_dtype) in formats:
+            continue
+        formats.add((est.precision, est.quant, est.kv_dtype))
         options.append(QuantOption(candidate=candidate, estimate=est,
                                    gpus=_gpus_for(est, rate_requests_per_s)))
     return options

@@ -35,7 +35,7 @@ as its own forward pass, stalling every decode for that time (DistServe's interf
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -90,6 +90,7 @@ class ReplicaTerms:
     dequant_bytes_per_gpu: FloatArray = field(default_factory=lambda: np.asarray(0.0))
     quant_weight_bytes_per_gpu: FloatArray = field(default_factory=lambda: np.asarray(0.0))
     quant_bandwidth_factor: FloatArray = field(default_factory=lambda: np.asarray(1.0))
+    attention_bandwidth_factor: FloatArray = field(default_factory=lambda: np.asarray(1.0))
 
 
 REPLICA_ARRAY_FIELDS = ("tp", "weight_bytes_per_gpu", "expert_weight_bytes_per_gpu",
@@ -99,7 +100,7 @@ REPLICA_ARRAY_FIELDS = ("tp", "weight_bytes_per_gpu", "expert_weight_bytes_per_g
                         "engine_max_batch", "allreduce_latency_s", "step_overhead_per_seq_s",
                         "launch_s", "chunked_prefill", "paged_kv", "fused_max_batch",
                         "dequant_bytes_per_gpu", "quant_weight_bytes_per_gpu",
-                        "quant_bandwidth_factor")
+                        "quant_bandwidth_factor", "attention_bandwidth_factor")
 
 
 def stack_replicas(replicas: list[ReplicaTerms]) -> ReplicaTerms:
@@ -126,7 +127,8 @@ class StepTerms:
     """
 
     __slots__ = ("any_sharded", "bandwidth", "comm_layers", "comm_share", "compute_flops",
-                 "has_weights", "moe_keep", "r", "sharded", "slow_factor", "weights_floor")
+                 "has_weights", "kv_bandwidth", "moe_keep", "r", "sharded", "slow_factor",
+                 "weights_floor")
 
     def __init__(self, r: ReplicaTerms) -> None:
         m = r.model
@@ -134,6 +136,8 @@ class StepTerms:
         # one expert escapes one token with probability 1 − k/E
         self.moe_keep = 1.0 - m.experts_per_token / m.num_experts if m.num_experts else None
         self.bandwidth = r.hbm_bytes_per_s * r.hbm_efficiency
+        # the decode attention kernel streams the paged KV cache at its own share
+        self.kv_bandwidth = self.bandwidth * r.attention_bandwidth_factor
         self.has_weights = r.weight_bytes_per_gpu > 0
         self.weights_floor = np.maximum(r.weight_bytes_per_gpu, 1.0)
         self.slow_factor = 1.0 / r.quant_bandwidth_factor - 1.0
@@ -201,7 +205,7 @@ class DecodeStep:
         b = np.asarray(batch, dtype=np.float64)
         read_s = (self.dense_read_s if self.dense_read_s is not None and np.isfinite(b).all()
                   else t.weights_read_s(b))
-        mem_s = read_s + b * self.context * r.kv_bytes_per_token_per_gpu / t.bandwidth
+        mem_s = read_s + b * self.context * r.kv_bytes_per_token_per_gpu / t.kv_bandwidth
         comp_s = b * self.flops_per_token / r.tp / t.compute_flops
         gpu_s = np.maximum(np.sqrt(mem_s**2 + comp_s**2), r.launch_s)
         # without TP the all-reduce term is 0 at every batch
@@ -269,6 +273,7 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
                   engine: EngineProfile, assumptions: ServingAssumptions,
                   policy: HeadroomPolicy) -> ReplicaTerms:
     """Memory and hardware terms of one replica (memory from the memory engine)."""
+    setup = engine_kv_setup(setup, engine)
     tflops = gpu.dense_tflops(setup.precision)
     if tflops is None:
         raise InputError("", "--precision", f"{gpu.name} has no {setup.precision.value} "
@@ -308,7 +313,10 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         intra_node_bytes_per_s=arr(intra),
         activation_bytes=arr(2.0 if setup.precision is not Dtype.FP32 else 4.0),
         hbm_efficiency=arr(engine.bandwidth_efficiency(is_gddr(gpu))),
-        compute_efficiency=arr(engine.compute_efficiency),
+        # FP8 GEMMs reach a smaller share of their doubled peak (fp8_compute_factor)
+        compute_efficiency=arr(engine.compute_efficiency
+                               * (engine.fp8_compute_factor if setup.precision is Dtype.FP8
+                                  else 1.0)),
         step_overhead_s=arr(engine.step_overhead_s),
         engine_max_batch=arr(engine.max_batch),
         allreduce_latency_s=arr(allreduce),
@@ -320,7 +328,20 @@ def replica_terms(arch: Architecture, gpu: GpuSpec, setup: InferenceSetup,
         dequant_bytes_per_gpu=arr(dequant_bytes),
         quant_weight_bytes_per_gpu=arr(quant_bytes),
         quant_bandwidth_factor=arr(kernel.bandwidth_factor if weight_only else 1.0),
+        attention_bandwidth_factor=arr(engine.attention_bandwidth_factor),
     )
+
+
+def engine_kv_setup(setup: InferenceSetup, engine: EngineProfile) -> InferenceSetup:
+    """``setup`` with the KV cache dtype the engine uses when none is asked: with FP8 weights
+    and activations (W8A8), vLLM, SGLang and TGI keep the KV cache in the 16-bit activation
+    dtype (their ``kv_cache_dtype`` default ``auto`` is the model's dtype, bf16 for an FP8
+    checkpoint's activations) unless ``--kv-dtype fp8`` is given; TensorRT-LLM's FP8
+    checkpoints quantize the KV cache too (``fp8_kv_cache`` of perf_engines.csv)."""
+    if (setup.kv_dtype is None and setup.precision is Dtype.FP8
+            and not engine.fp8_kv_cache):
+        return replace(setup, kv_dtype=Dtype.BF16)
+    return setup
 
 
 def is_gddr(gpu: GpuSpec) -> bool:

@@ -23,6 +23,7 @@ from costsim.memory.runtime import DEFAULT_POLICY, LOW_MEMORY_USE, HeadroomPolic
 from costsim.perf.latency import latency_at_load, max_rate_at_slo
 from costsim.perf.roofline import (
     decode_step_s,
+    engine_kv_setup,
     max_batch_arrays,
     prefill_latency_s,
     prefill_work_s,
@@ -217,8 +218,9 @@ def estimate_serving(arch: Architecture, gpu: GpuSpec, *, engine: ServingEngine,
     profile = assumptions.engine(engine)
     engine_policy = replace(policy, infer_utilization=profile.memory_utilization)
     context = context_tokens or sequence
-    setup = InferenceSetup(precision=precision, layout=ParallelLayout(tp=tp or 1), batch=1,
-                           context_tokens=context, kv_dtype=kv_dtype, quant=quant)
+    setup = engine_kv_setup(
+        InferenceSetup(precision=precision, layout=ParallelLayout(tp=tp or 1), batch=1,
+                       context_tokens=context, kv_dtype=kv_dtype, quant=quant), profile)
     if tp is None:
         tp = smallest_tp(arch, gpu, setup, engine_policy)
         setup = replace(setup, layout=ParallelLayout(tp=tp))

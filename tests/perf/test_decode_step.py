@@ -64,11 +64,12 @@ def _reference_tp_comm_s(r: ReplicaTerms, tokens: FloatArray) -> FloatArray:
 
 def reference_decode_step_s(r: ReplicaTerms, batch: ArrayLike,
                             context_tokens: ArrayLike) -> FloatArray:
-    """decode_step_s as main 34571ac computed it."""
+    """decode_step_s as main 34571ac computed it, with the KV read at the decode attention's
+    bandwidth factor (issue 18, fourth serving round)."""
     b = np.asarray(batch, dtype=np.float64)
     c = np.asarray(context_tokens, dtype=np.float64)
     mem_s = _reference_weights_read_s(r, b) + b * c * r.kv_bytes_per_token_per_gpu / (
-        r.hbm_bytes_per_s * r.hbm_efficiency)
+        r.hbm_bytes_per_s * r.hbm_efficiency * r.attention_bandwidth_factor)
     comp_s = b * forward_flops_per_token(r.model, c) / r.tp / (r.peak_flops
                                                               * r.compute_efficiency)
     gpu_s = np.maximum(np.sqrt(mem_s**2 + comp_s**2), r.launch_s)

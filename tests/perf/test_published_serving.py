@@ -14,14 +14,13 @@ from scripts.published_table import (
     ServingCheck,
     cheaper_agrees,
     check_serving,
+    is_seen_heldout,
     read_rows,
 )
 
 CHECK_SHARE_GOAL = 0.80
 # Rows outside their tolerance with the shipped model, and why (docs/performance.md).
 KNOWN_MISSES = {
-    "SP13": "fit: TensorRT-LLM v0.5 FP8 prefill of 2,048 tokens on H100 runs at ~40 % of the "
-            "FP8 dense peak; one compute efficiency per engine is taken for every precision",
     "SP35": "check: TGI 1.0.3 on 8 x A100-40GB at 20 users: the eager issue time fitted on one "
             "user (SP36) leaves the 20-user step 32 % fast; per-request Python work in TGI's "
             "generate loop is not separated in the fit half",
@@ -38,6 +37,25 @@ KNOWN_MISSES = {
     "SP52": "check: llama.cpp's Q4_0 kernel on an RTX 3090 moves ~0.45 TB/s (48 %); no per-format "
             "llama.cpp factor (no fit-half figure that separates it)",
     "SP53": "check: as SP52 on an RTX 4090 (~0.53 TB/s, 53 %)",
+    # rows SP63-SP87: validation/heldout2, seen after its rating (fourth serving round)
+    "SP65": "fit: torchao's int8 weight-only through vLLM 0.13 at batch 128 ran slower than bf16; "
+            "the kernel table has vLLM's int8 as Marlin (fused), torchao's path is not Marlin",
+    "SX1": "fit: trtllm-bench's 2025 PyTorch backend at 128 + 128 tokens: 35 % faster than "
+           "predicted once FP8 GEMMs reach 1.6x the 16-bit ones (vLLM's published figure); "
+           "TensorRT-LLM's own FP8 GEMMs on short requests come closer to the 2x peak",
+    "SP71": "check: bf16 prefill of 32 x 4096 tokens on a B200 at ~54 % of the dense peak "
+            "(vLLM's 0.72 is Vidur's A100/H100 profile)",
+    "SP72": "check: FP8 prefill on a B200 gains 1.17x over bf16, less than the 1.6x of the "
+            "FP8 compute factor, on top of SP71's bf16 shortfall",
+    "SP75": "fit: 64 closed-loop users on an A10G (vLLM 0.4.3): throughput stays at the 16-user "
+            "level; the 24 GB card's KV cap and prefill are not what the model makes of them",
+    "SP76": "fit: TGI 2.0.4 at one user on an A10G moves ~87 % of the card's bandwidth; a GDDR "
+            "efficiency was examined and not adopted (large batches on GDDR cards move less)",
+    "SP78": "fit: as SP75, TGI 2.0.4",
+    "SP79": "fit: as SP76, NIM 1.0 (TensorRT-LLM)",
+    "SP81": "fit: as SP75, NIM 1.0 (TensorRT-LLM)",
+    "SP86": "check: llama.cpp build 992 (Aug 2023) Q4_1 on an A100-80GB: its 4-bit kernels on "
+            "HBM, no llama.cpp memory-class or 4-bit factor (one fit-half row, SP51)",
 }
 
 
@@ -47,10 +65,16 @@ def checks(defaults: PerfDefaults) -> list[ServingCheck]:
 
 
 def test_check_half_meets_the_goal(checks: list[ServingCheck]) -> None:
+    """The goal on the check rows gathered for calibration (SP01-SP62, S, SX); with the seen
+    heldout2 rows the whole check half is 37/46 (80 %) (docs/performance.md,
+    fourth serving round): pinned as a floor so that it cannot fall silently."""
     rated = [c for c in checks if c.row["split"] == "check" and c.within is not None]
-    within = sum(bool(c.within) for c in rated)
-    assert len(rated) >= 25
-    assert within / len(rated) >= CHECK_SHARE_GOAL, (within, len(rated))
+    gathered = [c for c in rated if not is_seen_heldout(c.row)]
+    within = sum(bool(c.within) for c in gathered)
+    assert len(gathered) >= 25
+    assert within / len(gathered) >= CHECK_SHARE_GOAL, (within, len(gathered))
+    assert sum(bool(c.within) for c in rated) >= 37
+    assert sum(is_seen_heldout(c.row) for c in checks) == 25
 
 
 def test_every_card_ratio_row_picks_the_cheaper_card(checks: list[ServingCheck]) -> None:
@@ -66,19 +90,21 @@ def test_rows_outside_their_band_are_the_explained_ones(checks: list[ServingChec
 
 
 def test_every_row_has_its_before_prediction(checks: list[ServingCheck]) -> None:
-    """The "before" column (commit 8c31d1a's model) covers every row, so the table prints each
-    row before -> after."""
+    """The "before" column (commit 91fd3d7's model, before the fourth serving round) covers
+    every row, so the table prints each row before -> after."""
     from scripts.published_table import BEFORE_CSV, before_after_cells, read_before
 
     before = read_before()
     assert set(before) == {c.row["id"] for c in checks}
-    assert {row["model_commit"] for row in read_rows(BEFORE_CSV)} == {"8c31d1a"}
+    assert {row["model_commit"] for row in read_rows(BEFORE_CSV)} == {"91fd3d7"}
     cells = before_after_cells(checks, before)
     assert len(cells) == len(checks)
     by_id = {cell[0]: cell for cell in cells}
-    # SP62 (torch.compile int4 on an H100) moved into its band with the kernel's bandwidth factor
-    assert by_id["SP62"][11] == "NO"
-    assert by_id["SP62"][14] == "yes"
+    # SP63 (vLLM 0.13 bf16 offline on an H100) moved into its band with the attention factor,
+    # SP64 (the same run in FP8) with the engine's KV dtype and the attention factor
+    for row_id in ("SP63", "SP64"):
+        assert by_id[row_id][11] == "NO"
+        assert by_id[row_id][14] == "yes"
 
 
 def test_an_offline_burst_is_replayed_at_the_engines_cap(defaults: PerfDefaults) -> None:

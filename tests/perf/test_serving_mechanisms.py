@@ -248,3 +248,62 @@ def test_torch_compile_int4_decode_is_slower_than_its_bytes_alone(
     # engines without a measured factor read quantized bytes at the fp16 rate (Marlin)
     marlin = _terms(defaults, gpu="A100-80GB", quant=Quant.INT4, context=106)
     assert float(marlin.quant_bandwidth_factor) == 1.0
+
+
+# --- issue 18, fourth serving round ----------------------------------------------------------
+
+def test_fp8_weights_keep_a_16_bit_kv_cache_where_the_engine_does(defaults: PerfDefaults) -> None:
+    """W8A8 FP8 without a KV dtype asked: vLLM and SGLang store the KV cache in bf16 (their
+    kv_cache_dtype 'auto'), TensorRT-LLM's FP8 checkpoints in FP8; an asked KV dtype wins."""
+    from costsim.perf.roofline import engine_kv_setup
+
+    bf16 = _terms(defaults, precision=Dtype.BF16, model="llama-3.1-8b")
+    for engine in (ServingEngine.VLLM, ServingEngine.SGLANG):
+        fp8 = _terms(defaults, engine=engine, precision=Dtype.FP8, quant=Quant.FP8,
+                     model="llama-3.1-8b")
+        assert float(fp8.kv_bytes_per_token_per_gpu) == float(bf16.kv_bytes_per_token_per_gpu)
+        assert float(fp8.weight_bytes_per_gpu) < 0.6 * float(bf16.weight_bytes_per_gpu)
+    trt = _terms(defaults, engine=ServingEngine.TENSORRT_LLM, precision=Dtype.FP8,
+                 quant=Quant.FP8, model="llama-3.1-8b")
+    assert float(trt.kv_bytes_per_token_per_gpu) == float(bf16.kv_bytes_per_token_per_gpu) / 2
+    vllm = defaults.serving.engine(ServingEngine.VLLM)
+    asked = InferenceSetup(precision=Dtype.FP8, layout=ParallelLayout(), kv_dtype=Dtype.FP8,
+                           quant=Quant.FP8)
+    assert engine_kv_setup(asked, vllm).kv_cache_dtype is Dtype.FP8
+    est = estimate_serving(load_preset("llama-3.1-8b").architecture, get_gpu("H100"),
+                           engine=ServingEngine.VLLM, precision=Dtype.FP8, quant=Quant.FP8,
+                           kv_dtype=None, prompt_tokens=500, output_tokens=200, batch=1, tp=1,
+                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    assert est.kv_dtype is Dtype.BF16
+
+
+def test_the_attention_factor_slows_the_kv_read_only(defaults: PerfDefaults) -> None:
+    """vLLM's decode attention streams the paged KV cache at attention_bandwidth_factor of the
+    weight kernels' share: the step grows by B·c̄·kv·(1/f − 1)/(BW·η) on a memory-bound step,
+    nothing at batch 1 with no context, and TensorRT-LLM keeps f = 1."""
+    base = replace(defaults.serving.engine(ServingEngine.VLLM), attention_bandwidth_factor=1.0)
+    slow = replace(base, attention_bandwidth_factor=0.5)
+    fast_terms, slow_terms = _terms(defaults, profile=base), _terms(defaults, profile=slow)
+    assert float(decode_step_s(slow_terms, 1.0, 0.0)) == float(decode_step_s(fast_terms, 1.0, 0.0))
+    kv_s = 8 * 1000 * float(fast_terms.kv_bytes_per_token_per_gpu) / float(
+        fast_terms.hbm_bytes_per_s * fast_terms.hbm_efficiency)
+    grown = float(decode_step_s(slow_terms, 8.0, 1000.0) - decode_step_s(fast_terms, 8.0, 1000.0))
+    assert grown == pytest.approx(kv_s, rel=0.05)  # (1/0.5 − 1) = 1 × the KV time, L2-damped
+    assert defaults.serving.engine(ServingEngine.VLLM).attention_bandwidth_factor < 1.0
+    assert defaults.serving.engine(ServingEngine.TENSORRT_LLM).attention_bandwidth_factor == 1.0
+    with pytest.raises(ValueError, match="attention_bandwidth_factor"):
+        replace(base, attention_bandwidth_factor=0.0)
+
+
+def test_fp8_prefill_gains_the_published_1_6x_not_the_2x_peak(defaults: PerfDefaults) -> None:
+    """FP8 GEMMs reach fp8_compute_factor (0.8) of the 16-bit GEMMs' share of their doubled
+    peak: a compute-bound prompt's work is 1 / (2 × 0.8) of bf16's (vLLM's FP8 documentation:
+    up to 1.6x throughput); engines without an FP8 path keep 1."""
+    bf16 = _terms(defaults, precision=Dtype.BF16, model="llama-3.1-8b")
+    fp8 = _terms(defaults, precision=Dtype.FP8, quant=Quant.FP8, model="llama-3.1-8b")
+    ratio = float(prefill_work_s(bf16, 8192.0) / prefill_work_s(fp8, 8192.0))
+    assert ratio == pytest.approx(2 * 0.8, rel=1e-3)
+    for engine in (ServingEngine.VLLM, ServingEngine.TENSORRT_LLM, ServingEngine.SGLANG):
+        assert defaults.serving.engine(engine).fp8_compute_factor == 0.8
+    assert defaults.serving.engine(ServingEngine.LLAMA_CPP).fp8_compute_factor == 1.0

@@ -82,7 +82,7 @@ def test_a_replica_hit_is_the_cold_answer_and_the_probe_shares_it() -> None:
     assert cold == first
     assert cold is not first
     # another utilization or SLO is another question
-    other_u = replica_capacities(arch, gpu, phase, defaults, target_utilization=0.5)
+    other_u = replica_capacities(arch, gpu, phase, defaults, target_utilization=0.2)
     assert other_u != first
     tighter = replica_capacities(arch, gpu, replace(phase, slo=Slo(ttft_p95_s=0.5,
                                                                    tpot_p95_s=0.05)), defaults)
