@@ -1,7 +1,7 @@
 """Check the all-in loss through the simulator: each published run as a one-phase scenario.
 
 Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv
-(A01-A32) becomes a scenario with one training phase — the run's model, GPU type and count,
+(A01-A53) becomes a scenario with one training phase — the run's model, GPU type and count,
 tokens, sequence length, global batch and precision, its published layout where the source
 gives the whole of it (tensor, pipeline and ZeRO degrees; otherwise the simulator searches the
 fastest layout as for any user) — and one on-demand plan. ``costsim run`` simulates it, and the
@@ -138,7 +138,8 @@ def heldout_runs(folder: Path = HELDOUT_DIR) -> list[dict[str, str]]:
 
 
 def published_runs() -> list[dict[str, str]]:
-    """The published runs (A01-A32) with their scale class, in id order."""
+    """The published runs (A01-A53; A33-A53 are the two held-out sets' runs, rated and
+    then seen) with their scale class, in id order."""
     rows = []
     for row in read_rows(ALLIN_CSV):
         days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
@@ -289,8 +290,9 @@ def _num(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-# The band of every run before issue 18's third round (main at 8c31d1a: stack hints, every
-# figure as all-in; 400 replications, seed 20261201), printed beside today's as before -> after.
+# The band of every run before issue 18's fourth training round (main at 91fd3d7's model and
+# loss defaults, on all 53 runs; 400 replications, seed 20261201, in-process), printed beside
+# today's as before -> after.
 BEFORE_CSV = ROOT / "tests" / "data" / "allin_check_before.csv"
 
 

@@ -1,5 +1,5 @@
 """Fit what real runs lose beyond hardware faults, and the steady-state model's error, on the
-fit half of the published runs (A01-A32).
+fit half of the published runs (A01-A53).
 
 Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv is
 built as the one-phase scenario scripts/allin_check.py simulates, and estimated the way the
