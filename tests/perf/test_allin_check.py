@@ -63,7 +63,8 @@ HINTED = {"A04": "deepspeed", "A05": "deepspeed", "A24": "deepspeed", "A16": "py
           "A18": "hf-trainer", "A39": "deepspeed", "A40": "deepspeed", "A41": "pytorch-fsdp",
           "A42": "deepspeed",
           **dict.fromkeys(("A49", "A50", "A51", "A52", "A53"), "hf-trainer"),
-          **dict.fromkeys(("A14", "A15", "A19", "A20", "A21", "A22", "A31", "A32"),
+          **dict.fromkeys(("A14", "A15", "A19", "A20", "A21", "A22", "A31", "A32", "A43", "A44",
+                           "A45"),
                           "torch-compile")}
 
 
