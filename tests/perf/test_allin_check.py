@@ -179,8 +179,8 @@ def test_costsim_run_and_the_in_process_simulation_agree() -> None:
 def test_a_speedrun_of_minutes_is_banded_by_the_model_error_alone() -> None:
     """modded-nanogpt record 5 (15 minutes on 8 H100s): no loss to speak of, so the band is
     the steady model's fitted error alone, P90/P10 = exp(2 x 1.2816 x σε) within Monte Carlo
-    noise. (Its published figure sits at the band's upper edge since the torch-compile factor:
-    1.32 x P50 at 400 replications, docs/performance.md.)"""
+    noise. (Its published figure, at the band's P90 edge in the third round, is 1.25-1.30 x P50
+    inside the wider band of the fourth training round at three seeds, docs/performance.md.)"""
     result = simulate_runs([RUNS["A21"]], run_in_process, replications=400)[0]
     assert result.p10 is not None
     assert result.p50 is not None
@@ -192,16 +192,17 @@ def test_a_speedrun_of_minutes_is_banded_by_the_model_error_alone() -> None:
 
 @pytest.mark.slow
 def test_check_half_coverage_through_the_simulator() -> None:
-    """All 32 runs, 100 replications each (about 20 s). Measured at 400 replications (the
-    script's default, seed 20261201): the check half has 12 of 15 inside P10-P90 (A09:
-    published below the band; A18, A23: steady-state misses; A21 sits at its band's P90 and
-    falls out at some seeds: 11-12 of 15), the fit half 15 of 17, median P90/P10 2.15 (the
-    steady model's fitted error alone is x1.80). A regression to the old band's 7 of 14 fails,
-    and so does a band that holds everything by being wide."""
+    """All 53 runs, 100 replications each (about 30 s). Measured at 400 replications (the
+    script's default) since the fourth training round: the check half has 19-20 of 26 inside
+    P10-P90 at three seeds (20261201, 7, 11; before the round 17-18), the fit half 21-24 of 27,
+    median P90/P10 2.45-3.03 (before 2.04-2.27: the refit on the enlarged fit half widened
+    sigma_eps, docs/performance.md "Fourth training round"); at 100 replications, 19 of 26 and
+    2.46. A regression below the round's before fails, and so does a band that holds
+    everything by being wide."""
     results = simulate_runs(list(RUNS.values()), run_in_process, replications=100)
     check = [r for r in results if r.row["split"] == CHECK]
     assert len(check) == 26
-    assert sum(bool(r.inside) for r in check) >= 10
+    assert sum(bool(r.inside) for r in check) >= 18
     spreads = [r.spread for r in results if r.spread is not None]
     assert len(spreads) == 53
-    assert statistics.median(spreads) < 2.6
+    assert statistics.median(spreads) < 3.3
