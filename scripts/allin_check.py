@@ -29,6 +29,7 @@ import math
 import statistics
 import sys
 import tempfile
+from statistics import NormalDist
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,10 @@ STACK_HINTS = True
 # Compare each figure with what it measures (FIGURE_BASIS_RULE); False: every figure as all-in,
 # as before issue 18's third round (the "before" column of docs/performance.md).
 FIGURE_BASES = True
+# Leave the rows that MFU_SCREEN_RULE flags out of the check tallies (and, in
+# scripts/fit_allin_loss.py, out of the loss fit); False: every row counted, as before issue 18's
+# fourth training round's screen (docs/performance.md shows the results both ways).
+SCREEN = True
 
 
 # What a user would state about each run's training code, read off the row's own ``framework``
@@ -119,6 +124,95 @@ def figure_basis(row: dict[str, str]) -> str:
         raise ValueError(f"{row['id']}: figure_basis must be {STEADY} or {ALL_IN} "
                          f"(got {basis!r})")
     return basis
+
+
+# A data-validity screen (issue 18, fourth training round), applied to every published row
+# alike (fit and check half, old and new). WRITTEN AFTER SEEING ROWS FAIL: MobileLLM's README
+# figures (A49-A53) fell outside every band and imply more MFU than any stack the model knows;
+# the rule and its margin were fixed (this commit) before the per-row ratios were computed, and
+# it is applied to whatever it flags. Why it is a physical bound: a published GPU-hour figure
+# taken as steady time with no loss at all gives the *least* MFU the run must have sustained
+# (every fault, restart, idle hour or non-training step would make the real steady MFU higher),
+# so a figure whose least MFU exceeds what the fastest stack could reach on that GPU, width,
+# sequence, batch and precision cannot be a wall time for the stated work.
+# The margin is the model's own error on steady throughput (throughput_error_sigma, 0.111 =
+# ln(1.2)/1.645, fixed on the validation rows long before these runs were seen) at a one-sided
+# normal quantile that keeps the chance of excluding *any* genuine row at 5 % over all the rows
+# screened (Bonferroni: z = Phi^-1(1 - 0.05 / n); n = 53 rows: z = 3.11, margin x1.41).
+MFU_SCREEN_RULE = (
+    "a published run whose GPU-hours, taken as steady time with no loss at all, imply an MFU "
+    "above the steady MFU the model predicts for the fastest stack class it knows "
+    "(torch-compile) on the run's GPU type and count, model, sequence, batch and precision, "
+    "times exp(z x throughput_error_sigma) with z = Phi^-1(1 - 0.05 / n) over the n rows "
+    "screened, cannot be a wall time for the stated work: it stays in the data file, is "
+    "printed with its implied MFU and ceiling, and is left out of the loss fit and reported "
+    "apart from the check tallies")
+SCREEN_FAMILY_ALPHA = 0.05
+# The `framework` text whose stack hint (STACK_HINT_RULE) is the torch-compile class.
+CEILING_FRAMEWORK_TEXT = "torch.compile"
+
+
+def screen_margin(rows_screened: int, error_sigma: float) -> float:
+    """exp(z σ) with z the one-sided normal quantile at SCREEN_FAMILY_ALPHA / rows_screened."""
+    z = NormalDist().inv_cdf(1 - SCREEN_FAMILY_ALPHA / rows_screened)
+    return math.exp(z * error_sigma)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MfuScreen:
+    """One row under MFU_SCREEN_RULE."""
+
+    run_id: str
+    implied_mfu: float  # the least steady MFU its published GPU-hours imply (no loss at all)
+    ceiling_mfu: float  # the model's steady MFU for the fastest stack class it knows
+    margin: float
+
+    @property
+    def limit_mfu(self) -> float:
+        """The ceiling times the margin."""
+        return self.ceiling_mfu * self.margin
+
+    @property
+    def flagged(self) -> bool:
+        """The figure cannot be a wall time for the stated work."""
+        return self.implied_mfu > self.limit_mfu
+
+
+def mfu_screen(rows: Sequence[dict[str, str]], margin: float | None = None
+               ) -> dict[str, MfuScreen]:
+    """Run id -> the row under MFU_SCREEN_RULE (the margin from the shipped
+    throughput_error_sigma and len(rows) unless given). MFU x steady time is the model FLOPs
+    over the GPUs' peak whatever the stack, so the implied MFU is the ceiling's MFU scaled by
+    its steady GPU-hours over the published ones."""
+    from costsim.catalog.gpus import get_gpu
+    from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+    from costsim.cli.scenario_names import load_scenario_file
+    from costsim.sim.prepare import training_estimate
+    from costsim.units import SECONDS_PER_HOUR
+
+    if margin is None:
+        margin = screen_margin(len(rows), allin_loss_defaults().throughput_error_sigma)
+    defaults = perf_defaults()
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for row in rows:
+            fastest = {**row, "framework": CEILING_FRAMEWORK_TEXT}
+            scenario = load_scenario_file(write_scenario(fastest, Path(folder))).scenario
+            gpus = int(row["gpus"])
+            est = training_estimate(scenario, scenario.phases[0], get_gpu(row["gpu"]), gpus,
+                                    defaults)
+            steady_gpu_hours = est.goodput.steady_wall_time_s * gpus / SECONDS_PER_HOUR
+            implied = est.step.mfu * steady_gpu_hours / float(row["published_gpu_hours"])
+            out[row["id"]] = MfuScreen(run_id=row["id"], implied_mfu=implied,
+                                       ceiling_mfu=est.step.mfu, margin=margin)
+    return out
+
+
+def screened_out(rows: Sequence[dict[str, str]]) -> frozenset[str]:
+    """The ids MFU_SCREEN_RULE flags (none when SCREEN is off)."""
+    if not SCREEN:
+        return frozenset()
+    return frozenset(i for i, s in mfu_screen(rows).items() if s.flagged)
 
 
 # The held-out runs (issue 18 item 4): reserved sources, kept outside costsim/data and tests/data;
