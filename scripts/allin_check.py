@@ -29,10 +29,10 @@ import math
 import statistics
 import sys
 import tempfile
-from statistics import NormalDist
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -187,6 +187,7 @@ def mfu_screen(rows: Sequence[dict[str, str]], margin: float | None = None
     from costsim.catalog.gpus import get_gpu
     from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
     from costsim.cli.scenario_names import load_scenario_file
+    from costsim.domain.phases import TrainingPhase
     from costsim.sim.prepare import training_estimate
     from costsim.units import SECONDS_PER_HOUR
 
@@ -199,8 +200,9 @@ def mfu_screen(rows: Sequence[dict[str, str]], margin: float | None = None
             fastest = {**row, "framework": CEILING_FRAMEWORK_TEXT}
             scenario = load_scenario_file(write_scenario(fastest, Path(folder))).scenario
             gpus = int(row["gpus"])
-            est = training_estimate(scenario, scenario.phases[0], get_gpu(row["gpu"]), gpus,
-                                    defaults)
+            phase = scenario.phases[0]
+            assert isinstance(phase, TrainingPhase)  # scenario_mapping writes one training phase
+            est = training_estimate(scenario, phase, get_gpu(row["gpu"]), gpus, defaults)
             steady_gpu_hours = est.goodput.steady_wall_time_s * gpus / SECONDS_PER_HOUR
             implied = est.step.mfu * steady_gpu_hours / float(row["published_gpu_hours"])
             out[row["id"]] = MfuScreen(run_id=row["id"], implied_mfu=implied,
@@ -442,10 +444,15 @@ def cells(results: Sequence[SimulatedRun],
     return lines
 
 
-def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = None) -> str:
+def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = None,
+            screen: dict[str, MfuScreen] | None = None) -> str:
     """Coverage per half and per scale class, median P90/P10 and the misses (before -> after
-    where the runs' earlier bands are recorded)."""
+    where the runs' earlier bands are recorded); the runs ``screen`` flags (MFU_SCREEN_RULE)
+    are left out of every tally and the median, and listed apart with their implied MFU."""
     old = before or {}
+    flagged = {i: s for i, s in (screen or {}).items() if s.flagged}
+    apart = [r for r in results if r.row["id"] in flagged]
+    results = [r for r in results if r.row["id"] not in flagged]
 
     def was(rated: Sequence[SimulatedRun]) -> str:
         # the runs with a recorded band (runs added since have none: the counts differ)
@@ -475,7 +482,26 @@ def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = 
         lines.append(f"median P90/P10: {prior}{statistics.median(spreads):.2f}")
     misses = [r.row["id"] for r in results if not r.inside]
     lines.append("outside: " + (", ".join(misses) if misses else "none"))
+    if screen is not None:
+        lines.append("screened out by MFU_SCREEN_RULE (not counted above): " + (", ".join(
+            f"{r.row['id']} (implied MFU {flagged[r.row['id']].implied_mfu:.3f} > ceiling "
+            f"{flagged[r.row['id']].ceiling_mfu:.3f} x {flagged[r.row['id']].margin:.2f}; "
+            f"{'inside' if r.inside else 'outside'})" for r in apart) or "none"))
     return "\n".join(lines)
+
+
+SCREEN_HEADER = ("id", "model", "GPU", "split", "stack hint", "implied MFU", "ceiling MFU",
+                 "implied/ceiling", "limit (x margin)", "flagged")
+
+
+def screen_cells(rows: Sequence[dict[str, str]],
+                 screen: dict[str, MfuScreen]) -> list[tuple[str, ...]]:
+    """One line per row under MFU_SCREEN_RULE."""
+    return [(row["id"], row["model"][:28], row["gpu"], row["split"], stack_hint(row)[0],
+             f"{s.implied_mfu:.3f}", f"{s.ceiling_mfu:.3f}",
+             f"{s.implied_mfu / s.ceiling_mfu:.2f}", f"{s.limit_mfu:.3f}",
+             "FLAGGED" if s.flagged else "no")
+            for row in rows for s in (screen[row["id"]],)]
 
 
 def _table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> str:
@@ -502,6 +528,11 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
                         help="with --heldout: the held-out folder to read (its "
                              "training_runs.csv and architectures/; default "
                              f"{HELDOUT_DIR.relative_to(ROOT)})")
+    parser.add_argument("--screen", action="store_true",
+                        help="print every run under MFU_SCREEN_RULE (implied MFU, ceiling, "
+                             "limit) and exit")
+    parser.add_argument("--no-screen", action="store_true",
+                        help="count every run, the ones MFU_SCREEN_RULE flags included")
     args = parser.parse_args(argv)
     if args.heldout_dir is not None and not args.heldout:
         parser.error("--heldout-dir needs --heldout")
@@ -510,6 +541,14 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     every = (heldout_runs(args.heldout_dir or HELDOUT_DIR) if args.heldout
              else published_runs())
     rows = [r for r in every if not args.only or r["id"] in args.only]
+    # the margin's n is every row screened, whichever are simulated (--only)
+    screen = None if args.no_screen or not SCREEN else mfu_screen(every)
+    if args.screen:
+        screen = screen or mfu_screen(every)
+        out(_table(SCREEN_HEADER, screen_cells(rows, screen)))
+        out(f"margin x{next(iter(screen.values())).margin:.3f} over {len(every)} rows; "
+            f"flagged: {', '.join(i for i, v in screen.items() if v.flagged) or 'none'}")
+        return 0
     runner: Runner = run_in_process if args.in_process else run_cli
     results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)
     before = {} if args.heldout else before_bands()
@@ -520,7 +559,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         return 0
     out(_table(HEADER, cells(results, before)))
     out("")
-    out(summary(results, before))
+    out(summary(results, before, screen))
     if args.heldout:
         spreads = [r.spread for r in results if r.spread is not None]
         inside = sum(bool(r.inside) for r in results)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costsim.catalog.perf_defaults import allin_loss_defaults
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.perf.allin_loss import extra_loss_median
 from scripts.fit_allin_loss import (
     DEFAULTS_CSV,
@@ -53,6 +53,29 @@ def test_fitted_on_the_fit_half_only(calibration: Calibration) -> None:
     assert sum(run.row["split"] == CHECK for run in calibration.runs) == 26
     assert "A01, A03, A04" in allin_loss_defaults().sources["extra_loss_median"]
     assert all(run.row["split"] in (FIT, CHECK) for run in calibration.runs)
+
+
+def test_a_screened_run_is_left_out_of_the_fit(calibration: Calibration) -> None:
+    """MFU_SCREEN_RULE (scripts/allin_check.py) flags no shipped row, so the shipped fit holds
+    all 27 fit-half runs; a fit-half run it flags (llm.c 1558M claimed in a third of its
+    GPU-hours: three times the MFU any stack reaches) would move the fit and is left out."""
+    from scripts.allin_check import mfu_screen, published_runs
+    from scripts.fit_allin_loss import calibrate, run_ratios
+
+    assert calibration.screened == frozenset()
+    genuine = next(r for r in published_runs() if r["id"] == "A45")
+    claimed = {**genuine, "id": "Z45",
+               "published_gpu_hours": str(float(genuine["published_gpu_hours"]) / 3)}
+    assert mfu_screen([claimed], margin=1.41)["Z45"].flagged
+    runs = [*calibration.runs, *run_ratios([claimed], perf_defaults())]
+    loss = allin_loss_defaults()
+    screened = calibrate(runs, loss.extra_loss_onset_days, loss.throughput_error_sigma,
+                         frozenset({"Z45"}))
+    counted = calibrate(runs, loss.extra_loss_onset_days, loss.throughput_error_sigma)
+    assert screened.fit_ids == calibration.fit_ids
+    assert screened.fit == calibration.fit
+    assert "Z45" in counted.fit_ids
+    assert counted.fit.throughput_error_sigma > calibration.fit.throughput_error_sigma
 
 
 def test_the_onset_is_published_not_fitted() -> None:

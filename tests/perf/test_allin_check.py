@@ -24,10 +24,13 @@ from scripts.allin_check import (
     before_bands,
     cells,
     figure_basis,
+    mfu_screen,
     published_runs,
     run_cli,
     run_in_process,
     scenario_mapping,
+    screen_margin,
+    screened_out,
     simulate_runs,
     stack_hint,
     summary,
@@ -163,6 +166,62 @@ def test_the_torch_compile_factor_rests_on_several_fit_half_runs() -> None:
     assert all(RUNS[i]["split"] == FIT for i in cited)
     factor = perf_defaults().training.framework_factor(TrainingFramework.TORCH_COMPILE)
     assert factor == pytest.approx(statistics.geometric_mean(c.ratio for c in rows))
+
+
+def test_a_figure_above_the_mfu_ceiling_is_flagged_and_a_plausible_one_is_not() -> None:
+    """MFU_SCREEN_RULE: llm.c GPT-2 1558M (A45, steps x a stated step time on 8 H100s)
+    implies 0.50 MFU with no loss at all, under the model's fastest-stack ceiling (0.55); the
+    same run claimed in a third of its GPU-hours implies three times that, above the ceiling x
+    the margin for 53 rows (exp(3.11 x 0.111) = 1.41), and is flagged. The implied MFU is the
+    model FLOPs over the GPUs' peak per published GPU-hour, whatever stack the ceiling is
+    estimated with."""
+    from scripts.fit_allin_loss import run_ratios
+
+    margin = screen_margin(53, allin_loss_defaults().throughput_error_sigma)
+    assert margin == pytest.approx(1.412, abs=1e-3)
+    genuine = RUNS["A45"]
+    claimed = {**genuine, "id": "Z45",
+               "published_gpu_hours": str(float(genuine["published_gpu_hours"]) / 3)}
+    screen = mfu_screen([genuine, claimed], margin=margin)
+    assert not screen["A45"].flagged
+    assert screen["A45"].implied_mfu == pytest.approx(0.505, abs=0.01)
+    assert screen["A45"].implied_mfu < screen["A45"].ceiling_mfu
+    assert screen["Z45"].flagged
+    assert screen["Z45"].implied_mfu == pytest.approx(3 * screen["A45"].implied_mfu)
+    assert screen["Z45"].ceiling_mfu == screen["A45"].ceiling_mfu
+    own_stack = run_ratios([genuine], perf_defaults())[0]  # its stated stack, not the ceiling's
+    assert own_stack.steady_mfu * own_stack.steady_wall_time_s * 8 / 3600 / float(
+        genuine["published_gpu_hours"]) == pytest.approx(screen["A45"].implied_mfu, rel=1e-6)
+
+
+def test_the_mfu_screen_flags_no_shipped_row_and_the_tallies_leave_a_flagged_one_apart(
+        ) -> None:
+    """Applied to all 53 rows alike, the rule flags none (docs/performance.md, "The MFU screen"):
+    the highest implied / ceiling ratios are MobileLLM-1B's (A52, 1.19) and a timed
+    modded-nanogpt record's (A22, 1.18), both under the margin. A row it flags is listed apart
+    and counted in no half, scale class or median."""
+    import scripts.allin_check as check
+
+    rows = list(RUNS.values())
+    screen = mfu_screen(rows)
+    assert not any(s.flagged for s in screen.values())
+    ratios = {i: s.implied_mfu / s.ceiling_mfu for i, s in screen.items()}
+    assert max(ratios, key=ratios.__getitem__) == "A52"
+    assert ratios["A52"] == pytest.approx(1.19, abs=0.01)
+    assert ratios["A22"] == pytest.approx(1.18, abs=0.01)
+    assert screened_out(rows) == frozenset()
+    flagged = {"A52": check.MfuScreen(run_id="A52", implied_mfu=0.9, ceiling_mfu=0.6,
+                                      margin=1.41)}
+    runs = [SimulatedRun(row=RUNS["A52"], published=9216.0, p10=17139.0, p50=30000.0,
+                         p90=49012.0),
+            SimulatedRun(row=RUNS["A50"], published=4608.0, p10=6918.0, p50=12000.0,
+                         p90=19803.0)]
+    text = summary(runs, {}, flagged)
+    assert "fit half: 0/1 inside" in text
+    assert "outside: A50\n" in text
+    assert "screened out by MFU_SCREEN_RULE (not counted above): A52 (implied MFU 0.900 > " \
+           "ceiling 0.600 x 1.41; outside)" in text
+    assert "fit half: 0/2" in summary(runs, {})
 
 
 @pytest.mark.slow
