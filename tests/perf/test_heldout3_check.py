@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from scripts.allin_check import ALL_IN, STEADY, figure_basis, heldout_runs, scenario_mapping
+from scripts.allin_check import ALL_IN, STEADY, figure_basis, heldout_runs
 from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV
+from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row, texts
 
 ROOT = Path(__file__).parents[2]
 HELDOUT3_DIR = ROOT / "validation" / "heldout3"
@@ -28,40 +29,20 @@ HELDOUT3_SOURCE_MARKERS = (
     "Llemma", "2310.10631",
     "mosaicml/examples", "hf-bert-base-uncased.yaml",
     "RoBERTa", "1907.11692")
-# What scripts/published_table.py's serving predictors accept (check_serving, _predict_plain).
-SERVING_KINDS = {"batch1-decode", "batch1-ttft", "max-throughput", "latency-at-rate", "card-ratio"}
-SERVING_MODES = {"idle", "static-batch", "closed-loop", "in-flight", "offline-burst"}
-SERVING_UNITS = {"output_tokens_per_s", "ms_per_token_median", "ms", "ratio", "requests_per_s"}
-
-
-def _cells(folder: Path) -> set[str]:
-    cells: set[str] = set()
-    for path in folder.rglob("*.csv"):
-        with path.open(encoding="utf-8") as handle:
-            for row in csv.reader(handle):
-                cells.update(cell.strip() for cell in row)
-    return cells
-
-
-def _texts(folder: Path) -> str:
-    return "\n".join(path.read_text(encoding="utf-8", errors="replace")
-                     for path in sorted(folder.rglob("*")) if path.is_file())
-
-
 def test_no_heldout3_figure_or_source_is_in_the_model_or_test_data() -> None:
     """Every distinctive heldout3 figure is absent from costsim/data and tests/data, and no data
     file there names a heldout3 source."""
     figures = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT3_DIR)]
     figures += [row["figure"] for row in read_rows(HELDOUT3_DIR / "serving.csv")]
     assert len(figures) >= 28  # 7 runs + 21 serving rows
-    used = _cells(ROOT / "costsim" / "data") | _cells(ROOT / "tests" / "data")
+    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
     # Figures of four digits or fewer (576, 65, 30.4) also name unrelated things (a GPU count,
     # a price, a memory size); the longer ones are the set's own. 24576 (H3-07: 1,024 GPUs x 24 h)
     # is also a 24 GiB card's capacity in MiB in costsim/data/gpus.csv.
     distinctive = [f for f in figures if len(f.replace(".", "")) >= 5 and f != "24576"]
     assert len(distinctive) >= 12
     assert not [f for f in distinctive if f in used]
-    data = _texts(ROOT / "costsim" / "data") + _texts(ROOT / "tests" / "data")
+    data = texts(ROOT / "costsim" / "data") + texts(ROOT / "tests" / "data")
     assert not [marker for marker in HELDOUT3_SOURCE_MARKERS if marker in data]
 
 
@@ -69,7 +50,7 @@ def test_the_marker_check_catches_a_heldout3_source_in_a_data_file(tmp_path: Pat
     """The marker list does its job: a data folder naming a heldout3 source is caught."""
     (tmp_path / "rows.csv").write_text(
         "id,source\nX1,LambdaLabsML/vllm-benchmark benchmark_v0.md\n", encoding="utf-8")
-    data = _texts(tmp_path)
+    data = texts(tmp_path)
     assert [m for m in HELDOUT3_SOURCE_MARKERS if m in data] == ["LambdaLabsML/vllm-benchmark"]
 
 
@@ -77,12 +58,6 @@ def test_every_heldout3_run_loads_as_a_scenario(tmp_path: Path) -> None:
     """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
     architecture read from validation/heldout3/architectures (or a costsim preset) and the
     scenario through costsim's own loader (nothing is simulated)."""
-    import yaml
-
-    from costsim.catalog.gpus import get_gpu
-    from costsim.catalog.models import load_architecture_file, load_preset
-    from costsim.cli.scenario_names import load_scenario_file
-
     rows = heldout_runs(HELDOUT3_DIR)
     assert [row["id"] for row in rows] == [f"H3-{i:02d}" for i in range(1, len(rows) + 1)]
     assert {row["split"] for row in rows} == {HELDOUT3}
@@ -90,18 +65,7 @@ def test_every_heldout3_run_loads_as_a_scenario(tmp_path: Path) -> None:
     assert sum(row["scale_class"] == "small" for row in rows) >= 4
     for row in rows:
         assert figure_basis(row) in (STEADY, ALL_IN), row["id"]
-        get_gpu(row["gpu"])
-        mapping = scenario_mapping(row, horizon_months=12)
-        model = mapping["models"]["model"]  # type: ignore[index]
-        if "arch" in model:
-            arch = Path(model["arch"])
-            assert arch.is_relative_to(HELDOUT3_DIR / "architectures"), row["id"]
-            load_architecture_file(arch)
-        else:
-            load_preset(model["preset"])
-        path = tmp_path / f"{row['id']}.yaml"
-        path.write_text(yaml.safe_dump(mapping, sort_keys=False), encoding="utf-8")
-        load_scenario_file(path)
+        check_run_loads(row, HELDOUT3_DIR / "architectures", tmp_path)
 
 
 def test_every_heldout3_run_states_what_its_figure_measures() -> None:
@@ -117,12 +81,6 @@ def test_every_heldout3_serving_row_parses_for_the_predictors() -> None:
     """Parse only: each serving row names a preset, a catalog GPU, a costsim engine, precision
     and quantization, a kind, mode and unit the predictors of scripts/published_table.py handle,
     and numbers where they need them (no prediction is made)."""
-    from costsim.catalog.gpus import get_gpu
-    from costsim.catalog.models import load_preset
-    from costsim.domain.precision import Dtype
-    from costsim.domain.workload import Quant, ServingEngine
-    from scripts.published_table import _tolerance
-
     rows = read_rows(HELDOUT3_DIR / "serving.csv")
     with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
         assert list(rows[0]) == list(csv.DictReader(handle).fieldnames or [])
@@ -132,25 +90,9 @@ def test_every_heldout3_serving_row_parses_for_the_predictors() -> None:
     assert len({row["gpu"] for row in rows if row["kind"] != "card-ratio"}) >= 4
     by_id = {row["id"]: row for row in rows}
     for row in rows:
-        assert row["split"] == HELDOUT3, row["id"]
-        assert row["modelled"] == "yes", row["id"]
-        assert row["kind"] in SERVING_KINDS, row["id"]
-        assert row["mode"] in SERVING_MODES, row["id"]
-        assert row["unit"] in SERVING_UNITS, row["id"]
-        assert float(row["figure"]) > 0, row["id"]
-        assert _tolerance(row["tolerance"]) is not None, row["id"]
+        check_serving_row(row, by_id, HELDOUT3)
         if row["kind"] == "card-ratio":
-            parts = row["ratio_of"].split("/")
-            assert len(parts) == 2, row["id"]
-            assert all(part in by_id for part in parts), row["id"]
-            assert [by_id[part]["gpu"] for part in parts] == row["gpu"].split("/"), row["id"]
             continue
-        load_preset(row["model"])
-        get_gpu(row["gpu"])
-        ServingEngine(row["costsim_engine"])
-        Dtype(row["precision"])
-        Quant(row["quant"])
-        assert int(row["gpus"]) == int(row["tp"]) >= 1, row["id"]
         assert int(row["output_tokens"]) >= 1, row["id"]
         if row["prompt_tokens"]:
             assert int(row["prompt_tokens"]) >= 1

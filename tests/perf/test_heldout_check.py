@@ -11,18 +11,10 @@ from costsim.catalog.perf_defaults import perf_defaults
 from scripts.allin_check import ARCH_FOLDER, HELDOUT, heldout_runs, scenario_mapping
 from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV, heldout_serving
+from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row
 
 ROOT = Path(__file__).parents[2]
 HELDOUT_DIR = ROOT / "validation" / "heldout"
-
-
-def _cells(folder: Path) -> set[str]:
-    cells: set[str] = set()
-    for path in folder.rglob("*.csv"):
-        with path.open(encoding="utf-8") as handle:
-            for row in csv.reader(handle):
-                cells.update(cell.strip() for cell in row)
-    return cells
 
 
 def test_no_held_out_figure_is_in_the_model_or_test_data() -> None:
@@ -32,7 +24,7 @@ def test_no_held_out_figure_is_in_the_model_or_test_data() -> None:
     with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
         figures = [row["figure"] for row in csv.DictReader(handle)]
     assert len(figures) >= 27
-    used = _cells(ROOT / "costsim" / "data") | _cells(ROOT / "tests" / "data")
+    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
     # Figures of four digits or fewer (192, 62.5, 6144) also name unrelated things (a GPU count,
     # a memory size); 184320 is also A12's own figure, StableLM-3B's 256 GPUs x 30 days x 24 h.
     distinctive = [f for f in figures if len(f.replace(".", "")) >= 5 and f != "184320"]
@@ -88,10 +80,6 @@ def test_the_serving_rating_counts_rows_within_tolerance(tmp_path: Path) -> None
 HELDOUT2_DIR = ROOT / "validation" / "heldout2"
 HELDOUT2 = "heldout2"
 SEEN_MARK = "SEEN: validation/heldout2 row "
-# What scripts/published_table.py's serving predictors accept (check_serving, _predict_plain).
-SERVING_KINDS = {"batch1-decode", "batch1-ttft", "max-throughput", "latency-at-rate", "card-ratio"}
-SERVING_MODES = {"idle", "static-batch", "closed-loop", "in-flight"}
-SERVING_UNITS = {"output_tokens_per_s", "ms_per_token_median", "ms", "ratio"}
 
 
 def test_heldout2_serving_rows_are_in_the_calibration_data_marked_seen() -> None:
@@ -121,27 +109,13 @@ def test_every_heldout2_run_loads_as_a_scenario(tmp_path: Path) -> None:
     """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
     architecture read from validation/heldout2/architectures and the scenario through
     costsim's own loader (nothing is simulated)."""
-    import yaml
-
-    from costsim.catalog.gpus import get_gpu
-    from costsim.catalog.models import load_architecture_file
-    from costsim.cli.scenario_names import load_scenario_file
-
     rows = heldout_runs(HELDOUT2_DIR)
     assert [row["id"] for row in rows] == [f"H2-{i:02d}" for i in range(1, len(rows) + 1)]
     assert {row["split"] for row in rows} == {HELDOUT2}
     assert len(rows) >= 8
     assert sum(row["scale_class"] == "small" for row in rows) >= 4
     for row in rows:
-        get_gpu(row["gpu"])
-        mapping = scenario_mapping(row, horizon_months=12)
-        model = mapping["models"]["model"]  # type: ignore[index]
-        arch = Path(model["arch"])
-        assert arch.is_relative_to(HELDOUT2_DIR / "architectures")
-        load_architecture_file(arch)
-        path = tmp_path / f"{row['id']}.yaml"
-        path.write_text(yaml.safe_dump(mapping, sort_keys=False), encoding="utf-8")
-        load_scenario_file(path)
+        check_run_loads(row, HELDOUT2_DIR / "architectures", tmp_path)
 
 
 # --- the seen training runs (issue 18, fourth training round) -------------------------------
@@ -181,12 +155,6 @@ def test_every_heldout2_serving_row_parses_for_the_predictors() -> None:
     """Parse only: each serving row names a preset, a catalog GPU, a costsim engine, precision
     and quantization, a kind, mode and unit the predictors of scripts/published_table.py handle,
     and numbers where they need them (no prediction is made)."""
-    from costsim.catalog.gpus import get_gpu
-    from costsim.catalog.models import load_preset
-    from costsim.domain.precision import Dtype
-    from costsim.domain.workload import Quant, ServingEngine
-    from scripts.published_table import _tolerance
-
     rows = read_rows(HELDOUT2_DIR / "serving.csv")
     with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
         assert list(rows[0]) == list(csv.DictReader(handle).fieldnames or [])
@@ -197,28 +165,7 @@ def test_every_heldout2_serving_row_parses_for_the_predictors() -> None:
     assert len({row["gpu"] for row in rows}) >= 5
     by_id = {row["id"]: row for row in rows}
     for row in rows:
-        assert row["split"] == HELDOUT2, row["id"]
-        assert row["modelled"] == "yes", row["id"]
-        assert row["kind"] in SERVING_KINDS, row["id"]
-        assert row["mode"] in SERVING_MODES, row["id"]
-        assert row["unit"] in SERVING_UNITS, row["id"]
-        assert float(row["figure"]) > 0, row["id"]
-        assert _tolerance(row["tolerance"]) is not None, row["id"]
-        if row["kind"] == "card-ratio":
-            assert all(part in by_id for part in row["ratio_of"].split("/")), row["id"]
-            continue
-        load_preset(row["model"])
-        get_gpu(row["gpu"])
-        ServingEngine(row["costsim_engine"])
-        Dtype(row["precision"])
-        Quant(row["quant"])
-        assert int(row["gpus"]) == int(row["tp"]) >= 1, row["id"]
-        assert int(row["output_tokens"]) >= 1, row["id"]
-        if row["prompt_tokens"]:
-            assert int(row["prompt_tokens"]) >= 1
-        if row["mode"] in {"static-batch", "closed-loop"}:
-            assert int(row["concurrency"]) >= 1, row["id"]
-            assert row["prompt_tokens"], row["id"]
+        check_serving_row(row, by_id, HELDOUT2)
 
 
 def test_the_heldout_scripts_read_the_folder_they_are_given(tmp_path: Path) -> None:
