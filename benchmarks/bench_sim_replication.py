@@ -80,7 +80,8 @@ def clear_caches() -> None:
     for module_name, names in (("costsim.sim.engine", ("_STATICS", "_UNCERTAINTY", "_HISTOGRAMS")),
                                ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",)),
                                ("costsim.sim.ledger", ("_SORT_KEYS",)),
-                               ("costsim.sim.load", ("_GROWTH",))):
+                               ("costsim.sim.load", ("_GROWTH",)),
+                               ("costsim.sim.occupancy", ("_CAPACITY_SUMS", "_SHORT_RUNS"))):
         module = importlib.import_module(module_name)
         for name in names:
             kept = getattr(module, name, None)

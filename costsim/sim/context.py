@@ -135,8 +135,8 @@ class RunContext:
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
         self.horizon_s = calendar.horizon_s
-        self.hours, month_hours, self.month_of_hour = hour_grid(calendar)
-        self.month_hours = list(month_hours)
+        self.hours, self.month_spans, self.month_of_hour = hour_grid(calendar)
+        self.month_hours = list(self.month_spans)
         for pool in self.prep.commitments:
             self.add_commitment(pool)
         for i, block in enumerate(self.prep.capacity_blocks):

@@ -25,7 +25,7 @@ from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
 from costsim.sim.fleet import IntArray, fleet_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
-from costsim.sim.occupancy import interval_gpus
+from costsim.sim.occupancy import first_room, interval_gpus, short_runs
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
@@ -154,10 +154,15 @@ def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: f
     hours = ctx.hours
     if hours <= first:
         return None
+    pools = ctx.pools_for(gpu, owned)
+    runs = short_runs(pools, gpus, hours) if first >= 0 else None
+    if runs is not None:  # nothing taken yet: the hours without room, memoized as runs
+        at = first_room(runs, first, span, hours)
+        return None if at is None else max(start, float(at) * SECONDS_PER_HOUR)
     # most often there is room at once: the first candidate's hours alone decide that (the
     # same free GPUs, summed over the pools in the same order, as the horizon's profile)
     until = min(first + span, hours)
-    if first >= 0 and not (sum((p.free_in(first, until) for p in ctx.pools_for(gpu, owned)),
+    if first >= 0 and not (sum((p.free_in(first, until) for p in pools),
                                start=np.zeros(until - first)) < gpus - 1e-9).any():
         return max(start, float(first) * SECONDS_PER_HOUR)
     free = ctx.free_profile(gpu, owned)
