@@ -22,7 +22,7 @@ from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
 from costsim.sim.elastic import JobsSpec, RentedJobs, job_run_s, poisson_arrivals, rented_jobs
 from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
-from costsim.sim.fleet import IntArray, fleet_hours
+from costsim.sim.fleet import fleet_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import first_room, interval_gpus, short_runs
@@ -367,7 +367,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
     requests = served = tokens = output_tokens = replica_hours = 0.0
     preemptions = 0
-    fleet_total: IntArray | None = None
+    fleet_total: FloatArray | None = None
     for entry in prep.entries:
         src = entry.source
         tput = ctx.draws["throughput_error"]
@@ -376,8 +376,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
                             entry.service_capacity_at(tput), entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
-        counts = (fleet.replica_counts if fleet.replica_counts is not None
-                  else fleet.replicas.astype(np.float64))
+        counts = fleet.replica_counts
         gpus = (counts if entry.gpus_per_replica == 1
                 else counts * entry.gpus_per_replica) * cover
         served_hourly = fleet.served_within_slo * cover
@@ -394,7 +393,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         missing_gpu_hours = 0.0
         if pool is not None:
             spot = _serve_on_spot(ctx, phase.name, pool, src.fallback, h0, entry, entry_rates,
-                                  fleet.replicas, rented, tput)
+                                  counts, rented, tput)
             if spot is None:  # no reclaims: nothing missing, nothing lost
                 _book_replicas(ctx, phase.name, pool, h0, rented, entry.gpus_per_replica)
             else:
@@ -409,15 +408,17 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         tokens += served_sum * (entry.prompt_tokens + entry.output_tokens)
         output_tokens += served_sum * entry.output_tokens
         replica_hours += float(counts @ cover) - missing_gpu_hours / entry.gpus_per_replica
-        # whole replica counts: exact in any order (the first entry's array is not written to)
-        fleet_total = fleet.replicas if fleet_total is None else fleet_total + fleet.replicas
+        # whole replica counts (in float64: exact below 2^53) in any order (the first
+        # entry's array is not written to)
+        fleet_total = counts if fleet_total is None else fleet_total + counts
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
     if fleet_total is None:
-        fleet_total = np.zeros(hours, dtype=np.int64)
+        fleet_total = np.zeros(hours)
     ctx.serving.append(ServingRecord(
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
-        replicas_by_hour=tuple(fleet_total.tolist()) if ctx.keep_fleet else (),
+        replicas_by_hour=(tuple(fleet_total.astype(np.int64).tolist()) if ctx.keep_fleet
+                          else ()),
         preemptions=preemptions, fleet=FleetProfile.of(h0, fleet_total)))
     yield env.timeout(end - start)
     return natural_end  # past the horizon: the phase was cut (the engine records no end)
@@ -434,7 +435,7 @@ class _SpotServing:
 
 
 def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: RentalPool | None,
-                   h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: IntArray,
+                   h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: FloatArray,
                    rented_gpus: FloatArray, throughput_error: float) -> _SpotServing | None:
     """Reclaims of the rented replicas when ``pool`` is spot: drawn from the phase's and
     pool's own stream (so no other phase or plan draws differently); the fallback stands in
@@ -454,7 +455,7 @@ def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: Rent
         _book_replicas(ctx, phase, fallback, h0, missing_gpus, tp)
         return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
                             unreplaced_gpus=none, requests_lost=none)
-    lost = requests_lost(rates, replicas.astype(np.float64), drawn.missing_replicas,
+    lost = requests_lost(rates, replicas, drawn.missing_replicas,
                          entry.service_capacity_s * throughput_error)
     return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
                         unreplaced_gpus=missing_gpus, requests_lost=lost)

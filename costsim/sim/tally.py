@@ -39,6 +39,7 @@ from costsim.sim.results import (
     FleetBands,
     FleetProfile,
     Replication,
+    daily_peak_array,
     percentile_bands,
 )
 from costsim.sim.waits import WaitHistogram
@@ -152,9 +153,9 @@ class FleetTally:
             return
         self._clock[self._ran] = profile.by_clock_hour
         self._ran += 1
-        peaks = np.asarray(profile.daily_peak, dtype=np.int64)
+        peaks, highest = daily_peak_array(profile)
         days = np.arange(profile.first_day, profile.first_day + peaks.size)
-        rows, cols = int(days[-1]) + 1, int(peaks.max()) + 1
+        rows, cols = profile.first_day + peaks.size, highest + 1
         if rows > self._peaks.shape[0] or cols > self._peaks.shape[1]:
             grown = np.zeros((max(rows, self._peaks.shape[0]), max(cols, self._peaks.shape[1])),
                              dtype=np.int64)
