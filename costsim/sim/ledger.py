@@ -156,10 +156,13 @@ class Ledger:
 
     def by_phase(self) -> dict[str, float]:
         """Economic cost per phase (plan-level lines under ""), to the cent."""
-        sums: dict[str, list[float]] = defaultdict(list)
-        for line in self.lines:
-            sums[line.key.phase].append(line.amount_usd)
-        return {phase: cents_sum(values) for phase, values in sums.items()}
+        line_cents = ledger_cents(self)[0]
+        sums: dict[str, int] = {}
+        for line, cents in zip(self.lines, line_cents, strict=True):
+            phase = line.key.phase
+            sums[phase] = sums.get(phase, 0) + cents
+        # cents_sum of each phase's amounts: the same integer cents over 100
+        return {phase: cents / 100 for phase, cents in sums.items()}
 
     def by_budget_group(self) -> dict[str, float]:
         """Economic cost per budget group (gpu / memory-storage / other), to the cent."""
@@ -336,9 +339,9 @@ class LedgerBook:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
         to its exact total rounded to the cent (:func:`apportion_cents`)."""
         ordered = sorted(self._lines.items(), key=_item_sort_key)
-        amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
-        lines = tuple(_ledger_line(key, hours, amount)
-                      for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
+        line_cents = _whole_cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
+        lines = tuple(_ledger_line(key, hours, cents / 100)
+                      for (key, (hours, _)), cents in zip(ordered, line_cents, strict=True))
         # a column of zeros is zeros to the cent, and the amortized view of pay-as-you-go
         # spending is the opex column itself (equal floats: the same cents)
         capex = (_whole_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
@@ -346,8 +349,44 @@ class LedgerBook:
         opex = _whole_cents_of(self._opex, _FLOAT_SCALE)
         amortized = (opex if self._amortized == self._opex
                      else _whole_cents_of(self._amortized, _FLOAT_SCALE))
-        return Ledger(lines=lines, months=_month_rows_of_cents(self._labels, capex, opex,
-                                                               amortized))
+        ledger = Ledger(lines=lines, months=_month_rows_of_cents(self._labels, capex, opex,
+                                                                 amortized))
+        _remember_cents(ledger, (line_cents, capex, opex, amortized))
+        return ledger
+
+
+_Cents = tuple[list[int], list[int], list[int], list[int]]  # lines, capex, opex, amortized
+# The whole cents of the ledgers closed lately, by the ledger's identity (the ledger kept with
+# them, so its id cannot be reused while here): a replication's phase costs and the tally read
+# a ledger's amounts as cents right after it is closed (round(a · 100) for each amount a,
+# ~90 a replication), and c / 100 · 100 rounds back to c below 2^51 cents
+# (:func:`_month_rows_of_cents`), so the kept cents are those. Ledgers with larger amounts are
+# not kept (their amounts are read back as before).
+_CENTS_KEPT = 64
+_CENTS: dict[int, tuple[Ledger, _Cents]] = {}
+_CENTS_EXACT = 2**51
+
+
+def _remember_cents(ledger: Ledger, cents: _Cents) -> None:
+    for column in cents:
+        if column and (max(column) >= _CENTS_EXACT or min(column) <= -_CENTS_EXACT):
+            return
+    if len(_CENTS) >= _CENTS_KEPT:
+        _CENTS.pop(next(iter(_CENTS)))
+    _CENTS[id(ledger)] = (ledger, cents)
+
+
+def ledger_cents(ledger: Ledger) -> _Cents:
+    """Each line's amount and each month's capex, opex and amortized cost in whole cents,
+    ``round(amount · 100)`` (as kept when the ledger was closed, else computed: the same
+    integers). The lists are shared: not to be changed."""
+    kept = _CENTS.get(id(ledger))
+    if kept is not None and kept[0] is ledger:
+        return kept[1]
+    return ([round(line.amount_usd * 100) for line in ledger.lines],
+            [round(row.capex_usd * 100) for row in ledger.months],
+            [round(row.opex_usd * 100) for row in ledger.months],
+            [round(row.amortized_usd * 100) for row in ledger.months])
 
 
 class LedgerSums:
@@ -377,20 +416,19 @@ class LedgerSums:
             self.month_cents = [[0] * len(ledger.months) for _ in range(3)]
         by_id = self._by_id
         total = 0
-        for line in ledger.lines:
+        line_cents, capex_cents, opex_cents, amortized_cents = ledger_cents(ledger)
+        for line, cents in zip(ledger.lines, line_cents, strict=True):
             key = line.key
             cells = by_id.get(id(key))
             if cells is None or cells[0] is not key:
                 cells = self._cells(key)
             cells[1][0] += line.gpu_hours
-            line_cents = round(line.amount_usd * 100)
-            cells[2][0] += line_cents
-            total += line_cents
-        capex, opex, amortized = self.month_cents
-        for m, row in enumerate(ledger.months):
-            capex[m] += round(row.capex_usd * 100)
-            opex[m] += round(row.opex_usd * 100)
-            amortized[m] += round(row.amortized_usd * 100)
+            cells[2][0] += cents
+            total += cents
+        for sums, column in zip(self.month_cents, (capex_cents, opex_cents, amortized_cents),
+                                strict=True):
+            for m, c in enumerate(column):
+                sums[m] += c
         self.count += 1
         return total
 
@@ -465,13 +503,8 @@ def _month_rows_of_cents(labels: Sequence[str], capex: Sequence[int], opex: Sequ
 _FLOAT_SCALE = 1_000_000
 
 
-def _cents_of(amounts: Sequence[float], scale: int) -> list[float]:
-    """Float dollar amounts to the cent, apportioned to their rounded total."""
-    return [c / 100 for c in apportion_cents([round(a * 100 * scale) for a in amounts], scale)]
-
-
 def _whole_cents_of(amounts: Sequence[float], scale: int) -> list[int]:
-    """:func:`_cents_of` in whole cents (integers): its amounts are these over 100."""
+    """Float dollar amounts in whole cents (integers), apportioned to their rounded total."""
     return apportion_cents([round(a * 100 * scale) for a in amounts], scale)
 
 
