@@ -81,7 +81,10 @@ def clear_caches() -> None:
                                ("costsim.sim.montecarlo", ("_FOLD_CONSTANTS",)),
                                ("costsim.sim.ledger", ("_SORT_KEYS",)),
                                ("costsim.sim.load", ("_GROWTH",)),
-                               ("costsim.sim.occupancy", ("_CAPACITY_SUMS", "_SHORT_RUNS"))):
+                               ("costsim.sim.occupancy", ("_CAPACITY_SUMS", "_SHORT_RUNS")),
+                               ("costsim.sim.streams", ("_SEED_BLOCKS",)),
+                               ("costsim.sim.results", ("_PEAKS",)),
+                               ("costsim.sim.ledger", ("_CENTS",))):
         module = importlib.import_module(module_name)
         for name in names:
             kept = getattr(module, name, None)

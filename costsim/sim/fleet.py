@@ -96,7 +96,6 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
     requests = rates_per_s * SECONDS_PER_HOUR
     running = counts * service_capacity_per_s
     within = np.minimum(rates_per_s, running)
-    served = within * SECONDS_PER_HOUR
     # during the scale-up delay the hour runs on the previous hour's replicas (the first
     # hour on its own): the previous hour's running capacity, the same products
     short = np.empty_like(within)
@@ -106,6 +105,7 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
     delay_share = min(1.0, scale_up_delay_s / SECONDS_PER_HOUR)
     np.maximum(0.0, short, out=short)
     short *= delay_share * SECONDS_PER_HOUR
+    served = np.multiply(within, SECONDS_PER_HOUR, out=within)  # within is not read again
     served -= short
     np.maximum(0.0, served, out=served)
     return FleetHours(replica_counts=counts, requests=requests, served_within_slo=served)
