@@ -88,8 +88,9 @@ class Rows:
 
     def set(self, index: int, row: Sequence[float]) -> None:
         if self._values is None:
-            # all +0.0 (a NaN is truthy; −0.0 has its sign bit): nothing to store yet
-            if not any(row) and not any(math.copysign(1.0, v) < 0 for v in row):
+            # all +0.0 (a NaN is truthy; −0.0 has its sign bit, so its bytes are not zero):
+            # nothing to store yet
+            if not any(row) and array("d", row).tobytes() == bytes(8 * len(row)):
                 return
             self._values = np.zeros((self._n, self._width))
         self._values[index] = row
