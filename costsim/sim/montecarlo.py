@@ -410,7 +410,9 @@ def _cumulative_cash(tally: PlanTally) -> tuple[tuple[str, Stats], ...]:
     labels = tally.month_labels()
     assert tally.cash is not None
     cash = np.cumsum(tally.cash.values(tally.count), axis=1)
-    return tuple((label, Stats.of(cash[:, m].tolist())) for m, label in enumerate(labels))
+    # each month's column as a contiguous copy (what a list of its values gives Stats.of)
+    return tuple((label, Stats.of(np.ascontiguousarray(cash[:, m])))
+                 for m, label in enumerate(labels))
 
 
 def _percentiles(values: Sequence[float] | np.ndarray) -> dict[str, float]:

@@ -178,12 +178,14 @@ class FleetTally:
         # in one percentile call as FleetBands.of takes them
         step = max(1, (1 << 22) // max(1, replications))
         for a in range(self._first, self._last, step):
-            days = range(a, min(self._last, a + step))
-            block = np.empty((replications, len(days)))
-            for j, day in enumerate(days):
-                counts = self._peaks[day].copy()
-                counts[0] += replications - int(counts.sum())
-                block[:, j] = np.repeat(levels, counts)
+            b = min(self._last, a + step)
+            # each day's column: its peaks' levels repeated by their counts, the replications
+            # that did not serve that day at level 0 (one repeat for the block's days: each
+            # day's counts add up to the replications, so the days' columns follow each other)
+            counts = self._peaks[a:b].copy()
+            counts[:, 0] += replications - counts.sum(axis=1)
+            columns = np.repeat(np.tile(levels, b - a), counts.ravel())
+            block = np.ascontiguousarray(columns.reshape(b - a, replications).T)
             peak_bands.extend(percentile_bands(block))
         return FleetBands(phase=phase, first_day=self._first, daily_peak=tuple(peak_bands),
                           by_clock_hour=percentile_bands(clock))
