@@ -253,9 +253,13 @@ class LedgerBook:
                      gpu_hours: Sequence[float]) -> None:
         """:meth:`spend` of ``amounts_usd[i]`` and ``gpu_hours[i]`` in ``months[i]``, for each i
         in order: the same additions, one call (a rental pool books one per month)."""
-        for amount_usd, hours in zip(amounts_usd, gpu_hours, strict=True):
-            if not math.isfinite(amount_usd) or not math.isfinite(hours):
-                raise ValueError(f"non-finite charge on {key}: {amount_usd}, {hours}")
+        # every value finite when their sum is (a non-finite value makes it non-finite, and
+        # so does an overflow: then each pair is checked, naming the first bad one)
+        if len(amounts_usd) != len(gpu_hours) or not math.isfinite(
+                sum(amounts_usd) + sum(gpu_hours)):
+            for amount_usd, hours in zip(amounts_usd, gpu_hours, strict=True):
+                if not math.isfinite(amount_usd) or not math.isfinite(hours):
+                    raise ValueError(f"non-finite charge on {key}: {amount_usd}, {hours}")
         if not months:  # no spend, no line (as spending in no month books none)
             return
         line = self._lines.get(key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import pytest
@@ -271,3 +272,19 @@ def test_a_closed_ledgers_kept_cents_are_its_amounts_in_cents(
     kept, fresh = LedgerSums(), LedgerSums()
     assert kept.add(ledger) == fresh.add(copied)
     assert kept.mean() == fresh.mean()
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_a_non_finite_monthly_spend_names_its_line_and_books_nothing(bad: float) -> None:
+    book = LedgerBook(MONTHS)
+    with pytest.raises(ValueError, match="non-finite charge"):
+        book.spend_months(_key(), [0, 1], [5.0, bad], [1.0, 2.0])
+    with pytest.raises(ValueError, match="non-finite charge"):
+        book.spend_months(_key(), [0, 1], [5.0, 6.0], [bad, 2.0])
+    assert book.close().lines == ()
+
+
+def test_monthly_spends_whose_sum_overflows_are_still_booked() -> None:
+    book = LedgerBook(MONTHS)
+    book.spend_months(_key(), [0, 1], [1e308, 1e308], [1.0, 1.0])  # each finite
+    assert len(book._lines) == 1
