@@ -199,6 +199,12 @@ class _PhaseLines:
     unrun: int = 0
 
 
+# the per-replication columns every replication sets, in :meth:`PlanTally.add`'s order
+_COLUMNS = ("cost", "npv", "finish", "missed", "training_gpu_hours", "tokens", "output_tokens",
+            "training_cost", "serving_cost", "gpu_hours_used", "gpu_hours_paid",
+            "reserved_committed", "reserved_used")
+
+
 @dataclass(slots=True)
 class PlanTally:
     """The running reduction of one plan's replications (see the module docstring)."""
@@ -230,6 +236,7 @@ class PlanTally:
     # how many replications cut each set of phases (indices in phase order): the horizon
     # cut them (not started, or not ended); costsim.sim.unrun.cut_replications
     cut_patterns: dict[tuple[int, ...], int] = field(default_factory=dict)
+    _columns: tuple[Column, ...] | None = None  # the _COLUMNS, once made
 
     def column(self, name: str) -> Column:
         found = self.columns.get(name)
@@ -257,24 +264,27 @@ class PlanTally:
             self.reserved_used = Rows(self.replications, width)
             self.phases = [_PhaseLines() for _ in rep.timelines]
         cost_cents = self.ledger.add(rep.ledger)
-        col = self.column
         months, serving_records, timelines = rep.ledger.months, rep.serving, rep.timelines
-        col("cost").set(i, cost_cents / 100)  # rep.cost_usd: the lines' cents over 100
         cash = [row.cash_usd for row in months]
-        col("npv").set(i, sum(c / discount[m] for m, c in enumerate(cash)))
         finish = max((t.end_s if t.end_s is not None else math.inf) for t in timelines)
-        col("finish").set(i, finish)
-        col("missed").set(i, float(any(t.deadline_met is False for t in timelines)))
-        col("training_gpu_hours").set(i, sum(t.gpu_hours for t in rep.training))
-        col("tokens").set(i, sum(s.tokens_served for s in serving_records))
-        col("output_tokens").set(i, sum(s.output_tokens_served for s in serving_records))
         phase_costs = rep.phase_costs
-        col("training_cost").set(i, sum(c for phase, c in phase_costs if phase in training))
-        col("serving_cost").set(i, sum(c for phase, c in phase_costs if phase in serving))
-        col("gpu_hours_used").set(i, rep.gpu_hours_used)
-        col("gpu_hours_paid").set(i, rep.gpu_hours_paid)
-        col("reserved_committed").set(i, rep.reserved_gpu_hours_committed)
-        col("reserved_used").set(i, rep.reserved_gpu_hours_used)
+        # the columns in _COLUMNS' order
+        values = (
+            cost_cents / 100,  # rep.cost_usd: the lines' cents over 100
+            sum(c / discount[m] for m, c in enumerate(cash)),
+            finish,
+            float(any(t.deadline_met is False for t in timelines)),
+            sum(t.gpu_hours for t in rep.training),
+            sum(s.tokens_served for s in serving_records),
+            sum(s.output_tokens_served for s in serving_records),
+            sum(c for phase, c in phase_costs if phase in training),
+            sum(c for phase, c in phase_costs if phase in serving),
+            rep.gpu_hours_used, rep.gpu_hours_paid, rep.reserved_gpu_hours_committed,
+            rep.reserved_gpu_hours_used)
+        if self._columns is None:
+            self._columns = tuple(self.column(name) for name in _COLUMNS)
+        for column, value in zip(self._columns, values, strict=True):
+            column.set(i, value)
         assert self.cash is not None
         assert self.reserved_committed is not None
         assert self.reserved_used is not None
