@@ -12,6 +12,7 @@ import bisect
 import functools
 import itertools
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -114,12 +115,13 @@ class BoundedPool:
         return self._used_total
 
 
-# The sums of read-only (memoized, shared) capacity arrays, by the array's identity (the
-# array kept with them, so its id cannot be reused while here): a pool bought on a fixed date
-# has the same capacity in every replication, and a replication sums it in its closing, its
-# pool uses and its phase costs. Bounded like :func:`hourly_capacity`.
+# The sums of read-only (memoized, shared) capacity arrays, by the array's identity (held
+# weakly: an entry whose array died is a miss, so a reused id never finds another array's
+# sums): a pool bought on a fixed date has the same capacity in every replication, and a
+# replication sums it in its closing, its pool uses and its phase costs. Bounded like
+# :func:`hourly_capacity`.
 _CAPACITY_SUMS_KEPT = 256
-_CAPACITY_SUMS: dict[int, tuple[FloatArray, Sequence[tuple[int, int]],
+_CAPACITY_SUMS: dict[int, tuple[weakref.ref[FloatArray], Sequence[tuple[int, int]],
                                 tuple[float, tuple[float, ...]]]] = {}
 
 
@@ -130,13 +132,14 @@ def capacity_sums(capacity: FloatArray, month_hours: Sequence[tuple[int, int]]
     if capacity.flags.writeable:
         return _capacity_sums(capacity, month_hours)
     kept = _CAPACITY_SUMS.get(id(capacity))
-    if kept is not None and kept[0] is capacity and (kept[1] is month_hours
-                                                     or kept[1] == month_hours):
+    if kept is not None and kept[0]() is capacity and (kept[1] is month_hours
+                                                       or kept[1] == month_hours):
         return kept[2]
     sums = _capacity_sums(capacity, month_hours)
+    _CAPACITY_SUMS.pop(id(capacity), None)
     if len(_CAPACITY_SUMS) >= _CAPACITY_SUMS_KEPT:
         _CAPACITY_SUMS.pop(next(iter(_CAPACITY_SUMS)))
-    _CAPACITY_SUMS[id(capacity)] = (capacity, month_hours, sums)
+    _CAPACITY_SUMS[id(capacity)] = (weakref.ref(capacity), month_hours, sums)
     return sums
 
 
@@ -145,12 +148,12 @@ def _capacity_sums(capacity: FloatArray, month_hours: Sequence[tuple[int, int]]
     return float(capacity.sum()), tuple(float(capacity[a:b].sum()) for a, b in month_hours)
 
 
-# Hours without room, by the pools (their read-only capacity arrays, kept with the runs so
-# their ids cannot be reused while here) and the GPUs asked: servers delivered on a fixed date
-# leave the same hours short in every replication until a phase takes from them.
+# Hours without room, by the pools (their read-only capacity arrays, held weakly: an entry
+# whose array died is a miss) and the GPUs asked: servers delivered on a fixed date leave the
+# same hours short in every replication until a phase takes from them.
 _SHORT_RUNS_KEPT = 64
 _SHORT_RUNS: dict[tuple[tuple[int, ...], float, int],
-                  tuple[tuple[FloatArray, ...], tuple[list[int], list[int]]]] = {}
+                  tuple[tuple[weakref.ref[FloatArray], ...], tuple[list[int], list[int]]]] = {}
 
 
 def short_runs(pools: Sequence[BoundedPool], gpus: float, hours: int
@@ -164,15 +167,16 @@ def short_runs(pools: Sequence[BoundedPool], gpus: float, hours: int
     capacities = tuple(p.capacity for p in pools)
     key = (tuple(id(c) for c in capacities), gpus, hours)
     kept = _SHORT_RUNS.get(key)
-    if kept is not None and all(a is b for a, b in zip(kept[0], capacities, strict=True)):
+    if kept is not None and all(a() is b for a, b in zip(kept[0], capacities, strict=True)):
         return kept[1]
     free = sum((p.free() for p in pools), start=np.zeros(hours))
     short = np.concatenate(([False], free < gpus - 1e-9, [False]))
     edges = np.flatnonzero(short[1:] != short[:-1]).tolist()
     runs = (edges[0::2], edges[1::2])
+    _SHORT_RUNS.pop(key, None)
     if len(_SHORT_RUNS) >= _SHORT_RUNS_KEPT:
         _SHORT_RUNS.pop(next(iter(_SHORT_RUNS)))
-    _SHORT_RUNS[key] = (capacities, runs)
+    _SHORT_RUNS[key] = (tuple(weakref.ref(c) for c in capacities), runs)
     return runs
 
 
