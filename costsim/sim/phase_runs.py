@@ -20,7 +20,16 @@ import simpy
 from costsim.domain.measurements import Basis
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
-from costsim.sim.elastic import JobsSpec, RentedJobs, job_run_s, poisson_arrivals, rented_jobs
+from costsim.sim.elastic import (
+    JobsSpec,
+    RentedJobs,
+    SpotJobs,
+    SpotJobsSpec,
+    job_run_s,
+    poisson_arrivals,
+    rented_jobs,
+    spot_jobs,
+)
 from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
 from costsim.sim.fleet import fleet_hours
 from costsim.sim.ledger import Category
@@ -192,6 +201,20 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
         ctx.queue_waits.append(jobs.waits)
         yield env.timeout(jobs.end_s - start)
         return env.now
+    on_spot = _spot_jobs(ctx, prep, start, duration, rate_per_s, tput)
+    if on_spot is not None:  # elastic jobs on spot: the phase as a value (memoized)
+        spot_pool, fallback, spotted = on_spot
+        ctx.used_gpu_hours += spotted.used_gpu_hours
+        # booked as _book_elastic_jobs books them: lost attempts, spot, then the fallback
+        if spotted.lost is not None:
+            ctx.book_jobs(phase.name, spot_pool, spotted.lost, Category.SPOT_LOST_WORK)
+        if spotted.spot is not None:
+            ctx.book_jobs(phase.name, spot_pool, spotted.spot)
+        if spotted.fallback is not None and fallback is not None:
+            ctx.book_jobs(phase.name, fallback, spotted.fallback)
+        ctx.queue_waits.append(spotted.waits)
+        yield env.timeout(spotted.end_s - start)
+        return env.now
     arrivals = poisson_arrivals(ctx.rng("phase", phase.name, "arrivals"), rate_per_s, start,
                                 start + duration)
     run_s = job_run_s(prep.gpu_hours, ctx.rng("phase", phase.name, "sizes"), arrivals.size,
@@ -345,6 +368,40 @@ def _rented_jobs(ctx: RunContext, prep: ExperimentsPrep, start: float, duration:
                     paid_gpus=pool.gpus_paid_for(prep.need.gpus), billing=pool.billing,
                     calendar=ctx.prep.scenario.calendar, hours=ctx.hours)
     return pool, rented_jobs(spec, arrivals, sizes)
+
+
+def _spot_jobs(ctx: RunContext, prep: ExperimentsPrep, start: float, duration: float,
+               rate_per_s: float, throughput_error: float
+               ) -> tuple[RentalPool, RentalPool | None, SpotJobs] | None:
+    """The phase's elastic jobs on a spot pool as a value (:func:`costsim.sim.elastic.
+    spot_jobs`) where they are one: each job on its own spot instance, restarted on the
+    fallback or on spot, no savings plan recording on-demand hours hour by hour, named
+    streams. None otherwise (the runner draws and books them itself)."""
+    if prep.nodes is not None or ctx.prep.savings_plans:
+        return None
+    pool = prep.source.rental or prep.source.spill
+    if pool is None or pool.option is not PurchaseOption.SPOT:
+        return None
+    name = prep.phase.name
+    arrivals = stream_key(ctx.root, ("phase", name, "arrivals"))
+    sizes = stream_key(ctx.root, ("phase", name, "sizes"))
+    reclaims = stream_key(ctx.root, ("phase", name, "spot"))
+    if arrivals is None or sizes is None or reclaims is None:
+        return None
+    gpus = prep.need.gpus
+    fallback = prep.source.fallback
+    jobs = JobsSpec(start_s=start, duration_s=duration, rate_per_s=rate_per_s,
+                    gpu_hours=prep.gpu_hours, gpus=gpus, throughput_error=throughput_error,
+                    startup_s=ctx.prep.sim_defaults.instance_startup_s,
+                    max_concurrent_jobs=prep.max_concurrent_jobs,
+                    paid_gpus=pool.gpus_paid_for(gpus), billing=pool.billing,
+                    calendar=ctx.prep.scenario.calendar, hours=ctx.hours)
+    spec = SpotJobsSpec(
+        jobs=jobs, hazard_per_s=pool.spot_hazard_per_s(gpus, ctx.draws["spot_hazard_scale"]),
+        reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
+        fallback_paid_gpus=None if fallback is None else fallback.gpus_paid_for(gpus),
+        fallback_billing=None if fallback is None else fallback.billing)
+    return pool, fallback, spot_jobs(spec, arrivals, sizes, reclaims)
 
 
 def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
