@@ -429,10 +429,11 @@ class LedgerSums:
             cells[1][0] += line.gpu_hours
             cells[2][0] += cents
             total += cents
-        for sums, column in zip(self.month_cents, (capex_cents, opex_cents, amortized_cents),
-                                strict=True):
-            for m, c in enumerate(column):
-                sums[m] += c
+        # integer sums (exact in any order), each view's months added in one comprehension
+        self.month_cents = [[a + b for a, b in zip(sums, column, strict=True)]
+                            for sums, column in zip(self.month_cents,
+                                                    (capex_cents, opex_cents, amortized_cents),
+                                                    strict=True)]
         self.count += 1
         return total
 

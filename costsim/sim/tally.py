@@ -162,7 +162,9 @@ class FleetTally:
                              dtype=np.int64)
             grown[:self._peaks.shape[0], :self._peaks.shape[1]] = self._peaks
             self._peaks = grown
-        self._peaks[days, peaks] += 1  # one peak a day: no repeated (day, peak) pair
+        # one peak a day: no repeated (day, peak) pair; indexed in the flat array (a view:
+        # _peaks is always a C-contiguous array np.zeros made)
+        self._peaks.reshape(-1)[days * self._peaks.shape[1] + peaks] += 1
         self._first = (profile.first_day if self._first is None
                        else min(self._first, profile.first_day))
         self._last = max(self._last, profile.first_day + peaks.size)
