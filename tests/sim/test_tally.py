@@ -94,3 +94,24 @@ def test_pooled_demand_counts_hours_in_whole_integers() -> None:
     assert pooled.hours == (3, 10, 2, 1)
     assert all(type(n) is int for n in (*pooled.levels, *pooled.hours))
     assert pooled.gpu_hours == (0.0, 7.5 + 11.0, 5.5, 4.25)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.integers(1, 40), months=st.integers(1, 6), seed=st.integers(0, 2**32 - 1),
+       ties=st.booleans())
+def test_percentiles_of_every_column_at_once_equal_each_columns_own(
+        rows: int, months: int, seed: int, ties: bool) -> None:
+    """The cumulative cash's bands: np.percentile along the replications' axis gives each
+    month what Stats.of gives that month's column alone, to the bit."""
+    from costsim.sim.montecarlo import Stats
+
+    rng = np.random.default_rng(seed)
+    values = rng.normal(1e5, 3e4, size=(rows, months))
+    if ties:
+        values = np.round(values, -4)
+    cash = np.cumsum(values, axis=1)
+    together = np.percentile(cash, [10, 50, 90], axis=0)
+    for m in range(months):
+        alone = Stats.of(cash[:, m].tolist())
+        assert (alone.p10, alone.p50, alone.p90) == tuple(float(v) for v in together[:, m])
+        assert alone.mean == float(np.ascontiguousarray(cash[:, m]).mean())
