@@ -34,14 +34,14 @@ spot-checkpoints 2.03 -> 1.80, buy-servers 2.14 -> 1.93; 1.48 ms in a quieter mi
 34571ac measured 1.67-1.75) with the serving load's period, growth factors and price drift
 shared by value, no LineKey hashing in the tally, ledger rows built through their slots and
 fewer passes (docs/simulator.md §7); results byte-identical. Then (2026-12-02, same VM, load
-1.5-2, four runs alternating the trees, best of 3 each): 1.44-1.59 -> 1.37-1.51 ms per
-plan-replication at 91fd3d7 -> this file's commit (1.31-1.36 against 1.43-1.48 in a quieter
-quarter hour; 1.53-1.63 -> 1.45-1.48 at 1,000 replications) with stream seeds derived for 64
-replications at once, bounded pools' sums kept, delivery waits from memoized short hours, spot
-jobs memoized, serving's counts kept in float64, a ledger's cents kept for the tally
-(docs/simulator.md §7); results byte-identical. The plans run in the
-scenario's order from cold caches, so the first plan that needs a shared value computes it
-(all-on-demand here).
+0.7-0.8, three runs alternating the trees, best of 3 each): 1.47-1.52 -> 1.34-1.35 ms per
+plan-replication at 91fd3d7 -> this file's commit (1.45-1.47 -> 1.31-1.32 ten minutes before;
+1.45-1.51 -> 1.35-1.37 at 1,000 replications; about -9 % at any load) with stream seeds
+derived for 64 replications at once, bounded pools' sums kept, delivery waits from memoized
+short hours, spot jobs memoized, serving's counts kept in float64, a ledger's cents kept for
+the tally (docs/simulator.md §7); results byte-identical; issue 20's 1.3 ms not met. The
+plans run in the scenario's order from cold caches, so the first plan that needs a shared value
+computes it (all-on-demand here).
 """
 
 from __future__ import annotations
