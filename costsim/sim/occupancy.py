@@ -102,12 +102,6 @@ class BoundedPool:
         self._month_sums[phase] = (month_hours, sums)
         return sums
 
-    def used_in(self, a: int, b: int) -> float:
-        """GPU-hours used in hours [a, b): ``float(occupancy[a:b].sum())``, exactly 0.0
-        without summing where nothing was taken."""
-        lo, hi = self.spans.get(None, (0, 0))
-        return float(self.occupancy[a:b].sum()) if a < hi and b > lo else 0.0
-
     def used_total(self) -> float:
         """``float(occupancy.sum())``, kept until the next take."""
         if self._used_total is None:

@@ -75,7 +75,7 @@ def test_a_pools_monthly_use_equals_summing_every_month(
         want = ([float(use[a:b].sum()) * SECONDS_PER_HOUR for a, b in months]
                 if use is not None else [0.0] * len(months))
         assert pool.used_gpu_s_by_month(months, phase) == want
-    assert [pool.used_in(a, b) for a, b in months] == [
+    assert pool.used_by_month(months) == [
         float(pool.occupancy[a:b].sum()) for a, b in months]
 
 
