@@ -193,19 +193,6 @@ def _ledger_line(key: LineKey, gpu_hours: float, amount_usd: float) -> LedgerLin
     return line
 
 
-def _month_row(month: str, cash_usd: float, capex_usd: float, opex_usd: float,
-               amortized_usd: float) -> MonthRow:
-    """``MonthRow(month=month, cash_usd=cash_usd, ...)``, the fields in that order."""
-    row: MonthRow = _NEW(MonthRow)
-    set_month, set_cash, set_capex, set_opex, set_amortized = _SET_ROW
-    set_month(row, month)
-    set_cash(row, cash_usd)
-    set_capex(row, capex_usd)
-    set_opex(row, opex_usd)
-    set_amortized(row, amortized_usd)
-    return row
-
-
 class LedgerBook:
     """Accumulates one replication's charges; :meth:`close` rounds and freezes them."""
 
@@ -499,8 +486,18 @@ def _month_rows_of_cents(labels: Sequence[str], capex: Sequence[int], opex: Sequ
     :func:`_month_rows` recovers with ``round(c / 100 * 100)``, which is ``c`` itself (c / 100
     is within half an ulp of the exact quotient, so times 100 it is within |c| · 2^-52 < 0.5 of
     c for any |c| < 2^51 cents)."""
-    return tuple(_month_row(label, (c + o) / 100, c / 100, o / 100, a / 100)
-                 for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
+    set_month, set_cash, set_capex, set_opex, set_amortized = _SET_ROW
+    rows = []
+    # ``MonthRow(month=label, cash_usd=..., ...)`` through the slots (the rows of a replication)
+    for label, c, o, a in zip(labels, capex, opex, amortized, strict=True):
+        row: MonthRow = _NEW(MonthRow)
+        set_month(row, label)
+        set_cash(row, (c + o) / 100)
+        set_capex(row, c / 100)
+        set_opex(row, o / 100)
+        set_amortized(row, a / 100)
+        rows.append(row)
+    return tuple(rows)
 
 
 # Float amounts are apportioned in millionths of a cent: far below a cent, far above the float

@@ -239,7 +239,7 @@ def test_the_fast_row_builders_set_every_field_as_the_constructors_do() -> None:
     assert line == LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25)
     assert pickle.loads(pickle.dumps(line)) == line
     assert hash(line) == hash(LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25))
-    row = ledger_module._month_row("2027-02", 3.0, 1.0, 2.0, 2.5)
+    row, = ledger_module._month_rows_of_cents(["2027-02"], [100], [200], [250])
     assert row == MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0, opex_usd=2.0,
                            amortized_usd=2.5)
     assert repr(row) == repr(MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0,
