@@ -66,9 +66,11 @@ class CountingEnvironment(simpy.Environment):
         if until is None or isinstance(until, simpy.Event):
             raise TypeError("CountingEnvironment.run needs the time to stop at")
         stop = self.timeout_at(float(until))
+        step, processed = self.step, 0
         while not stop.processed:
-            self.step()
-            self.events_processed += 1
+            step()
+            processed += 1
+        self.events_processed += processed
         return None
 
     def timeout_at(self, at_s: float) -> simpy.Timeout:
@@ -135,8 +137,8 @@ class RunContext:
     def __post_init__(self) -> None:
         calendar = self.prep.scenario.calendar
         self.horizon_s = calendar.horizon_s
-        self.hours, month_hours, self.month_of_hour = hour_grid(calendar)
-        self.month_hours = list(month_hours)
+        self.hours, self.month_spans, self.month_of_hour = hour_grid(calendar)
+        self.month_hours = list(self.month_spans)
         for pool in self.prep.commitments:
             self.add_commitment(pool)
         for i, block in enumerate(self.prep.capacity_blocks):
@@ -280,8 +282,10 @@ class RunContext:
     def _book_by_month(self, key: LineKey, pool: RentalPool, per_month: np.ndarray) -> None:
         """Book a pool's GPU-hours per horizon month (only the months with some), each month
         priced with its drift."""
-        some = np.flatnonzero(per_month)
-        months, hours = some.tolist(), per_month[some].tolist()
+        # the months np.flatnonzero picks (a NaN is nonzero, −0.0 is zero), on the few
+        # months' floats in Python
+        some = [(m, h) for m, h in enumerate(per_month.tolist()) if h]
+        months, hours = [m for m, _ in some], [h for _, h in some]
         rate, factors = pool.rate_usd_per_gpu_hour, self.price_factors(pool)
         self.book.spend_months(key, months, [h * rate * factors[m]
                                              for m, h in zip(months, hours, strict=True)],

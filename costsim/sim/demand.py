@@ -12,7 +12,6 @@ histogram is exact for what sizing needs, the GPU-hours above any whole-GPU comm
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -99,7 +98,10 @@ class DemandHistogram:
         # negative noise counts as 0 GPUs (no copy where there is none); values >= 0 give
         # ceil(v - noise) >= ceil(-noise) = 0, so the levels need no floor at 0
         values = np.maximum(span, 0.0) if lowest < 0 else span
-        by_hour = np.ceil(values - _NOISE_GPUS).astype(np.int64)
+        # ceil(v − noise) cast to whole GPUs by the ufunc itself (one pass fewer than ceil
+        # then astype: the same integers)
+        by_hour = np.empty(values.size, dtype=np.int64)
+        np.ceil(values - _NOISE_GPUS, out=by_hour, casting="unsafe")
         counts, sums = _bins(by_hour, values)
         binned = _binned(counts, sums)
         whole = _histogram(gpu, array.shape[0], binned, flat.size - span.size)
@@ -122,13 +124,17 @@ class DemandHistogram:
         gpus = {part.gpu for part in parts}
         if len(gpus) != 1:
             raise ValueError(f"cannot pool demand of {' with '.join(sorted(gpus))}")
-        every = np.fromiter(itertools.chain.from_iterable(part.levels for part in parts),
-                            dtype=np.int64)
-        all_hours = np.fromiter(itertools.chain.from_iterable(part.hours for part in parts),
-                                dtype=np.float64, count=every.size)
-        all_gpu_hours = np.fromiter(
-            itertools.chain.from_iterable(part.gpu_hours for part in parts), dtype=np.float64,
-            count=every.size)
+        # the parts' values in order, gathered by list.extend (in C) and converted once
+        levels_in: list[int] = []
+        hours_in: list[int] = []
+        gpu_hours_in: list[float] = []
+        for part in parts:
+            levels_in.extend(part.levels)
+            hours_in.extend(part.hours)
+            gpu_hours_in.extend(part.gpu_hours)
+        every = np.array(levels_in, dtype=np.int64)
+        all_hours = np.array(hours_in, dtype=np.float64)
+        all_gpu_hours = np.array(gpu_hours_in, dtype=np.float64)
         if every.size and every.min() >= 0 and every.max() < _DIRECT_LEVELS:
             # levels are whole GPUs: binned by level itself, no sort (bincount adds each bin's
             # weights in input order, as with the sorted levels' inverse index below)
@@ -142,9 +148,10 @@ class DemandHistogram:
             gpu_hours = np.bincount(index, weights=all_gpu_hours, minlength=len(levels))
         return DemandHistogram(gpu=parts[0].gpu,
                                replications=sum(part.replications for part in parts),
-                               levels=tuple(int(j) for j in levels),
-                               hours=tuple(round(float(n)) for n in hours),
-                               gpu_hours=tuple(float(u) for u in gpu_hours))
+                               levels=tuple(levels.tolist()),
+                               # whole hours (sums of whole numbers): round's integers
+                               hours=tuple(np.rint(hours).astype(np.int64).tolist()),
+                               gpu_hours=tuple(gpu_hours.tolist()))
 
     def merged(self, other: DemandHistogram) -> DemandHistogram:
         """Pooled with more replications of the same hours (same GPU type)."""

@@ -27,6 +27,7 @@ from costsim.domain.uncertainty import Distribution
 from costsim.sim.draws import draw_many
 from costsim.sim.occupancy import hour_grid, intervals_gpus_part
 from costsim.sim.quotas import queued_starts
+from costsim.sim.spot_jobs import spot_job_attempts
 from costsim.sim.streams import StreamKey, named_rng_of
 from costsim.sim.waits import WaitHistogram
 from costsim.units import SECONDS_PER_HOUR
@@ -153,3 +154,81 @@ def rented_jobs(spec: JobsSpec, arrivals: StreamKey, sizes: StreamKey) -> Rented
     return RentedJobs(used_gpu_hours=used, booking=booking,
                       waits=WaitHistogram.of(starts - arrived),
                       end_s=max(end, float(finish_s.max(initial=start))))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpotJobsSpec:
+    """Every value :func:`spot_jobs` depends on besides its three streams (hashable): the
+    jobs on the spot pool (its billing and GPUs paid in ``jobs``), the reclaims, the
+    fallback's billing (None without a fallback)."""
+
+    jobs: JobsSpec
+    hazard_per_s: float  # reclaims per second of one job's instances
+    reacquire_s: float
+    fallback_paid_gpus: int | None
+    fallback_billing: BillingRule | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpotJobs:
+    """One replication's elastic jobs on a spot pool, as the phase books them: each booking
+    None where it holds no job (the runner books nothing then)."""
+
+    used_gpu_hours: float  # GPU-hours of work (run time × GPUs)
+    lost: JobsBooking | None  # preempted attempts, on the spot pool (spot-lost-work)
+    spot: JobsBooking | None  # the attempts that finished on spot
+    fallback: JobsBooking | None  # the restarts that finished on the fallback
+    waits: WaitHistogram
+    end_s: float  # the phase's end: its months, or the last job's finish if later
+
+
+# Three bookings an entry (the spot jobs' demand over the phase's hours, the lost attempts' and
+# the fallback's, ~12 KB each for the flagship's two-month prototype): 256 entries are ~9 MB,
+# enough for the plans of a run of up to 256 replications (the default is 200) to share them;
+# a longer run computes them again (the same values).
+_SPOT_JOBS_KEPT = 256
+
+
+@functools.lru_cache(maxsize=_SPOT_JOBS_KEPT)
+def spot_jobs(spec: SpotJobsSpec, arrivals: StreamKey, sizes: StreamKey,
+              reclaims: StreamKey) -> SpotJobs:
+    """The phase's jobs on spot from the streams ``arrivals``, ``sizes`` and ``reclaims``
+    (memoized by value): what the runner draws and books job by job batch
+    (``phase_runs._book_elastic_jobs``), the same arrays in the same order."""
+    jobs = spec.jobs
+    start, end = jobs.start_s, jobs.start_s + jobs.duration_s
+    arrived = poisson_arrivals(named_rng_of(arrivals), jobs.rate_per_s, start, end)
+    run_s = job_run_s(jobs.gpu_hours, named_rng_of(sizes), arrived.size, jobs.gpus,
+                      jobs.throughput_error)
+    used = float(run_s.sum()) * jobs.gpus / SECONDS_PER_HOUR
+    held_s = run_s + jobs.startup_s
+    starts = (arrived if jobs.max_concurrent_jobs is None
+              else queued_starts(arrived, held_s, jobs.max_concurrent_jobs))
+    _, month_hours, by_hour = hour_grid(jobs.calendar)
+
+    def booking(starts_s: FloatArray, run: FloatArray, paid_gpus: int,
+                billing: BillingRule) -> JobsBooking | None:
+        if starts_s.size == 0:
+            return None
+        return jobs_booking(starts_s, run, jobs.gpus, paid_gpus, billing,
+                            jobs.calendar.horizon_s, jobs.hours, by_hour, len(month_hours))
+
+    lost = spot = fallback = None
+    finish_s = starts + held_s
+    if starts.size:
+        tries = spot_job_attempts(held_s, spec.hazard_per_s,
+                                  fallback=spec.fallback_paid_gpus is not None,
+                                  reacquire_s=spec.reacquire_s, rng=named_rng_of(reclaims))
+        lost_jobs = tries.lost_job.astype(np.int64)
+        lost = booking(starts[lost_jobs] + tries.lost_start_s, tries.lost_s, jobs.paid_gpus,
+                       jobs.billing)
+        final = starts + tries.final_start_s
+        on_spot = ~tries.final_on_fallback
+        spot = booking(final[on_spot], held_s[on_spot], jobs.paid_gpus, jobs.billing)
+        if spec.fallback_paid_gpus is not None and spec.fallback_billing is not None:
+            fallback = booking(final[~on_spot], held_s[~on_spot], spec.fallback_paid_gpus,
+                               spec.fallback_billing)
+        finish_s = final + held_s
+    return SpotJobs(used_gpu_hours=used, lost=lost, spot=spot, fallback=fallback,
+                    waits=WaitHistogram.of(starts - arrived),
+                    end_s=max(end, float(finish_s.max(initial=start))))

@@ -28,7 +28,7 @@ from costsim.sim.context import CountingEnvironment, RunContext
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.draws import draw_named
 from costsim.sim.ledger import Category, Component, Ledger, LedgerBook, LineKey
-from costsim.sim.occupancy import FloatArray
+from costsim.sim.occupancy import FloatArray, capacity_sums
 from costsim.sim.phase_runs import run_experiments, run_serving, run_training
 from costsim.sim.pools import OwnedBooking, book_commitment, book_owned, owned_booking
 from costsim.sim.prepare import ExperimentsPrep, PreparedPlan, ServingPrep, TrainingPrep
@@ -201,17 +201,24 @@ def simulate_replication(prep: PreparedPlan, root: np.random.SeedSequence,
     _book_plan_costs(ctx, statics)
     # commitments and capacity blocks: GPUs paid whether used or not
     reserved = [p for p in ctx.bounded if not p.owned] + [b for _, b in ctx.blocks]
-    committed_h = sum(float(p.capacity.sum()) for p in reserved)
-    used_h = sum(float(p.occupancy.sum()) for p in reserved)
-    owned_h = sum(float(p.capacity.sum()) for p in ctx.bounded if p.owned)
+    months = ctx.month_spans
+    # capacity sums memoized by the (read-only) array, use sums kept by the pool: the same
+    # floats added in the same order
+    committed_h = sum(capacity_sums(p.capacity, months)[0] for p in reserved)
+    used_h = sum(p.used_total() for p in reserved)
+    owned_h = sum(capacity_sums(p.capacity, months)[0] for p in ctx.bounded if p.owned)
     ledger = ctx.book.close()
     phase_cost = _phase_costs(ctx, ledger)
     training = tuple(_with_cost(t, phase_cost.get(t.phase, 0.0)) for t in ctx.training)
     serving = tuple(_with_cost(s, phase_cost.get(s.phase, 0.0)) for s in ctx.serving)
-    by_month = tuple(
-        (sum(float(p.capacity[a:b].sum()) for p in reserved),
-         sum(p.used_in(a, b) for p in reserved)) for a, b in ctx.month_hours
-    ) if reserved else ((0, 0),) * len(ctx.month_hours)  # what the sums of nothing give
+    if reserved:
+        capacities = [capacity_sums(p.capacity, months)[1] for p in reserved]
+        uses = [p.used_by_month(months) for p in reserved]
+        by_month: tuple[tuple[float, float], ...] = tuple(
+            (sum(c[m] for c in capacities), sum(u[m] for u in uses))
+            for m in range(len(months)))
+    else:
+        by_month = ((0, 0),) * len(months)  # what the sums of nothing give
     windows = _demand_windows(ctx, statics.long_phase_gpus)
     demand = [_demand_histograms(ctx, gpu, hourly, windows.get(gpu))
               for gpu, hourly in sorted(ctx.demand.items())]
@@ -338,7 +345,7 @@ def _phase_costs(ctx: RunContext, ledger: Ledger) -> dict[str, float]:
     costs = ledger.by_phase()
     for i, owned in enumerate(ctx.owned):
         tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
-        in_service_h = float(tracked.capacity.sum())
+        in_service_h = capacity_sums(tracked.capacity, ctx.month_spans)[0]
         if in_service_h <= 0:
             continue
         pool_cost = sum(line.amount_usd for line in ledger.lines
@@ -360,12 +367,12 @@ def _pool_uses(ctx: RunContext) -> tuple[PoolUse, ...]:
         else:
             name, option = ctx.commitments[index].name, ctx.commitments[index].option.value
         uses.append(PoolUse(pool=name, gpu=pool.gpu, option=option,
-                            paid_gpu_hours=float(pool.capacity.sum()),
-                            used_gpu_hours=float(pool.occupancy.sum())))
+                            paid_gpu_hours=capacity_sums(pool.capacity, ctx.month_spans)[0],
+                            used_gpu_hours=pool.used_total()))
     for block, tracked in ctx.blocks:
         uses.append(PoolUse(pool=block.name, gpu=block.gpu, option=block.block.option,
-                            paid_gpu_hours=float(tracked.capacity.sum()),
-                            used_gpu_hours=float(tracked.occupancy.sum())))
+                            paid_gpu_hours=capacity_sums(tracked.capacity, ctx.month_spans)[0],
+                            used_gpu_hours=tracked.used_total()))
     for (name, gpu, option), paid in sorted(ctx.rental_paid.items()):
         uses.append(PoolUse(pool=name, gpu=gpu, option=option, paid_gpu_hours=paid,
                             used_gpu_hours=min(paid, ctx.rental_used.get((name, gpu, option),
@@ -408,17 +415,17 @@ def _book_plan_costs(ctx: RunContext, statics: _PlanStatics) -> None:
             hold(from_s, ctx.horizon_s)
     for i, pool in enumerate(ctx.commitments):
         tracked = next(p for p in ctx.bounded if p.key == f"commitment:{i}")
-        used = {phase: tracked.used_gpu_s_by_month(ctx.month_hours, phase)
+        used = {phase: tracked.used_gpu_s_by_month(ctx.month_spans, phase)
                 for phase in tracked.by_phase}
         book_commitment(pool, used, calendar, ctx.book)
     for block, tracked in ctx.blocks:
-        book_capacity_block(block, {phase: tracked.used_gpu_s_by_month(ctx.month_hours, phase)
+        book_capacity_block(block, {phase: tracked.used_gpu_s_by_month(ctx.month_spans, phase)
                                     for phase in tracked.by_phase}, calendar, ctx.book)
     for plan in ctx.prep.savings_plans:  # family plans first (prepare.py orders them)
         book_savings_plan(plan, ctx.on_demand_hourly, ctx.month_of_hour, calendar, ctx.book)
     for i, owned in enumerate(ctx.owned):
         tracked = next(p for p in ctx.bounded if p.key == f"owned:{i}")
-        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_hours), calendar, ctx.book,
+        book_owned(owned, tracked.used_gpu_s_by_month(ctx.month_spans), calendar, ctx.book,
                    statics.owned[i] if i < len(statics.owned) else None)
     for name in ctx.prep.phases:
         if name not in ctx.timelines:  # never started: waiting on a phase that never ended

@@ -27,11 +27,15 @@ IntArray = NDArray[np.int64]
 class FleetHours:
     """A fleet's hourly replica counts and what it served."""
 
-    replicas: IntArray
+    replica_counts: FloatArray  # replicas in each hour, whole numbers in float64
     requests: FloatArray  # requests arriving in each hour
     served_within_slo: FloatArray  # of those, served within the SLO
-    # ``replicas`` as float64 (whole numbers), when the fleet was computed with them
-    replica_counts: FloatArray | None = None
+
+    @property
+    def replicas(self) -> IntArray:
+        """:attr:`replica_counts` as integers (a new array each call: the simulator works on
+        the float counts, exact for whole numbers up to 2^53)."""
+        return self.replica_counts.astype(np.int64)
 
     @property
     def replica_hours(self) -> float:
@@ -92,7 +96,6 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
     requests = rates_per_s * SECONDS_PER_HOUR
     running = counts * service_capacity_per_s
     within = np.minimum(rates_per_s, running)
-    served = within * SECONDS_PER_HOUR
     # during the scale-up delay the hour runs on the previous hour's replicas (the first
     # hour on its own): the previous hour's running capacity, the same products
     short = np.empty_like(within)
@@ -102,10 +105,10 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
     delay_share = min(1.0, scale_up_delay_s / SECONDS_PER_HOUR)
     np.maximum(0.0, short, out=short)
     short *= delay_share * SECONDS_PER_HOUR
+    served = np.multiply(within, SECONDS_PER_HOUR, out=within)  # within is not read again
     served -= short
     np.maximum(0.0, served, out=served)
-    return FleetHours(replicas=counts.astype(np.int64), requests=requests,
-                      served_within_slo=served, replica_counts=counts)
+    return FleetHours(replica_counts=counts, requests=requests, served_within_slo=served)
 
 
 def mix_capacity(capacities_per_s: FloatArray, shares: FloatArray) -> float:

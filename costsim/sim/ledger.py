@@ -156,10 +156,13 @@ class Ledger:
 
     def by_phase(self) -> dict[str, float]:
         """Economic cost per phase (plan-level lines under ""), to the cent."""
-        sums: dict[str, list[float]] = defaultdict(list)
-        for line in self.lines:
-            sums[line.key.phase].append(line.amount_usd)
-        return {phase: cents_sum(values) for phase, values in sums.items()}
+        line_cents = ledger_cents(self)[0]
+        sums: dict[str, int] = {}
+        for line, cents in zip(self.lines, line_cents, strict=True):
+            phase = line.key.phase
+            sums[phase] = sums.get(phase, 0) + cents
+        # cents_sum of each phase's amounts: the same integer cents over 100
+        return {phase: cents / 100 for phase, cents in sums.items()}
 
     def by_budget_group(self) -> dict[str, float]:
         """Economic cost per budget group (gpu / memory-storage / other), to the cent."""
@@ -188,19 +191,6 @@ def _ledger_line(key: LineKey, gpu_hours: float, amount_usd: float) -> LedgerLin
     set_hours(line, gpu_hours)
     set_amount(line, amount_usd)
     return line
-
-
-def _month_row(month: str, cash_usd: float, capex_usd: float, opex_usd: float,
-               amortized_usd: float) -> MonthRow:
-    """``MonthRow(month=month, cash_usd=cash_usd, ...)``, the fields in that order."""
-    row: MonthRow = _NEW(MonthRow)
-    set_month, set_cash, set_capex, set_opex, set_amortized = _SET_ROW
-    set_month(row, month)
-    set_cash(row, cash_usd)
-    set_capex(row, capex_usd)
-    set_opex(row, opex_usd)
-    set_amortized(row, amortized_usd)
-    return row
 
 
 class LedgerBook:
@@ -250,9 +240,13 @@ class LedgerBook:
                      gpu_hours: Sequence[float]) -> None:
         """:meth:`spend` of ``amounts_usd[i]`` and ``gpu_hours[i]`` in ``months[i]``, for each i
         in order: the same additions, one call (a rental pool books one per month)."""
-        for amount_usd, hours in zip(amounts_usd, gpu_hours, strict=True):
-            if not math.isfinite(amount_usd) or not math.isfinite(hours):
-                raise ValueError(f"non-finite charge on {key}: {amount_usd}, {hours}")
+        # every value finite when their sum is (a non-finite value makes it non-finite, and
+        # so does an overflow: then each pair is checked, naming the first bad one)
+        if len(amounts_usd) != len(gpu_hours) or not math.isfinite(
+                sum(amounts_usd) + sum(gpu_hours)):
+            for amount_usd, hours in zip(amounts_usd, gpu_hours, strict=True):
+                if not math.isfinite(amount_usd) or not math.isfinite(hours):
+                    raise ValueError(f"non-finite charge on {key}: {amount_usd}, {hours}")
         if not months:  # no spend, no line (as spending in no month books none)
             return
         line = self._lines.get(key)
@@ -336,9 +330,9 @@ class LedgerBook:
         """The rounded, frozen ledger (lines sorted for a stable order): each view apportioned
         to its exact total rounded to the cent (:func:`apportion_cents`)."""
         ordered = sorted(self._lines.items(), key=_item_sort_key)
-        amounts = _cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
-        lines = tuple(_ledger_line(key, hours, amount)
-                      for (key, (hours, _)), amount in zip(ordered, amounts, strict=True))
+        line_cents = _whole_cents_of([amount for _, (_, amount) in ordered], _FLOAT_SCALE)
+        lines = tuple(_ledger_line(key, hours, cents / 100)
+                      for (key, (hours, _)), cents in zip(ordered, line_cents, strict=True))
         # a column of zeros is zeros to the cent, and the amortized view of pay-as-you-go
         # spending is the opex column itself (equal floats: the same cents)
         capex = (_whole_cents_of(self._capex, _FLOAT_SCALE) if any(self._capex)
@@ -346,8 +340,44 @@ class LedgerBook:
         opex = _whole_cents_of(self._opex, _FLOAT_SCALE)
         amortized = (opex if self._amortized == self._opex
                      else _whole_cents_of(self._amortized, _FLOAT_SCALE))
-        return Ledger(lines=lines, months=_month_rows_of_cents(self._labels, capex, opex,
-                                                               amortized))
+        ledger = Ledger(lines=lines, months=_month_rows_of_cents(self._labels, capex, opex,
+                                                                 amortized))
+        _remember_cents(ledger, (line_cents, capex, opex, amortized))
+        return ledger
+
+
+_Cents = tuple[list[int], list[int], list[int], list[int]]  # lines, capex, opex, amortized
+# The whole cents of the ledgers closed lately, by the ledger's identity (the ledger kept with
+# them, so its id cannot be reused while here): a replication's phase costs and the tally read
+# a ledger's amounts as cents right after it is closed (round(a · 100) for each amount a,
+# ~90 a replication), and c / 100 · 100 rounds back to c below 2^51 cents
+# (:func:`_month_rows_of_cents`), so the kept cents are those. Ledgers with larger amounts are
+# not kept (their amounts are read back as before).
+_CENTS_KEPT = 64
+_CENTS: dict[int, tuple[Ledger, _Cents]] = {}
+_CENTS_EXACT = 2**51
+
+
+def _remember_cents(ledger: Ledger, cents: _Cents) -> None:
+    for column in cents:
+        if column and (max(column) >= _CENTS_EXACT or min(column) <= -_CENTS_EXACT):
+            return
+    if len(_CENTS) >= _CENTS_KEPT:
+        _CENTS.pop(next(iter(_CENTS)))
+    _CENTS[id(ledger)] = (ledger, cents)
+
+
+def ledger_cents(ledger: Ledger) -> _Cents:
+    """Each line's amount and each month's capex, opex and amortized cost in whole cents,
+    ``round(amount · 100)`` (as kept when the ledger was closed, else computed: the same
+    integers). The lists are shared: not to be changed."""
+    kept = _CENTS.get(id(ledger))
+    if kept is not None and kept[0] is ledger:
+        return kept[1]
+    return ([round(line.amount_usd * 100) for line in ledger.lines],
+            [round(row.capex_usd * 100) for row in ledger.months],
+            [round(row.opex_usd * 100) for row in ledger.months],
+            [round(row.amortized_usd * 100) for row in ledger.months])
 
 
 class LedgerSums:
@@ -377,20 +407,20 @@ class LedgerSums:
             self.month_cents = [[0] * len(ledger.months) for _ in range(3)]
         by_id = self._by_id
         total = 0
-        for line in ledger.lines:
+        line_cents, capex_cents, opex_cents, amortized_cents = ledger_cents(ledger)
+        for line, cents in zip(ledger.lines, line_cents, strict=True):
             key = line.key
             cells = by_id.get(id(key))
             if cells is None or cells[0] is not key:
                 cells = self._cells(key)
             cells[1][0] += line.gpu_hours
-            line_cents = round(line.amount_usd * 100)
-            cells[2][0] += line_cents
-            total += line_cents
-        capex, opex, amortized = self.month_cents
-        for m, row in enumerate(ledger.months):
-            capex[m] += round(row.capex_usd * 100)
-            opex[m] += round(row.opex_usd * 100)
-            amortized[m] += round(row.amortized_usd * 100)
+            cells[2][0] += cents
+            total += cents
+        # integer sums (exact in any order), each view's months added in one comprehension
+        self.month_cents = [[a + b for a, b in zip(sums, column, strict=True)]
+                            for sums, column in zip(self.month_cents,
+                                                    (capex_cents, opex_cents, amortized_cents),
+                                                    strict=True)]
         self.count += 1
         return total
 
@@ -456,8 +486,18 @@ def _month_rows_of_cents(labels: Sequence[str], capex: Sequence[int], opex: Sequ
     :func:`_month_rows` recovers with ``round(c / 100 * 100)``, which is ``c`` itself (c / 100
     is within half an ulp of the exact quotient, so times 100 it is within |c| · 2^-52 < 0.5 of
     c for any |c| < 2^51 cents)."""
-    return tuple(_month_row(label, (c + o) / 100, c / 100, o / 100, a / 100)
-                 for label, c, o, a in zip(labels, capex, opex, amortized, strict=True))
+    set_month, set_cash, set_capex, set_opex, set_amortized = _SET_ROW
+    rows = []
+    # ``MonthRow(month=label, cash_usd=..., ...)`` through the slots (the rows of a replication)
+    for label, c, o, a in zip(labels, capex, opex, amortized, strict=True):
+        row: MonthRow = _NEW(MonthRow)
+        set_month(row, label)
+        set_cash(row, (c + o) / 100)
+        set_capex(row, c / 100)
+        set_opex(row, o / 100)
+        set_amortized(row, a / 100)
+        rows.append(row)
+    return tuple(rows)
 
 
 # Float amounts are apportioned in millionths of a cent: far below a cent, far above the float
@@ -465,13 +505,8 @@ def _month_rows_of_cents(labels: Sequence[str], capex: Sequence[int], opex: Sequ
 _FLOAT_SCALE = 1_000_000
 
 
-def _cents_of(amounts: Sequence[float], scale: int) -> list[float]:
-    """Float dollar amounts to the cent, apportioned to their rounded total."""
-    return [c / 100 for c in apportion_cents([round(a * 100 * scale) for a in amounts], scale)]
-
-
 def _whole_cents_of(amounts: Sequence[float], scale: int) -> list[int]:
-    """:func:`_cents_of` in whole cents (integers): its amounts are these over 100."""
+    """Float dollar amounts in whole cents (integers), apportioned to their rounded total."""
     return apportion_cents([round(a * 100 * scale) for a in amounts], scale)
 
 

@@ -20,12 +20,21 @@ import simpy
 from costsim.domain.measurements import Basis
 from costsim.domain.pricing import PurchaseOption
 from costsim.sim.context import RunContext
-from costsim.sim.elastic import JobsSpec, RentedJobs, job_run_s, poisson_arrivals, rented_jobs
+from costsim.sim.elastic import (
+    JobsSpec,
+    RentedJobs,
+    SpotJobs,
+    SpotJobsSpec,
+    job_run_s,
+    poisson_arrivals,
+    rented_jobs,
+    spot_jobs,
+)
 from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
-from costsim.sim.fleet import IntArray, fleet_hours
+from costsim.sim.fleet import fleet_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
-from costsim.sim.occupancy import interval_gpus
+from costsim.sim.occupancy import first_room, interval_gpus, short_runs
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
@@ -154,10 +163,15 @@ def _first_time_free(ctx: RunContext, gpu: str, owned: bool, gpus: int, start: f
     hours = ctx.hours
     if hours <= first:
         return None
+    pools = ctx.pools_for(gpu, owned)
+    runs = short_runs(pools, gpus, hours) if first >= 0 else None
+    if runs is not None:  # nothing taken yet: the hours without room, memoized as runs
+        at = first_room(runs, first, span, hours)
+        return None if at is None else max(start, float(at) * SECONDS_PER_HOUR)
     # most often there is room at once: the first candidate's hours alone decide that (the
     # same free GPUs, summed over the pools in the same order, as the horizon's profile)
     until = min(first + span, hours)
-    if first >= 0 and not (sum((p.free_in(first, until) for p in ctx.pools_for(gpu, owned)),
+    if first >= 0 and not (sum((p.free_in(first, until) for p in pools),
                                start=np.zeros(until - first)) < gpus - 1e-9).any():
         return max(start, float(first) * SECONDS_PER_HOUR)
     free = ctx.free_profile(gpu, owned)
@@ -186,6 +200,20 @@ def run_experiments(ctx: RunContext, prep: ExperimentsPrep) -> Process:
             ctx.book_jobs(phase.name, jobs_pool, jobs.booking)
         ctx.queue_waits.append(jobs.waits)
         yield env.timeout(jobs.end_s - start)
+        return env.now
+    on_spot = _spot_jobs(ctx, prep, start, duration, rate_per_s, tput)
+    if on_spot is not None:  # elastic jobs on spot: the phase as a value (memoized)
+        spot_pool, fallback, spotted = on_spot
+        ctx.used_gpu_hours += spotted.used_gpu_hours
+        # booked as _book_elastic_jobs books them: lost attempts, spot, then the fallback
+        if spotted.lost is not None:
+            ctx.book_jobs(phase.name, spot_pool, spotted.lost, Category.SPOT_LOST_WORK)
+        if spotted.spot is not None:
+            ctx.book_jobs(phase.name, spot_pool, spotted.spot)
+        if spotted.fallback is not None and fallback is not None:
+            ctx.book_jobs(phase.name, fallback, spotted.fallback)
+        ctx.queue_waits.append(spotted.waits)
+        yield env.timeout(spotted.end_s - start)
         return env.now
     arrivals = poisson_arrivals(ctx.rng("phase", phase.name, "arrivals"), rate_per_s, start,
                                 start + duration)
@@ -342,6 +370,40 @@ def _rented_jobs(ctx: RunContext, prep: ExperimentsPrep, start: float, duration:
     return pool, rented_jobs(spec, arrivals, sizes)
 
 
+def _spot_jobs(ctx: RunContext, prep: ExperimentsPrep, start: float, duration: float,
+               rate_per_s: float, throughput_error: float
+               ) -> tuple[RentalPool, RentalPool | None, SpotJobs] | None:
+    """The phase's elastic jobs on a spot pool as a value (:func:`costsim.sim.elastic.
+    spot_jobs`) where they are one: each job on its own spot instance, restarted on the
+    fallback or on spot, no savings plan recording on-demand hours hour by hour, named
+    streams. None otherwise (the runner draws and books them itself)."""
+    if prep.nodes is not None or ctx.prep.savings_plans:
+        return None
+    pool = prep.source.rental or prep.source.spill
+    if pool is None or pool.option is not PurchaseOption.SPOT:
+        return None
+    name = prep.phase.name
+    arrivals = stream_key(ctx.root, ("phase", name, "arrivals"))
+    sizes = stream_key(ctx.root, ("phase", name, "sizes"))
+    reclaims = stream_key(ctx.root, ("phase", name, "spot"))
+    if arrivals is None or sizes is None or reclaims is None:
+        return None
+    gpus = prep.need.gpus
+    fallback = prep.source.fallback
+    jobs = JobsSpec(start_s=start, duration_s=duration, rate_per_s=rate_per_s,
+                    gpu_hours=prep.gpu_hours, gpus=gpus, throughput_error=throughput_error,
+                    startup_s=ctx.prep.sim_defaults.instance_startup_s,
+                    max_concurrent_jobs=prep.max_concurrent_jobs,
+                    paid_gpus=pool.gpus_paid_for(gpus), billing=pool.billing,
+                    calendar=ctx.prep.scenario.calendar, hours=ctx.hours)
+    spec = SpotJobsSpec(
+        jobs=jobs, hazard_per_s=pool.spot_hazard_per_s(gpus, ctx.draws["spot_hazard_scale"]),
+        reacquire_s=ctx.prep.sim_defaults.spot_reacquire_s,
+        fallback_paid_gpus=None if fallback is None else fallback.gpus_paid_for(gpus),
+        fallback_billing=None if fallback is None else fallback.billing)
+    return pool, fallback, spot_jobs(spec, arrivals, sizes, reclaims)
+
+
 def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     """Serve hour by hour: autoscaled replicas per fleet entry, bounded GPUs first, the rest
     on the rental or spill pool (on spot: reclaimed and replaced, :mod:`costsim.sim.spot_replicas`);
@@ -362,7 +424,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     rates = hourly_rates(shape, ctx.prep.scenario.calendar.start, start, hours)
     requests = served = tokens = output_tokens = replica_hours = 0.0
     preemptions = 0
-    fleet_total: IntArray | None = None
+    fleet_total: FloatArray | None = None
     for entry in prep.entries:
         src = entry.source
         tput = ctx.draws["throughput_error"]
@@ -371,8 +433,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
                             entry.service_capacity_at(tput), entry.min_replicas,
                             entry.max_replicas, entry.scale_up_delay_s)
-        counts = (fleet.replica_counts if fleet.replica_counts is not None
-                  else fleet.replicas.astype(np.float64))
+        counts = fleet.replica_counts
         gpus = (counts if entry.gpus_per_replica == 1
                 else counts * entry.gpus_per_replica) * cover
         served_hourly = fleet.served_within_slo * cover
@@ -389,7 +450,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         missing_gpu_hours = 0.0
         if pool is not None:
             spot = _serve_on_spot(ctx, phase.name, pool, src.fallback, h0, entry, entry_rates,
-                                  fleet.replicas, rented, tput)
+                                  counts, rented, tput)
             if spot is None:  # no reclaims: nothing missing, nothing lost
                 _book_replicas(ctx, phase.name, pool, h0, rented, entry.gpus_per_replica)
             else:
@@ -404,15 +465,17 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         tokens += served_sum * (entry.prompt_tokens + entry.output_tokens)
         output_tokens += served_sum * entry.output_tokens
         replica_hours += float(counts @ cover) - missing_gpu_hours / entry.gpus_per_replica
-        # whole replica counts: exact in any order (the first entry's array is not written to)
-        fleet_total = fleet.replicas if fleet_total is None else fleet_total + fleet.replicas
+        # whole replica counts (in float64: exact below 2^53) in any order (the first
+        # entry's array is not written to)
+        fleet_total = counts if fleet_total is None else fleet_total + counts
         ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
     if fleet_total is None:
-        fleet_total = np.zeros(hours, dtype=np.int64)
+        fleet_total = np.zeros(hours)
     ctx.serving.append(ServingRecord(
         phase=phase.name, requests=requests, served_within_slo=served, tokens_served=tokens,
         output_tokens_served=output_tokens, replica_hours=replica_hours, cost_usd=0.0,
-        replicas_by_hour=tuple(fleet_total.tolist()) if ctx.keep_fleet else (),
+        replicas_by_hour=(tuple(fleet_total.astype(np.int64).tolist()) if ctx.keep_fleet
+                          else ()),
         preemptions=preemptions, fleet=FleetProfile.of(h0, fleet_total)))
     yield env.timeout(end - start)
     return natural_end  # past the horizon: the phase was cut (the engine records no end)
@@ -429,7 +492,7 @@ class _SpotServing:
 
 
 def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: RentalPool | None,
-                   h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: IntArray,
+                   h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: FloatArray,
                    rented_gpus: FloatArray, throughput_error: float) -> _SpotServing | None:
     """Reclaims of the rented replicas when ``pool`` is spot: drawn from the phase's and
     pool's own stream (so no other phase or plan draws differently); the fallback stands in
@@ -449,7 +512,7 @@ def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: Rent
         _book_replicas(ctx, phase, fallback, h0, missing_gpus, tp)
         return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
                             unreplaced_gpus=none, requests_lost=none)
-    lost = requests_lost(rates, replicas.astype(np.float64), drawn.missing_replicas,
+    lost = requests_lost(rates, replicas, drawn.missing_replicas,
                          entry.service_capacity_s * throughput_error)
     return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
                         unreplaced_gpus=missing_gpus, requests_lost=lost)

@@ -83,27 +83,59 @@ class FleetProfile:
     @classmethod
     def of(cls, first_hour: int, replicas: np.ndarray) -> FleetProfile:
         """The profile of a fleet whose ``replicas[i]`` ran in hour ``first_hour + i`` of the
-        scenario."""
+        scenario: whole replica counts, as integers or as whole numbers in float64 (the
+        simulator's counts, reduced as they are: sums of whole numbers below 2^53 and maxima
+        are exact, so the profile is the same as of the integers)."""
         if len(replicas) == 0:
             return cls(first_day=first_hour // HOURS_A_DAY, daily_peak=(), by_clock_hour=())
         # whole days, the hours outside the fleet's first and last day padded: 0 replicas for
         # the peak (counts are >= 0) and not counted for the clock-hour mean (sums of whole
         # replica counts are exact in float in any order)
-        counts = np.asarray(replicas, dtype=np.int64)
+        counts = np.asarray(replicas)
+        if counts.dtype != np.float64:
+            counts = counts.astype(np.int64, copy=False)
         lead = first_hour % HOURS_A_DAY
         days = -(-(lead + counts.size) // HOURS_A_DAY)
-        grid = np.zeros(days * HOURS_A_DAY, dtype=np.int64)
+        grid = np.zeros(days * HOURS_A_DAY, dtype=counts.dtype)
         grid[lead:lead + counts.size] = counts
         by_day = grid.reshape(days, HOURS_A_DAY)
         hours_ran = _clock_hours_ran(lead, counts.size)
         # clock hour by clock hour, contiguous: numpy reduces the (24, days) rows and columns
-        # faster than the (days, 24) ones (integers: the same sums and maxima)
+        # faster than the (days, 24) ones (whole numbers: the same sums and maxima)
         by_clock = np.ascontiguousarray(by_day.T)
-        sums = by_clock.sum(axis=1).astype(np.float64)
+        sums = by_clock.sum(axis=1).astype(np.float64, copy=False)
         mean = np.divide(sums, hours_ran, out=np.zeros(HOURS_A_DAY), where=hours_ran > 0)
-        return cls(first_day=first_hour // HOURS_A_DAY,
-                   daily_peak=tuple(np.maximum.reduce(by_clock, axis=0).tolist()),
+        peaks = np.maximum.reduce(by_clock, axis=0).astype(np.int64, copy=False)
+        daily_peak = tuple(peaks.tolist())
+        _remember_peaks(daily_peak, peaks)
+        return cls(first_day=first_hour // HOURS_A_DAY, daily_peak=daily_peak,
                    by_clock_hour=tuple(mean.tolist()))
+
+
+# The daily peaks of the profiles made lately as the array they were made from, by the
+# tuple's identity (the tuple kept with it, so its id cannot be reused while here): the tally
+# folds each profile right after the replication made it and needs the peaks as an array
+# (:func:`daily_peak_array`), which converting the tuple back would cost ~10 µs a replication.
+_PEAKS_KEPT = 64
+_PEAKS: dict[int, tuple[tuple[int, ...], NDArray[np.int64], int]] = {}
+
+
+def _remember_peaks(daily_peak: tuple[int, ...], peaks: NDArray[np.int64]) -> None:
+    if len(_PEAKS) >= _PEAKS_KEPT:
+        _PEAKS.pop(next(iter(_PEAKS)))
+    peaks.flags.writeable = False
+    _PEAKS[id(daily_peak)] = (daily_peak, peaks, int(peaks.max()))
+
+
+def daily_peak_array(profile: FleetProfile) -> tuple[NDArray[np.int64], int]:
+    """``profile.daily_peak`` as an int64 array (read-only) and its largest value (the array
+    :meth:`FleetProfile.of` made it from where it is still kept, else converted: the same
+    values); the profile has at least one day."""
+    kept = _PEAKS.get(id(profile.daily_peak))
+    if kept is not None and kept[0] is profile.daily_peak:
+        return kept[1], kept[2]
+    peaks = np.asarray(profile.daily_peak, dtype=np.int64)
+    return peaks, int(peaks.max())
 
 
 @functools.lru_cache(maxsize=256)

@@ -9,10 +9,12 @@ the same in every process and on every run (PYTHONHASHSEED varies).
 
 Deriving a stream costs a BLAKE2b hash per name and a SeedSequence's entropy mixing (~30 µs),
 and every plan asks for the same streams of a replication (that is how they share futures). So
-the name hashes and each stream's seed (the four words PCG64 is seeded with) are memoized: a
-plan after the first gets its streams' seeds from the cache, bit for bit those it would
-compute. The caches are bounded; a miss computes the seed again, so a result never depends on
-what was cached (or on how replications are split over processes).
+the name hashes are memoized, and each stream's seed (the four words PCG64 is seeded with) is
+derived for a block of 64 consecutive replications at once, by numpy's hash vectorized over
+the block (:mod:`costsim.sim.seed_block`, ~3 µs a stream), and kept: a plan after the first
+gets its streams' seeds from the cache, bit for bit those SeedSequence computes. The caches
+are bounded; a miss computes the seed again, so a result never depends on what was cached (or
+on how replications are split over processes or blocks).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import cast
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 from numpy.typing import DTypeLike, NDArray
+
+from costsim.sim.seed_block import assembled_words, pcg64_words, uint32_words
 
 # Names are a scenario's phase, pool and variable names: few, however many replications.
 _NAMES_KEPT = 4096
@@ -59,6 +63,43 @@ def _pcg64_seed(key: StreamKey) -> bytes:
     return words.tobytes()
 
 
+# Streams of one name path are derived for a block of consecutive replications at once (their
+# keys differ in the last spawn-key word only): numpy's hash vectorized over the block
+# (:mod:`costsim.sim.seed_block`, the same words), ~3 µs a stream where SeedSequence takes
+# ~30. A block is 64 rows of 4 words (2 KB); a few thousand are kept (a run's ~10 names per
+# 64 replications), a miss computes the block again (the same words).
+_SEED_BLOCK = 64
+_SEED_BLOCKS_KEPT = 2**12
+_SEED_BLOCKS: dict[tuple[int, tuple[int, ...], tuple[str, ...], int],
+                   NDArray[np.uint64]] = {}
+
+
+def _pcg64_words(key: StreamKey) -> NDArray[np.uint64]:
+    """:func:`_pcg64_seed`'s words as a new uint64 array, from the key's block of
+    replications (keys whose last spawn-key word is below 2^32 − the block; any other key
+    through SeedSequence itself)."""
+    entropy, spawn_key, names = key
+    last = spawn_key[-1] if spawn_key else -1
+    if not 0 <= last < 2**32 - _SEED_BLOCK or entropy < 0:
+        return np.frombuffer(_pcg64_seed(key), dtype=np.uint64).copy()
+    base = last - last % _SEED_BLOCK
+    block_key = (entropy, spawn_key[:-1], names, base)
+    block = _SEED_BLOCKS.get(block_key)
+    if block is None:
+        # the assembled words with the last spawn-key word one column over the block (a
+        # word below 2^32 is one 32-bit word, 0 included)
+        prefix = assembled_words(entropy, (*spawn_key[:-1], 0))[:-1]
+        name_words = [w for name in names for w in uint32_words(_name_word(name))]
+        block = pcg64_words([*prefix, np.arange(base, base + _SEED_BLOCK, dtype=np.uint32),
+                             *name_words], _SEED_BLOCK)
+        block.flags.writeable = False
+        if len(_SEED_BLOCKS) >= _SEED_BLOCKS_KEPT:
+            _SEED_BLOCKS.pop(next(iter(_SEED_BLOCKS)))
+        _SEED_BLOCKS[block_key] = block
+    words: NDArray[np.uint64] = block[last - base].copy()
+    return words
+
+
 class _StreamSeed(ISeedSequence):
     """A stream's seed sequence with its PCG64 words memoized; any other request is answered by
     the SeedSequence itself, so it gives exactly what that SeedSequence would."""
@@ -71,7 +112,7 @@ class _StreamSeed(ISeedSequence):
     def generate_state(self, /, n_words: int,
                        dtype: DTypeLike = np.uint32) -> NDArray[np.uint32 | np.uint64]:
         if n_words == _PCG64_WORDS and np.dtype(dtype) == np.dtype(np.uint64):
-            return np.frombuffer(_pcg64_seed(self._key), dtype=np.uint64).copy()
+            return _pcg64_words(self._key)
         return _seed_sequence(*self._key).generate_state(n_words, dtype)  # type: ignore[arg-type]
 
 

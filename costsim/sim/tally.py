@@ -39,6 +39,7 @@ from costsim.sim.results import (
     FleetBands,
     FleetProfile,
     Replication,
+    daily_peak_array,
     percentile_bands,
 )
 from costsim.sim.waits import WaitHistogram
@@ -87,8 +88,9 @@ class Rows:
 
     def set(self, index: int, row: Sequence[float]) -> None:
         if self._values is None:
-            # all +0.0 (a NaN is truthy; −0.0 has its sign bit): nothing to store yet
-            if not any(row) and not any(math.copysign(1.0, v) < 0 for v in row):
+            # all +0.0 (a NaN is truthy; −0.0 has its sign bit, so its bytes are not zero):
+            # nothing to store yet
+            if not any(row) and array("d", row).tobytes() == bytes(8 * len(row)):
                 return
             self._values = np.zeros((self._n, self._width))
         self._values[index] = row
@@ -152,15 +154,17 @@ class FleetTally:
             return
         self._clock[self._ran] = profile.by_clock_hour
         self._ran += 1
-        peaks = np.asarray(profile.daily_peak, dtype=np.int64)
+        peaks, highest = daily_peak_array(profile)
         days = np.arange(profile.first_day, profile.first_day + peaks.size)
-        rows, cols = int(days[-1]) + 1, int(peaks.max()) + 1
+        rows, cols = profile.first_day + peaks.size, highest + 1
         if rows > self._peaks.shape[0] or cols > self._peaks.shape[1]:
             grown = np.zeros((max(rows, self._peaks.shape[0]), max(cols, self._peaks.shape[1])),
                              dtype=np.int64)
             grown[:self._peaks.shape[0], :self._peaks.shape[1]] = self._peaks
             self._peaks = grown
-        self._peaks[days, peaks] += 1  # one peak a day: no repeated (day, peak) pair
+        # one peak a day: no repeated (day, peak) pair; indexed in the flat array (a view:
+        # _peaks is always a C-contiguous array np.zeros made)
+        self._peaks.reshape(-1)[days * self._peaks.shape[1] + peaks] += 1
         self._first = (profile.first_day if self._first is None
                        else min(self._first, profile.first_day))
         self._last = max(self._last, profile.first_day + peaks.size)
@@ -176,12 +180,14 @@ class FleetTally:
         # in one percentile call as FleetBands.of takes them
         step = max(1, (1 << 22) // max(1, replications))
         for a in range(self._first, self._last, step):
-            days = range(a, min(self._last, a + step))
-            block = np.empty((replications, len(days)))
-            for j, day in enumerate(days):
-                counts = self._peaks[day].copy()
-                counts[0] += replications - int(counts.sum())
-                block[:, j] = np.repeat(levels, counts)
+            b = min(self._last, a + step)
+            # each day's column: its peaks' levels repeated by their counts, the replications
+            # that did not serve that day at level 0 (one repeat for the block's days: each
+            # day's counts add up to the replications, so the days' columns follow each other)
+            counts = self._peaks[a:b].copy()
+            counts[:, 0] += replications - counts.sum(axis=1)
+            columns = np.repeat(np.tile(levels, b - a), counts.ravel())
+            block = np.ascontiguousarray(columns.reshape(b - a, replications).T)
             peak_bands.extend(percentile_bands(block))
         return FleetBands(phase=phase, first_day=self._first, daily_peak=tuple(peak_bands),
                           by_clock_hour=percentile_bands(clock))
@@ -193,6 +199,12 @@ class _PhaseLines:
     cut: int = 0  # started but unfinished at the horizon's end
     # a training phase that started but whose run never did (costsim.sim.unrun)
     unrun: int = 0
+
+
+# the per-replication columns every replication sets, in :meth:`PlanTally.add`'s order
+_COLUMNS = ("cost", "npv", "finish", "missed", "training_gpu_hours", "tokens", "output_tokens",
+            "training_cost", "serving_cost", "gpu_hours_used", "gpu_hours_paid",
+            "reserved_committed", "reserved_used")
 
 
 @dataclass(slots=True)
@@ -226,6 +238,7 @@ class PlanTally:
     # how many replications cut each set of phases (indices in phase order): the horizon
     # cut them (not started, or not ended); costsim.sim.unrun.cut_replications
     cut_patterns: dict[tuple[int, ...], int] = field(default_factory=dict)
+    _columns: tuple[Column, ...] | None = None  # the _COLUMNS, once made
 
     def column(self, name: str) -> Column:
         found = self.columns.get(name)
@@ -253,24 +266,27 @@ class PlanTally:
             self.reserved_used = Rows(self.replications, width)
             self.phases = [_PhaseLines() for _ in rep.timelines]
         cost_cents = self.ledger.add(rep.ledger)
-        col = self.column
         months, serving_records, timelines = rep.ledger.months, rep.serving, rep.timelines
-        col("cost").set(i, cost_cents / 100)  # rep.cost_usd: the lines' cents over 100
         cash = [row.cash_usd for row in months]
-        col("npv").set(i, sum(c / discount[m] for m, c in enumerate(cash)))
         finish = max((t.end_s if t.end_s is not None else math.inf) for t in timelines)
-        col("finish").set(i, finish)
-        col("missed").set(i, float(any(t.deadline_met is False for t in timelines)))
-        col("training_gpu_hours").set(i, sum(t.gpu_hours for t in rep.training))
-        col("tokens").set(i, sum(s.tokens_served for s in serving_records))
-        col("output_tokens").set(i, sum(s.output_tokens_served for s in serving_records))
         phase_costs = rep.phase_costs
-        col("training_cost").set(i, sum(c for phase, c in phase_costs if phase in training))
-        col("serving_cost").set(i, sum(c for phase, c in phase_costs if phase in serving))
-        col("gpu_hours_used").set(i, rep.gpu_hours_used)
-        col("gpu_hours_paid").set(i, rep.gpu_hours_paid)
-        col("reserved_committed").set(i, rep.reserved_gpu_hours_committed)
-        col("reserved_used").set(i, rep.reserved_gpu_hours_used)
+        # the columns in _COLUMNS' order
+        values = (
+            cost_cents / 100,  # rep.cost_usd: the lines' cents over 100
+            sum(c / discount[m] for m, c in enumerate(cash)),
+            finish,
+            float(any(t.deadline_met is False for t in timelines)),
+            sum(t.gpu_hours for t in rep.training),
+            sum(s.tokens_served for s in serving_records),
+            sum(s.output_tokens_served for s in serving_records),
+            sum(c for phase, c in phase_costs if phase in training),
+            sum(c for phase, c in phase_costs if phase in serving),
+            rep.gpu_hours_used, rep.gpu_hours_paid, rep.reserved_gpu_hours_committed,
+            rep.reserved_gpu_hours_used)
+        if self._columns is None:
+            self._columns = tuple(self.column(name) for name in _COLUMNS)
+        for column, value in zip(self._columns, values, strict=True):
+            column.set(i, value)
         assert self.cash is not None
         assert self.reserved_committed is not None
         assert self.reserved_used is not None

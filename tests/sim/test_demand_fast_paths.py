@@ -75,6 +75,10 @@ def test_fleet_profile_equals_the_hour_by_hour_reduction(first_hour: int,
                                                          replicas: list[int]) -> None:
     counts = np.array(replicas, dtype=np.int64)
     assert FleetProfile.of(first_hour, counts) == plain_profile(first_hour, counts)
+    # the simulator's counts: whole numbers in float64, the same profile (ints in its peaks)
+    as_floats = FleetProfile.of(first_hour, counts.astype(np.float64))
+    assert as_floats == plain_profile(first_hour, counts)
+    assert all(type(p) is int for p in as_floats.daily_peak)
 
 
 @pytest.mark.parametrize("window", [(2, 9), (0, 12), (3, 7), (4, 7), (3, 6)])

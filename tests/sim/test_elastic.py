@@ -48,3 +48,41 @@ def test_a_phase_with_no_arrivals_books_nothing(preps: list[PreparedPlan]) -> No
     assert jobs.used_gpu_hours == 0.0
     assert jobs.waits.jobs == 0
     assert jobs.end_s == 86_400.0
+
+
+@pytest.fixture(scope="module")
+def spot_preps(tmp_path_factory: pytest.TempPathFactory) -> list[PreparedPlan]:
+    """The flagship's spot plan (its prototype retries on spot) and a copy whose prototype
+    restarts preempted jobs on an on-demand fallback."""
+    text = FLAGSHIP.read_text(encoding="utf-8")
+    spot = "prototype: {gpu: A10G, option: spot, cloud: aws}"
+    assert spot in text
+    text = text.replace("  - name: buy-servers", "  - name: spot-fallback\n    use:\n      "
+                        "prototype: {gpu: A10G, option: spot, fallback: on-demand, cloud: aws}"
+                        "\n      fine-tune: {gpu: H100, count: 16}\n      serve: {gpu: L4}\n\n"
+                        "  - name: buy-servers")
+    path = tmp_path_factory.mktemp("spot") / "spot.yaml"
+    path.write_text(text, encoding="utf-8")
+    scenario = load_scenario_file(path).scenario
+    return [prepare_plan(scenario, plan) for plan in scenario.plans
+            if plan.name in ("spot-checkpoints", "spot-fallback")]
+
+
+def test_the_memoized_spot_jobs_equal_the_runners_own_booking(
+        spot_preps: list[PreparedPlan], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lost attempts, spot and fallback bookings replayed from the value book what the
+    runner's own drawing books, with and without a fallback; a plan run again replays."""
+    elastic.spot_jobs.cache_clear()
+    memoized = [simulate_block(p, seed=5, replications=4, indices=range(4))
+                for p in spot_preps]
+    again = [simulate_block(p, seed=5, replications=4, indices=range(4)) for p in spot_preps]
+    assert elastic.spot_jobs.cache_info().hits >= 8
+    monkeypatch.setattr(phase_runs, "_spot_jobs", lambda *args: None)
+    own = [simulate_block(p, seed=5, replications=4, indices=range(4)) for p in spot_preps]
+    assert memoized == own == again
+    lines = {line.key.category.value for block in own for rep in block
+             for line in rep.ledger.lines if line.key.phase == "prototype"}
+    assert "spot-lost-work" in lines  # the reclaims were booked
+    options = {line.key.option for line in own[1][0].ledger.lines
+               if line.key.phase == "prototype"}
+    assert options == {"spot", "on-demand"}  # the fallback took restarted jobs

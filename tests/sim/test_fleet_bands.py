@@ -73,3 +73,21 @@ def test_a_profile_is_each_days_peak_and_each_clock_hours_mean_hour_by_hour(
     assert profile.by_clock_hour == (tuple(sum(by_clock[c]) / len(by_clock[c])
                                            if c in by_clock else 0.0 for c in range(24))
                                      if replicas else ())
+
+
+def test_daily_peak_array_is_the_profiles_peaks_kept_or_converted() -> None:
+    import pickle
+
+    from costsim.sim.results import daily_peak_array
+
+    made = FleetProfile.of(30, np.array([3, 5, 2] * 20, dtype=np.float64))
+    copied = pickle.loads(pickle.dumps(made))  # as a worker's replication arrives: not kept
+    assert copied == made
+    assert copied.daily_peak is not made.daily_peak
+    for profile in (made, copied):
+        peaks, highest = daily_peak_array(profile)
+        assert peaks.dtype == np.int64
+        assert peaks.tolist() == list(made.daily_peak)
+        assert highest == max(made.daily_peak)
+    other = FleetProfile(first_day=0, daily_peak=(7, 1), by_clock_hour=(0.0,) * 24)
+    assert daily_peak_array(other)[0].tolist() == [7, 1]  # never made by of: converted

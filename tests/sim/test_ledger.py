@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import pytest
@@ -238,8 +239,52 @@ def test_the_fast_row_builders_set_every_field_as_the_constructors_do() -> None:
     assert line == LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25)
     assert pickle.loads(pickle.dumps(line)) == line
     assert hash(line) == hash(LedgerLine(key=_key(), gpu_hours=3.5, amount_usd=-12.25))
-    row = ledger_module._month_row("2027-02", 3.0, 1.0, 2.0, 2.5)
+    row, = ledger_module._month_rows_of_cents(["2027-02"], [100], [200], [250])
     assert row == MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0, opex_usd=2.0,
                            amortized_usd=2.5)
     assert repr(row) == repr(MonthRow(month="2027-02", cash_usd=3.0, capex_usd=1.0,
                                       opex_usd=2.0, amortized_usd=2.5))
+
+
+@given(amounts=st.lists(st.tuples(st.sampled_from(["a", "b", ""]), st.integers(0, 2),
+                                  st.floats(-1e6, 1e9, allow_nan=False)), max_size=12),
+       capex=st.floats(0, 1e15))
+def test_a_closed_ledgers_kept_cents_are_its_amounts_in_cents(
+        amounts: list[tuple[str, int, float]], capex: float) -> None:
+    """The cents kept when a ledger is closed equal round(amount · 100) of its lines and
+    months (what a copy of the ledger, from a worker, gives), and so do the tally's sums and
+    the phase costs read from them; huge amounts are not kept (read back instead)."""
+    from costsim.sim.ledger import ledger_cents
+
+    book = LedgerBook(MONTHS)
+    for phase, month, usd in amounts:
+        book.spend(_key(phase=phase), month, usd, gpu_hours=1.0)
+    book.cash(1, capex, capex=True)
+    ledger = book.close()
+    copied = pickle.loads(pickle.dumps(ledger))
+    assert copied == ledger
+    read_back = ([round(line.amount_usd * 100) for line in ledger.lines],
+                 [round(row.capex_usd * 100) for row in ledger.months],
+                 [round(row.opex_usd * 100) for row in ledger.months],
+                 [round(row.amortized_usd * 100) for row in ledger.months])
+    assert ledger_cents(ledger) == ledger_cents(copied) == read_back
+    assert ledger.by_phase() == copied.by_phase()
+    kept, fresh = LedgerSums(), LedgerSums()
+    assert kept.add(ledger) == fresh.add(copied)
+    assert kept.mean() == fresh.mean()
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_a_non_finite_monthly_spend_names_its_line_and_books_nothing(bad: float) -> None:
+    book = LedgerBook(MONTHS)
+    with pytest.raises(ValueError, match="non-finite charge"):
+        book.spend_months(_key(), [0, 1], [5.0, bad], [1.0, 2.0])
+    with pytest.raises(ValueError, match="non-finite charge"):
+        book.spend_months(_key(), [0, 1], [5.0, 6.0], [bad, 2.0])
+    assert book.close().lines == ()
+
+
+def test_monthly_spends_whose_sum_overflows_are_still_booked() -> None:
+    book = LedgerBook(MONTHS)
+    book.spend_months(_key(), [0, 1], [1e308, 1e308], [1.0, 1.0])  # each finite
+    assert len(book._lines) == 1

@@ -75,7 +75,7 @@ def test_a_pools_monthly_use_equals_summing_every_month(
         want = ([float(use[a:b].sum()) * SECONDS_PER_HOUR for a, b in months]
                 if use is not None else [0.0] * len(months))
         assert pool.used_gpu_s_by_month(months, phase) == want
-    assert [pool.used_in(a, b) for a, b in months] == [
+    assert pool.used_by_month(months) == [
         float(pool.occupancy[a:b].sum()) for a, b in months]
 
 
@@ -131,3 +131,75 @@ def test_the_first_time_free_equals_searching_every_hour(
     ctx = _Pools(pools, hours)
     assert _first_time_free(ctx, "H100", True, gpus, start, work) == plain_first_time_free(  # type: ignore[arg-type]
         ctx.free_profile("H100", True), gpus, start, work)
+
+
+@settings(max_examples=150, deadline=None)
+@given(capacities=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60),
+                                     st.integers(0, 8)), min_size=0, max_size=3),
+       gpus=st.integers(0, 12), start=st.floats(0, 70 * SECONDS_PER_HOUR),
+       work=st.floats(0, 40 * SECONDS_PER_HOUR))
+def test_the_first_time_free_of_untouched_shared_pools_equals_searching_every_hour(
+        capacities: list[tuple[int, int, int]], gpus: int, start: float, work: float) -> None:
+    """Pools nothing took from, with read-only (shared) capacity: the memoized runs of short
+    hours give what the hour-by-hour search gives, asked twice (cold, then from the memo)."""
+    from costsim.sim.phase_runs import _first_time_free
+
+    hours = 60
+    pools = []
+    for a, b, n in capacities:
+        capacity = np.zeros(hours)
+        capacity[min(a, b):max(a, b)] = n
+        capacity.flags.writeable = False
+        pools.append(BoundedPool(key="owned:0", gpu="H100", owned=True, capacity=capacity))
+    ctx = _Pools(pools, hours)
+    want = plain_first_time_free(ctx.free_profile("H100", True), gpus, start, work)
+    for _ in range(2):
+        assert _first_time_free(ctx, "H100", True, gpus, start, work) == want  # type: ignore[arg-type]
+
+
+def test_short_runs_are_not_used_once_a_pool_was_taken_from() -> None:
+    from costsim.sim.occupancy import short_runs
+
+    capacity = np.full(10, 4.0)
+    capacity.flags.writeable = False
+    pool = BoundedPool(key="owned:0", gpu="H100", owned=True, capacity=capacity)
+    assert short_runs([pool], 4, 10) == ([], [])
+    pool.take("train", 2, np.full(3, 1.0))
+    assert short_runs([pool], 4, 10) is None  # the memo would say there is room
+
+
+def test_capacity_sums_are_memoized_for_read_only_arrays_only() -> None:
+    from costsim.sim.occupancy import capacity_sums
+
+    months = ((0, 3), (3, 7), (7, 10))
+    capacity = np.arange(10, dtype=np.float64) / 3
+    want = (float(capacity.sum()), tuple(float(capacity[a:b].sum()) for a, b in months))
+    assert capacity_sums(capacity, months) == want
+    capacity[0] = 100.0  # writeable: summed anew
+    assert capacity_sums(capacity, months)[0] == float(capacity.sum())
+    capacity.flags.writeable = False
+    first = capacity_sums(capacity, months)
+    assert capacity_sums(capacity, months) == first
+    assert capacity_sums(capacity, ((0, 10),))[1] == (float(capacity.sum()),)  # other months
+    other = capacity * 2  # another array: its own sums
+    other.flags.writeable = False
+    assert capacity_sums(other, months)[0] == float(other.sum())
+
+
+def test_a_pools_month_sums_follow_every_take() -> None:
+    """The use sums a pool keeps are forgotten on each take; a phase that alone took from the
+    pool shares the overall sums (its use equals the occupancy bit for bit)."""
+    months = [(0, 4), (4, 9), (9, 12)]
+    pool = BoundedPool(key="commitment:0", gpu="H100", owned=False,
+                       capacity=np.full(12, 3.0))
+    pool.take("a", 2, np.full(5, 0.7))
+    assert pool.used_by_month(months, "a") == pool.used_by_month(months) == [
+        float(pool.occupancy[a:b].sum()) for a, b in months]
+    before = pool.used_total()
+    pool.take("b", 8, np.full(4, 1.1))
+    assert pool.used_total() == float(pool.occupancy.sum()) != before
+    for phase in (None, "a", "b"):
+        use = pool.occupancy if phase is None else pool.by_phase[phase]
+        assert pool.used_by_month(months, phase) == [float(use[a:b].sum()) for a, b in months]
+    assert pool.used_gpu_s_by_month(months, "b") == [
+        float(pool.by_phase["b"][a:b].sum()) * SECONDS_PER_HOUR for a, b in months]
