@@ -33,8 +33,10 @@ from costsim.report.plot.layout import (
     Placed,
     PlacedPanel,
     Reach,
+    Ticks,
     corner,
     place,
+    x_tick_label_extent,
 )
 from costsim.report.plot.png import to_png
 from costsim.report.plot.scene import Circle, Path, Point, Rect, Scene, Text
@@ -272,18 +274,13 @@ class _Painter:
                 self.text(x, y1 + TICK + TICK_PAD, label, axis.tick_pt, ha="center", va="top",
                           bold=bold)
         if axis.label:
-            from costsim.report.plot.layout import x_tick_label_extent
-
             depth = (x_tick_label_extent(axis, ticks)[0] if placed.panel.show_x_ticks
                      else TICK)
             self.text((x0 + x1) / 2, y1 + depth + LABEL_PAD, axis.label, axis.tick_pt,
                       ha="center", va="top", color=axis.label_color)
 
-    def y_axis(self, placed: PlacedPanel, frame: _Frame, ticks: object, edge: float,
+    def y_axis(self, placed: PlacedPanel, frame: _Frame, ticks: Ticks, edge: float,
                side: int) -> None:
-        from costsim.report.plot.layout import Ticks
-
-        assert isinstance(ticks, Ticks)
         axis = placed.panel.y if side < 0 else placed.panel.right
         assert axis is not None
         widest = 0.0

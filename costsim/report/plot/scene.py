@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from costsim.report.plot.fonts import measure, px
+from costsim.report.plot.fonts import measure
 
 Point = tuple[float, float]
 
@@ -114,8 +114,3 @@ class Scene:
     @property
     def texts(self) -> list[Text]:
         return [s for s in self.shapes if isinstance(s, Text) and s.text.strip()]
-
-
-def pt(points: float) -> float:
-    """Points in scene pixels."""
-    return px(points)
