@@ -292,8 +292,10 @@ class RunContext:
                                hours)
 
     def book_rental_hourly(self, phase: str, pool: RentalPool, h0: int, gpu_hours: FloatArray,
-                           category: Category = Category.COMPUTE) -> None:
-        """Book GPU-hours held hour by hour on a rental pool, priced in their month."""
+                           category: Category = Category.COMPUTE,
+                           total: float | None = None) -> None:
+        """Book GPU-hours held hour by hour on a rental pool, priced in their month
+        (``total``: ``float(gpu_hours.sum())`` where the caller has it)."""
         end = min(self.hours, h0 + len(gpu_hours))
         if end <= h0:
             return
@@ -303,7 +305,9 @@ class RunContext:
         key = line_key(phase, pool.name, pool.gpu, pool.option.value, category,
                        Component.GPU_INSTANCE)
         self._book_by_month(key, pool, per_month)
-        self._paid(pool, float(held.sum()))
+        # the caller's sum is of the same array where nothing was cut off
+        self._paid(pool, total if total is not None and held.size == gpu_hours.size
+                   else float(held.sum()))
         self._on_demand_hourly(key, pool, h0, held)
 
     def book_rental_jobs(self, phase: str, pool: RentalPool, starts_s: FloatArray,

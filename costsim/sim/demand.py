@@ -12,6 +12,7 @@ histogram is exact for what sizing needs, the GPU-hours above any whole-GPU comm
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -232,5 +233,19 @@ def _histogram(gpu: str, replications: int, binned: _Binned, idle: int) -> Deman
             hours = [hours[0] + idle, *hours[1:]]
         else:
             levels, hours, gpu_hours = [0, *levels], [idle, *hours], [at_zero, *gpu_hours]
-    return DemandHistogram(gpu=gpu, replications=replications, levels=tuple(levels),
-                           hours=tuple(hours), gpu_hours=tuple(gpu_hours))
+    # ``DemandHistogram(gpu=..., ...)`` through its slots (the frozen dataclass's generated
+    # ``__init__`` sets each field by ``object.__setattr__``; a replication makes ~3)
+    histogram: DemandHistogram = _NEW(DemandHistogram)
+    set_gpu, set_replications, set_levels, set_hours, set_gpu_hours = _SET_HISTOGRAM
+    set_gpu(histogram, gpu)
+    set_replications(histogram, replications)
+    set_levels(histogram, tuple(levels))
+    set_hours(histogram, tuple(hours))
+    set_gpu_hours(histogram, tuple(gpu_hours))
+    return histogram
+
+
+_NEW = object.__new__
+# the slots' setters in field order (unpacked as five by _histogram: a field added fails there)
+_SET_HISTOGRAM = tuple(DemandHistogram.__dict__[field.name].__set__
+                       for field in dataclasses.fields(DemandHistogram))

@@ -448,11 +448,13 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
                 share = np.divide(got, gpus, out=np.ones_like(gpus), where=gpus > 0)
                 served_hourly = served_hourly * share
         missing_gpu_hours = 0.0
+        gpus_sum = float(gpus.sum())
         if pool is not None:
             spot = _serve_on_spot(ctx, phase.name, pool, src.fallback, h0, entry, entry_rates,
                                   counts, rented, tput)
             if spot is None:  # no reclaims: nothing missing, nothing lost
-                _book_replicas(ctx, phase.name, pool, h0, rented, entry.gpus_per_replica)
+                _book_replicas(ctx, phase.name, pool, h0, rented, entry.gpus_per_replica,
+                               gpus_sum if rented is gpus else None)
             else:
                 _book_replicas(ctx, phase.name, pool, h0, rented - spot.missing_gpus,
                                entry.gpus_per_replica)
@@ -468,7 +470,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         # whole replica counts (in float64: exact below 2^53) in any order (the first
         # entry's array is not written to)
         fleet_total = counts if fleet_total is None else fleet_total + counts
-        ctx.used_gpu_hours += float(gpus.sum()) - missing_gpu_hours
+        ctx.used_gpu_hours += gpus_sum - missing_gpu_hours
     if fleet_total is None:
         fleet_total = np.zeros(hours)
     ctx.serving.append(ServingRecord(
@@ -519,10 +521,12 @@ def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: Rent
 
 
 def _book_replicas(ctx: RunContext, phase: str, pool: RentalPool, h0: int, gpus: np.ndarray,
-                   gpus_per_replica: int) -> None:
-    """Rented replicas sit on whole instances: each replica's GPUs round up to instances."""
+                   gpus_per_replica: int, gpus_sum: float | None = None) -> None:
+    """Rented replicas sit on whole instances: each replica's GPUs round up to instances
+    (``gpus_sum``: ``float(gpus.sum())`` where the caller has it)."""
     ctx.record_demand(pool.gpu, h0, gpus)
     per_replica = pool.gpus_paid_for(gpus_per_replica)
-    paid = (gpus if gpus_per_replica == per_replica == 1
-            else gpus / gpus_per_replica * per_replica)
-    ctx.book_rental_hourly(phase, pool, h0, paid)
+    if gpus_per_replica == per_replica == 1:
+        ctx.book_rental_hourly(phase, pool, h0, gpus, total=gpus_sum)
+    else:
+        ctx.book_rental_hourly(phase, pool, h0, gpus / gpus_per_replica * per_replica)

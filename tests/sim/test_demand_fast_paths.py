@@ -3,6 +3,8 @@ computations give: the references below are the computations they replaced."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -88,3 +90,16 @@ def test_a_window_holding_the_whole_span_reuses_its_bins_with_its_own_idle_hours
     whole, part = DemandHistogram.from_hourly_and_window("L4", array, window)
     assert whole == plain_histogram("L4", array)
     assert part == plain_histogram("L4", array[window[0]:window[1]])
+
+
+def test_a_histogram_built_through_its_slots_is_the_constructors() -> None:
+    from costsim.sim.demand import _histogram
+
+    built = _histogram("L4", 2, ([1, 3], [5, 2], [4.5, 5.25], 0.0), 7)
+    made = DemandHistogram(gpu="L4", replications=2, levels=(0, 1, 3), hours=(7, 5, 2),
+                           gpu_hours=(0.0, 4.5, 5.25))
+    assert built == made
+    assert hash(built) == hash(made)
+    assert repr(built) == repr(made)
+    assert [getattr(built, f.name) for f in dataclasses.fields(DemandHistogram)] == [
+        getattr(made, f.name) for f in dataclasses.fields(DemandHistogram)]
