@@ -134,9 +134,11 @@ class JobsSpec:
 _JOBS_KEPT = 1024
 
 
-@functools.lru_cache(maxsize=_JOBS_KEPT)
-def rented_jobs(spec: JobsSpec, arrivals: StreamKey, sizes: StreamKey) -> RentedJobs:
-    """The phase's jobs from the streams ``arrivals`` and ``sizes`` (memoized by value)."""
+def _drawn(spec: JobsSpec, arrivals: StreamKey, sizes: StreamKey
+           ) -> tuple[FloatArray, float, FloatArray, FloatArray]:
+    """The phase's jobs as the streams draw them: arrival times, the GPU-hours they use, the
+    time each holds its instance (start-up included) and when each starts (queued behind
+    ``max_concurrent_jobs``)."""
     start, end = spec.start_s, spec.start_s + spec.duration_s
     arrived = poisson_arrivals(named_rng_of(arrivals), spec.rate_per_s, start, end)
     run_s = job_run_s(spec.gpu_hours, named_rng_of(sizes), arrived.size, spec.gpus,
@@ -145,6 +147,13 @@ def rented_jobs(spec: JobsSpec, arrivals: StreamKey, sizes: StreamKey) -> Rented
     held_s = run_s + spec.startup_s
     starts = (arrived if spec.max_concurrent_jobs is None
               else queued_starts(arrived, held_s, spec.max_concurrent_jobs))
+    return arrived, used, held_s, starts
+
+
+@functools.lru_cache(maxsize=_JOBS_KEPT)
+def rented_jobs(spec: JobsSpec, arrivals: StreamKey, sizes: StreamKey) -> RentedJobs:
+    """The phase's jobs from the streams ``arrivals`` and ``sizes`` (memoized by value)."""
+    arrived, used, held_s, starts = _drawn(spec, arrivals, sizes)
     booking = None
     if starts.size:
         _, month_hours, by_hour = hour_grid(spec.calendar)
@@ -153,7 +162,8 @@ def rented_jobs(spec: JobsSpec, arrivals: StreamKey, sizes: StreamKey) -> Rented
     finish_s = starts + held_s
     return RentedJobs(used_gpu_hours=used, booking=booking,
                       waits=WaitHistogram.of(starts - arrived),
-                      end_s=max(end, float(finish_s.max(initial=start))))
+                      end_s=max(spec.start_s + spec.duration_s,
+                                float(finish_s.max(initial=spec.start_s))))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,14 +206,7 @@ def spot_jobs(spec: SpotJobsSpec, arrivals: StreamKey, sizes: StreamKey,
     (memoized by value): what the runner draws and books job by job batch
     (``phase_runs._book_elastic_jobs``), the same arrays in the same order."""
     jobs = spec.jobs
-    start, end = jobs.start_s, jobs.start_s + jobs.duration_s
-    arrived = poisson_arrivals(named_rng_of(arrivals), jobs.rate_per_s, start, end)
-    run_s = job_run_s(jobs.gpu_hours, named_rng_of(sizes), arrived.size, jobs.gpus,
-                      jobs.throughput_error)
-    used = float(run_s.sum()) * jobs.gpus / SECONDS_PER_HOUR
-    held_s = run_s + jobs.startup_s
-    starts = (arrived if jobs.max_concurrent_jobs is None
-              else queued_starts(arrived, held_s, jobs.max_concurrent_jobs))
+    arrived, used, held_s, starts = _drawn(jobs, arrivals, sizes)
     _, month_hours, by_hour = hour_grid(jobs.calendar)
 
     def booking(starts_s: FloatArray, run: FloatArray, paid_gpus: int,
@@ -231,4 +234,5 @@ def spot_jobs(spec: SpotJobsSpec, arrivals: StreamKey, sizes: StreamKey,
         finish_s = final + held_s
     return SpotJobs(used_gpu_hours=used, lost=lost, spot=spot, fallback=fallback,
                     waits=WaitHistogram.of(starts - arrived),
-                    end_s=max(end, float(finish_s.max(initial=start))))
+                    end_s=max(jobs.start_s + jobs.duration_s,
+                              float(finish_s.max(initial=jobs.start_s))))
