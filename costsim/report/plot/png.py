@@ -102,31 +102,29 @@ class _Painter:
 
     def text(self, text: Text) -> None:
         s = self.scale
-        box = measure(text.text, text.size_pt, text.bold)
-        left, baseline = text.first_baseline()
         face = font(px(text.size_pt, s), text.bold)
-        anchor_x = {"left": left, "center": 0.0, "right": 0.0}[text.ha]
         if text.box is not None and not text.rotation:
-            top = text.y + baseline - box.ascent
-            self.draw.rectangle(((text.x + left - 2) * s, (top - 1) * s,
-                                 (text.x + left + box.width + 2) * s,
-                                 (top + box.height + 1) * s), fill=_rgba(text.box, 0.8))
+            x0, y0, x1, y1 = text.backing()
+            self.draw.rectangle(((text.x + x0) * s, (text.y + y0) * s, (text.x + x1) * s,
+                                 (text.y + y1) * s), fill=_rgba(text.box, 0.8))
         anchor = ANCHOR_X[text.ha] + "s"
         color = _rgba(text.color)
         if not text.rotation:
-            for index, line in enumerate(box.lines):
-                where = ((text.x + anchor_x) * s, (text.y + baseline + index * box.pitch) * s)
-                self.draw.text(where, line, font=face, fill=color, anchor=anchor)
+            for line, dx, dy in text.lines():
+                self.draw.text(((text.x + dx) * s, (text.y + dy) * s), line, font=face,
+                               fill=color, anchor=anchor)
             return
         # rotated: the text drawn on a tile just its size, the tile rotated (expanding to hold
         # it) and pasted through its own coverage as the mask, its anchor on the text's anchor
+        box = measure(text.text, text.size_pt, text.bold)
+        left, baseline = text.first_baseline()
         width, height = math.ceil(box.width * s) + 4, math.ceil(box.height * s) + 4
         tile = Image.new("L", (width, height), 0)
         pen = ImageDraw.Draw(tile)
         origin = (2 - left * s, 2 - (baseline - box.ascent) * s)  # the anchor on the tile
-        for index, line in enumerate(box.lines):
-            where = (origin[0] + anchor_x * s, origin[1] + (baseline + index * box.pitch) * s)
-            pen.text(where, line, font=face, fill=255, anchor=anchor)
+        for line, dx, dy in text.lines():
+            pen.text((origin[0] + dx * s, origin[1] + dy * s), line, font=face, fill=255,
+                     anchor=anchor)
         if text.rotation == 90:
             turned = tile.transpose(Image.Transpose.ROTATE_90)
         else:

@@ -77,6 +77,22 @@ class Text:
                "baseline": -box.ascent}[self.va]
         return left, top + box.ascent
 
+    def lines(self) -> list[tuple[str, float, float]]:
+        """Each line with its anchor point relative to the text's anchor: the x of its ``ha``
+        point (left edge, centre or right edge) and the y of its baseline."""
+        box = measure(self.text, self.size_pt, self.bold)
+        left, baseline = self.first_baseline()
+        x = left if self.ha == "left" else 0.0
+        return [(line, x, baseline + index * box.pitch) for index, line in enumerate(box.lines)]
+
+    def backing(self) -> tuple[float, float, float, float]:
+        """The rectangle drawn behind the text when it has a ``box`` (its measured extent, 2 px
+        more left and right, 1 px above and below), relative to the text's anchor."""
+        box = measure(self.text, self.size_pt, self.bold)
+        left, baseline = self.first_baseline()
+        top = baseline - box.ascent
+        return left - 2, top - 1, left + box.width + 2, top + box.height + 1
+
     def corners(self) -> list[Point]:
         """The four corners of the text's box, rotated, in scene pixels."""
         box = measure(self.text, self.size_pt, self.bold)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from costsim.report.plot.fonts import DPI, measure, px
+from costsim.report.plot.fonts import DPI, px
 from costsim.report.plot.scene import Circle, Path, Rect, Scene, Text
 
 # DejaVu Sans measures every text; Bitstream Vera Sans is the face it extends (same widths),
@@ -57,21 +57,18 @@ def _circle(circle: Circle) -> str:
 
 
 def _text(text: Text) -> str:
-    left, baseline = text.first_baseline()
-    box = measure(text.text, text.size_pt, text.bold)
     parts = []
     if text.box is not None:
-        top = text.y + baseline - box.ascent
-        parts.append(f'<rect x="{_n(text.x + left - 2)}" y="{_n(top - 1)}" '
-                     f'width="{_n(box.width + 4)}" height="{_n(box.height + 2)}" '
+        x0, y0, x1, y1 = text.backing()
+        parts.append(f'<rect x="{_n(text.x + x0)}" y="{_n(text.y + y0)}" '
+                     f'width="{_n(x1 - x0)}" height="{_n(y1 - y0)}" '
                      f'fill="{text.box}" fill-opacity="0.8"/>')
     weight = ' font-weight="bold"' if text.bold else ""
-    x = text.x + {"left": left, "center": 0.0, "right": 0.0}[text.ha]
-    for index, line in enumerate(box.lines):
+    for line, dx, dy in text.lines():
         if not line:
             continue
-        y = text.y + baseline + index * box.pitch
-        parts.append(f'<text x="{_n(x)}" y="{_n(y)}" font-size="{_n(px(text.size_pt))}"'
+        parts.append(f'<text x="{_n(text.x + dx)}" y="{_n(text.y + dy)}" '
+                     f'font-size="{_n(px(text.size_pt))}"'
                      f'{weight} fill="{text.color}" text-anchor="{ANCHORS[text.ha]}">'
                      f'{escape(line)}</text>')
     body = "".join(parts)
