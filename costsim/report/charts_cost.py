@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from costsim.domain.currency import USD, Currency
 from costsim.report.plot.figure import Entry, Marker, Panel, Place
 from costsim.report.plot.style import (
-    RECOMMENDED_EDGE,
-    RECOMMENDED_EDGE_PT,
     Chart,
     budget_line,
     month_ticks,
     names_width_in,
     new_figure,
+    plan_bars,
     plan_colors,
     plan_label,
     plan_ticks,
@@ -94,12 +93,8 @@ def cost_by_plan(run: RunResult, recommended: str | None = None,
     stats = [p.cost_usd for p in plans if p.cost_usd is not None]
     means = [s.mean for s in stats]
     highs = [max(s.mean, s.p90) for s in stats]
-    panel.hbars(range(len(plans)), means, [colors[n] for n in names],
-                edges=[RECOMMENDED_EDGE if n == chosen else None for n in names],
-                edge_width_pt=RECOMMENDED_EDGE_PT,
-                errors=[(min(s.p10, s.mean), max(s.p90, s.mean)) for s in stats])
-    plan_ticks(panel.y, names, chosen)
-    panel.y.inverted = True
+    plan_bars(panel, names, means, colors, chosen,
+              errors=[(min(s.p10, s.mean), max(s.p90, s.mean)) for s in stats])
     money = run.scenario.currency  # labels in the display currency (the data stay USD)
     for y, mean, right in zip(range(len(plans)), means, highs, strict=True):
         panel.label(right, y, usd(mean, money), dx_pt=6)
@@ -129,11 +124,7 @@ def cost_per_training_run(run: RunResult) -> Chart | None:
     figure = new_figure(names_width_in(names), 1.9 + 0.5 * len(plans))
     (panel,) = figure.add_panels()
     values = [p.cost_per_training_run_usd or 0.0 for p in plans]
-    panel.hbars(range(len(plans)), values, [colors[n] for n in names],
-                edges=[RECOMMENDED_EDGE if n == chosen else None for n in names],
-                edge_width_pt=RECOMMENDED_EDGE_PT)
-    plan_ticks(panel.y, names, chosen)
-    panel.y.inverted = True
+    plan_bars(panel, names, values, colors, chosen)
     money = run.scenario.currency  # labels in the display currency (the data stay USD)
     for y, value in enumerate(values):
         label = usd(value, money) if value > 0 else (

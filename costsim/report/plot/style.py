@@ -3,7 +3,7 @@ recommended plan's star, money, percentages and months on an axis, the budget li
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -68,6 +68,18 @@ def plan_ticks(axis: Axis, names: Sequence[str], recommended: str | None) -> Non
     axis.set_ticks(range(len(names)), [tick_label(n, recommended) for n in names])
     if recommended is not None:
         axis.bold_labels = frozenset({tick_label(recommended, recommended)})
+
+
+def plan_bars(panel: Panel, names: Sequence[str], values: Sequence[float],
+              colors: Mapping[str, str], recommended: str | None, *,
+              errors: Sequence[tuple[float, float]] = ()) -> None:
+    """One horizontal bar per plan, in ``names``' order from the top, in each plan's colour;
+    the recommended plan's bar outlined and its name starred and bold (:func:`plan_ticks`)."""
+    panel.hbars(range(len(names)), values, [colors[n] for n in names],
+                edges=[RECOMMENDED_EDGE if n == recommended else None for n in names],
+                edge_width_pt=RECOMMENDED_EDGE_PT, errors=errors)
+    plan_ticks(panel.y, names, recommended)
+    panel.y.inverted = True
 
 
 def names_width_in(names: Iterable[str], base_in: float = 9.0) -> float:
