@@ -11,6 +11,8 @@ from costsim.catalog.models import load_architecture_file
 from costsim.catalog.perf_defaults import perf_defaults
 from costsim.domain.architecture import Architecture
 from costsim.domain.performance import PerfDefaults
+from costsim.domain.precision import Dtype
+from costsim.domain.workload import ParallelLayout, Task, TrainingSetup
 from costsim.perf.train_estimate import TrainingEstimate
 
 ARCH_DIR = Path(__file__).parents[1] / "data" / "architectures"
@@ -20,6 +22,12 @@ ARCH_DIR = Path(__file__).parents[1] / "data" / "architectures"
 def defaults() -> PerfDefaults:
     """The shipped performance defaults (costsim/data/perf_*.csv)."""
     return perf_defaults()
+
+
+# The training setup the layout-search tests start from: bf16, 4,096 tokens, the layout left to
+# the search (tests/perf/test_train_estimate.py, test_train_memo.py).
+SEARCH_SETUP = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16, layout=ParallelLayout(),
+                             seq_len=4096)
 
 
 def arch(name: str) -> Architecture:

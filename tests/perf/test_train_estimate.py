@@ -21,10 +21,9 @@ from costsim.perf.train_estimate import (
     score_options,
 )
 from costsim.units import SECONDS_PER_HOUR
-from tests.perf.conftest import arch
+from tests.perf.conftest import SEARCH_SETUP, arch
 
-BASE = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16, layout=ParallelLayout(),
-                     seq_len=4096)
+BASE = SEARCH_SETUP
 
 
 def test_search_returns_the_fastest_fitting_layout(defaults: PerfDefaults) -> None:

@@ -12,13 +12,10 @@ from hypothesis import strategies as st
 
 from costsim.catalog.gpus import get_gpu
 from costsim.domain.performance import PerfDefaults
-from costsim.domain.precision import Dtype
 from costsim.domain.workload import (
     ParallelLayout,
     Recompute,
-    Task,
     TrainingFramework,
-    TrainingSetup,
 )
 from costsim.memory.estimate import estimate_training
 from costsim.perf import train_estimate
@@ -29,10 +26,9 @@ from costsim.perf.train_estimate import (
     estimate_training_run,
     replica_memory_use,
 )
-from tests.perf.conftest import arch
+from tests.perf.conftest import SEARCH_SETUP, arch
 
-BASE = TrainingSetup(task=Task.TRAIN, precision=Dtype.BF16, layout=ParallelLayout(),
-                     seq_len=4096)
+BASE = SEARCH_SETUP
 
 
 def _clear() -> None:
