@@ -1,7 +1,7 @@
 """Check the all-in loss through the simulator: each published run as a one-phase scenario.
 
 Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv
-(A01-A53) becomes a scenario with one training phase — the run's model, GPU type and count,
+(A01-A32) becomes a scenario with one training phase — the run's model, GPU type and count,
 tokens, sequence length, global batch and precision, its published layout where the source
 gives the whole of it (tensor, pipeline and ZeRO degrees; otherwise the simulator searches the
 fastest layout as for any user) — and one on-demand plan. ``costsim run`` simulates it, and the
@@ -32,7 +32,6 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -62,10 +61,6 @@ STACK_HINTS = True
 # Compare each figure with what it measures (FIGURE_BASIS_RULE); False: every figure as all-in,
 # as before issue 18's third round (the "before" column of docs/performance.md).
 FIGURE_BASES = True
-# Leave the rows that MFU_SCREEN_RULE flags out of the check tallies (and, in
-# scripts/fit_allin_loss.py, out of the loss fit); False: every row counted, as before issue 18's
-# fourth training round's screen (docs/performance.md shows the results both ways).
-SCREEN = True
 
 
 # What a user would state about each run's training code, read off the row's own ``framework``
@@ -74,18 +69,11 @@ SCREEN = True
 # the source date is its ``framework_year`` (the code's era). Fixed 2026-12-01 for issue 18
 # item 2 before the check was rerun; tests/perf/test_allin_check.py checks every row's outcome.
 STACK_HINT_RULE = (
-    "framework: 'torch.compile' or 'C/CUDA' (a hand-fused single-node loop) -> torch-compile; "
-    "'Trainer' -> hf-trainer; 'FSDP' without "
+    "framework: 'torch.compile' -> torch-compile; 'Trainer' -> hf-trainer; 'FSDP' without "
     "'llm-foundry' -> pytorch-fsdp; 'DeepSpeed' -> deepspeed; anything else (Megatron, "
     "llm-foundry, nanotron, Gigatron, not published) -> megatron-lm, the default; "
     "framework_year: the year of source_date")
-# 'C/CUDA' (issue 18, fourth training round): a loop of hand-written fused CUDA kernels with a
-# fused attention kernel on one node is the class the torch-compile factor measures (fused
-# elementwise work, FlashAttention-class attention, no TP/PP), by construction rather than by a
-# compiler; the first held-out rating (docs/performance.md) found such runs 1.45x faster than
-# the Megatron-class default the old rule gave them.
-_HINTS = (("torch.compile", "torch-compile"), ("c/cuda", "torch-compile"),
-          ("trainer", "hf-trainer"),
+_HINTS = (("torch.compile", "torch-compile"), ("trainer", "hf-trainer"),
           ("fsdp", "pytorch-fsdp"), ("deepspeed", "deepspeed"))
 
 
@@ -126,97 +114,6 @@ def figure_basis(row: dict[str, str]) -> str:
     return basis
 
 
-# A data-validity screen (issue 18, fourth training round), applied to every published row
-# alike (fit and check half, old and new). WRITTEN AFTER SEEING ROWS FAIL: MobileLLM's README
-# figures (A49-A53) fell outside every band and imply more MFU than any stack the model knows;
-# the rule and its margin were fixed (this commit) before the per-row ratios were computed, and
-# it is applied to whatever it flags. Why it is a physical bound: a published GPU-hour figure
-# taken as steady time with no loss at all gives the *least* MFU the run must have sustained
-# (every fault, restart, idle hour or non-training step would make the real steady MFU higher),
-# so a figure whose least MFU exceeds what the fastest stack could reach on that GPU, width,
-# sequence, batch and precision cannot be a wall time for the stated work.
-# The margin is the model's own error on steady throughput (throughput_error_sigma, 0.111 =
-# ln(1.2)/1.645, fixed on the validation rows long before these runs were seen) at a one-sided
-# normal quantile that keeps the chance of excluding *any* genuine row at 5 % over all the rows
-# screened (Bonferroni: z = Phi^-1(1 - 0.05 / n); n = 53 rows: z = 3.11, margin x1.41).
-MFU_SCREEN_RULE = (
-    "a published run whose GPU-hours, taken as steady time with no loss at all, imply an MFU "
-    "above the steady MFU the model predicts for the fastest stack class it knows "
-    "(torch-compile) on the run's GPU type and count, model, sequence, batch and precision, "
-    "times exp(z x throughput_error_sigma) with z = Phi^-1(1 - 0.05 / n) over the n rows "
-    "screened, cannot be a wall time for the stated work: it stays in the data file, is "
-    "printed with its implied MFU and ceiling, and is left out of the loss fit and reported "
-    "apart from the check tallies")
-SCREEN_FAMILY_ALPHA = 0.05
-# The `framework` text whose stack hint (STACK_HINT_RULE) is the torch-compile class.
-CEILING_FRAMEWORK_TEXT = "torch.compile"
-
-
-def screen_margin(rows_screened: int, error_sigma: float) -> float:
-    """exp(z σ) with z the one-sided normal quantile at SCREEN_FAMILY_ALPHA / rows_screened."""
-    z = NormalDist().inv_cdf(1 - SCREEN_FAMILY_ALPHA / rows_screened)
-    return math.exp(z * error_sigma)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MfuScreen:
-    """One row under MFU_SCREEN_RULE."""
-
-    run_id: str
-    implied_mfu: float  # the least steady MFU its published GPU-hours imply (no loss at all)
-    ceiling_mfu: float  # the model's steady MFU for the fastest stack class it knows
-    margin: float
-
-    @property
-    def limit_mfu(self) -> float:
-        """The ceiling times the margin."""
-        return self.ceiling_mfu * self.margin
-
-    @property
-    def flagged(self) -> bool:
-        """The figure cannot be a wall time for the stated work."""
-        return self.implied_mfu > self.limit_mfu
-
-
-def mfu_screen(rows: Sequence[dict[str, str]], margin: float | None = None
-               ) -> dict[str, MfuScreen]:
-    """Run id -> the row under MFU_SCREEN_RULE (the margin from the shipped
-    throughput_error_sigma and len(rows) unless given). MFU x steady time is the model FLOPs
-    over the GPUs' peak whatever the stack, so the implied MFU is the ceiling's MFU scaled by
-    its steady GPU-hours over the published ones."""
-    from costsim.catalog.gpus import get_gpu
-    from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
-    from costsim.cli.scenario_names import load_scenario_file
-    from costsim.domain.phases import TrainingPhase
-    from costsim.sim.prepare import training_estimate
-    from costsim.units import SECONDS_PER_HOUR
-
-    if margin is None:
-        margin = screen_margin(len(rows), allin_loss_defaults().throughput_error_sigma)
-    defaults = perf_defaults()
-    out = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for row in rows:
-            fastest = {**row, "framework": CEILING_FRAMEWORK_TEXT}
-            scenario = load_scenario_file(write_scenario(fastest, Path(folder))).scenario
-            gpus = int(row["gpus"])
-            phase = scenario.phases[0]
-            assert isinstance(phase, TrainingPhase)  # scenario_mapping writes one training phase
-            est = training_estimate(scenario, phase, get_gpu(row["gpu"]), gpus, defaults)
-            steady_gpu_hours = est.goodput.steady_wall_time_s * gpus / SECONDS_PER_HOUR
-            implied = est.step.mfu * steady_gpu_hours / float(row["published_gpu_hours"])
-            out[row["id"]] = MfuScreen(run_id=row["id"], implied_mfu=implied,
-                                       ceiling_mfu=est.step.mfu, margin=margin)
-    return out
-
-
-def screened_out(rows: Sequence[dict[str, str]]) -> frozenset[str]:
-    """The ids MFU_SCREEN_RULE flags (none when SCREEN is off)."""
-    if not SCREEN:
-        return frozenset()
-    return frozenset(i for i, s in mfu_screen(rows).items() if s.flagged)
-
-
 # The held-out runs (issue 18 item 4): reserved sources, kept outside costsim/data and tests/data;
 # checked once, at the end, with the same thresholds (``--heldout``).
 HELDOUT_DIR = Path(__file__).resolve().parents[1] / "validation" / "heldout"
@@ -241,8 +138,7 @@ def heldout_runs(folder: Path = HELDOUT_DIR) -> list[dict[str, str]]:
 
 
 def published_runs() -> list[dict[str, str]]:
-    """The published runs (A01-A53; A33-A53 are the two held-out sets' runs, rated and
-    then seen) with their scale class, in id order."""
+    """The published runs (A01-A32) with their scale class, in id order."""
     rows = []
     for row in read_rows(ALLIN_CSV):
         days = float(row["published_gpu_hours"]) / int(row["gpus"]) / 24
@@ -393,9 +289,8 @@ def _num(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-# The band of every run before issue 18's fourth training round (main at 91fd3d7's model and
-# loss defaults, on all 53 runs; 400 replications, seed 20261201, in-process), printed beside
-# today's as before -> after.
+# The band of every run before issue 18's third round (main at 8c31d1a: stack hints, every
+# figure as all-in; 400 replications, seed 20261201), printed beside today's as before -> after.
 BEFORE_CSV = ROOT / "tests" / "data" / "allin_check_before.csv"
 
 
@@ -444,15 +339,10 @@ def cells(results: Sequence[SimulatedRun],
     return lines
 
 
-def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = None,
-            screen: dict[str, MfuScreen] | None = None) -> str:
+def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = None) -> str:
     """Coverage per half and per scale class, median P90/P10 and the misses (before -> after
-    where the runs' earlier bands are recorded); the runs ``screen`` flags (MFU_SCREEN_RULE)
-    are left out of every tally and the median, and listed apart with their implied MFU."""
+    where the runs' earlier bands are recorded)."""
     old = before or {}
-    flagged = {i: s for i, s in (screen or {}).items() if s.flagged}
-    apart = [r for r in results if r.row["id"] in flagged]
-    results = [r for r in results if r.row["id"] not in flagged]
 
     def was(rated: Sequence[SimulatedRun]) -> str:
         # the runs with a recorded band (runs added since have none: the counts differ)
@@ -482,26 +372,7 @@ def summary(results: Sequence[SimulatedRun], before: dict[str, Before] | None = 
         lines.append(f"median P90/P10: {prior}{statistics.median(spreads):.2f}")
     misses = [r.row["id"] for r in results if not r.inside]
     lines.append("outside: " + (", ".join(misses) if misses else "none"))
-    if screen is not None:
-        lines.append("screened out by MFU_SCREEN_RULE (not counted above): " + (", ".join(
-            f"{r.row['id']} (implied MFU {flagged[r.row['id']].implied_mfu:.3f} > ceiling "
-            f"{flagged[r.row['id']].ceiling_mfu:.3f} x {flagged[r.row['id']].margin:.2f}; "
-            f"{'inside' if r.inside else 'outside'})" for r in apart) or "none"))
     return "\n".join(lines)
-
-
-SCREEN_HEADER = ("id", "model", "GPU", "split", "stack hint", "implied MFU", "ceiling MFU",
-                 "implied/ceiling", "limit (x margin)", "flagged")
-
-
-def screen_cells(rows: Sequence[dict[str, str]],
-                 screen: dict[str, MfuScreen]) -> list[tuple[str, ...]]:
-    """One line per row under MFU_SCREEN_RULE."""
-    return [(row["id"], row["model"][:28], row["gpu"], row["split"], stack_hint(row)[0],
-             f"{s.implied_mfu:.3f}", f"{s.ceiling_mfu:.3f}",
-             f"{s.implied_mfu / s.ceiling_mfu:.2f}", f"{s.limit_mfu:.3f}",
-             "FLAGGED" if s.flagged else "no")
-            for row in rows for s in (screen[row["id"]],)]
 
 
 def _table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> str:
@@ -528,11 +399,6 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
                         help="with --heldout: the held-out folder to read (its "
                              "training_runs.csv and architectures/; default "
                              f"{HELDOUT_DIR.relative_to(ROOT)})")
-    parser.add_argument("--screen", action="store_true",
-                        help="print every run under MFU_SCREEN_RULE (implied MFU, ceiling, "
-                             "limit) and exit")
-    parser.add_argument("--no-screen", action="store_true",
-                        help="count every run, the ones MFU_SCREEN_RULE flags included")
     args = parser.parse_args(argv)
     if args.heldout_dir is not None and not args.heldout:
         parser.error("--heldout-dir needs --heldout")
@@ -541,14 +407,6 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     every = (heldout_runs(args.heldout_dir or HELDOUT_DIR) if args.heldout
              else published_runs())
     rows = [r for r in every if not args.only or r["id"] in args.only]
-    # the margin's n is every row screened, whichever are simulated (--only)
-    screen = None if args.no_screen or not SCREEN else mfu_screen(every)
-    if args.screen:
-        screen = screen or mfu_screen(every)
-        out(_table(SCREEN_HEADER, screen_cells(rows, screen)))
-        out(f"margin x{next(iter(screen.values())).margin:.3f} over {len(every)} rows; "
-            f"flagged: {', '.join(i for i, v in screen.items() if v.flagged) or 'none'}")
-        return 0
     runner: Runner = run_in_process if args.in_process else run_cli
     results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)
     before = {} if args.heldout else before_bands()
@@ -559,7 +417,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         return 0
     out(_table(HEADER, cells(results, before)))
     out("")
-    out(summary(results, before, screen))
+    out(summary(results, before))
     if args.heldout:
         spreads = [r.spread for r in results if r.spread is not None]
         inside = sum(bool(r.inside) for r in results)

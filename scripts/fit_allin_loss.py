@@ -1,5 +1,5 @@
 """Fit what real runs lose beyond hardware faults, and the steady-state model's error, on the
-fit half of the published runs (A01-A53).
+fit half of the published runs (A01-A32).
 
 Every run of tests/data/published_runs_allin.csv and tests/data/training_runs_published.csv is
 built as the one-phase scenario scripts/allin_check.py simulates, and estimated the way the
@@ -45,13 +45,7 @@ from costsim.domain.performance import AllinLossAssumptions, PerfDefaults
 from costsim.domain.workload import TrainingFramework
 from costsim.perf.allin_loss import AllinLossFit, extra_loss_median, fit_allin_loss
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
-from scripts.allin_check import (
-    STEADY,
-    figure_basis,
-    published_runs,
-    screened_out,
-    write_scenario,
-)
+from scripts.allin_check import STEADY, figure_basis, published_runs, write_scenario
 from scripts.published_table import CHECK, FIT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,22 +111,19 @@ class Calibration:
     fit: AllinLossFit
     loss: AllinLossAssumptions
     runs: tuple[RunRatio, ...]
-    screened: frozenset[str] = frozenset()  # left out by MFU_SCREEN_RULE (scripts/allin_check.py)
 
     @property
     def fit_ids(self) -> tuple[str, ...]:
         """The runs fitted on."""
-        return tuple(r.row["id"] for r in self.runs
-                     if r.row["split"] == FIT and r.row["id"] not in self.screened)
+        return tuple(r.row["id"] for r in self.runs if r.row["split"] == FIT)
 
 
-def calibrate(runs: Sequence[RunRatio], onset_days: float, validation_error_sigma: float,
-              screened: frozenset[str] = frozenset()) -> Calibration:
-    """Fit the loss and the training model's error on the fit half of ``runs``, less the runs
-    ``screened`` (MFU_SCREEN_RULE: figures that cannot be wall times for the stated work); the
-    error is kept at or above ``validation_error_sigma`` (the model's error on its own
-    validation rows: it is not more accurate on runs it was not calibrated on)."""
-    fitted = [r for r in runs if r.row["split"] == FIT and r.row["id"] not in screened]
+def calibrate(runs: Sequence[RunRatio], onset_days: float,
+              validation_error_sigma: float) -> Calibration:
+    """Fit the loss and the training model's error on the fit half of ``runs``; the error is
+    kept at or above ``validation_error_sigma`` (the model's error on its own validation rows:
+    it is not more accurate on runs it was not calibrated on)."""
+    fitted = [r for r in runs if r.row["split"] == FIT]
     fit = fit_allin_loss([r.ratio for r in fitted], [r.steady_wall_time_s for r in fitted],
                          onset_days=onset_days,
                          min_throughput_error_sigma=validation_error_sigma,
@@ -142,7 +133,7 @@ def calibrate(runs: Sequence[RunRatio], onset_days: float, validation_error_sigm
                                 throughput_error_sigma=validation_error_sigma,
                                 extra_loss_onset_days=onset_days,
                                 training_error_sigma=fit.throughput_error_sigma)
-    return Calibration(fit=fit, loss=loss, runs=tuple(runs), screened=screened)
+    return Calibration(fit=fit, loss=loss, runs=tuple(runs))
 
 
 def _value(value: float) -> str:
@@ -211,8 +202,7 @@ def summary(calibration: Calibration) -> str:
             f"training model's error log-sd {fit.throughput_error_sigma:.4f} "
             f"(fitted on {fit.runs} runs, log-likelihood {fit.log_likelihood:.3f}; "
             f"{sum(r.row['split'] == CHECK for r in calibration.runs)} checking runs left for "
-            f"scripts/allin_check.py; screened out by MFU_SCREEN_RULE: "
-            f"{', '.join(sorted(calibration.screened)) or 'none'})")
+            f"scripts/allin_check.py)")
 
 
 _CITED_RUN = re.compile(r"published run (A\d+)")
@@ -258,11 +248,9 @@ def current_calibration() -> Calibration:
     """The fit from today's models and data (what --write would ship): each fit-half run a
     framework factor rests on taken under the factor of the others (held_out_factor_runs)."""
     defaults = perf_defaults()
-    rows = published_runs()
-    runs = held_out_factor_runs(run_ratios(rows, defaults), defaults)
+    runs = held_out_factor_runs(run_ratios(published_runs(), defaults), defaults)
     shipped = allin_loss_defaults()
-    return calibrate(runs, shipped.extra_loss_onset_days, shipped.throughput_error_sigma,
-                     screened_out(rows))
+    return calibrate(runs, shipped.extra_loss_onset_days, shipped.throughput_error_sigma)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,7 @@ import csv
 from pathlib import Path
 
 from costsim.catalog.perf_defaults import perf_defaults
-from scripts.allin_check import ARCH_FOLDER, HELDOUT, heldout_runs, scenario_mapping
+from scripts.allin_check import HELDOUT, heldout_runs, scenario_mapping
 from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV, heldout_serving
 from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row
@@ -18,17 +18,17 @@ HELDOUT_DIR = ROOT / "validation" / "heldout"
 
 
 def test_no_held_out_figure_is_in_the_model_or_test_data() -> None:
-    """Every held-out serving figure (tokens/s) is absent from costsim/data and tests/data: the
-    reserved sources never reached the calibration or the fit/check rows. (The training runs,
-    rated and seen, joined the fit/check rows: test_seen_training_runs_are_copied_and_marked.)"""
+    """Every held-out figure (GPU-hours, tokens/s) is absent from costsim/data and tests/data:
+    the reserved sources never reached the calibration or the fit/check rows."""
+    figures = [row["published_gpu_hours"] for row in heldout_runs()]
     with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
-        figures = [row["figure"] for row in csv.DictReader(handle)]
-    assert len(figures) >= 27
+        figures += [row["figure"] for row in csv.DictReader(handle)]
+    assert len(figures) >= 30
     used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
     # Figures of four digits or fewer (192, 62.5, 6144) also name unrelated things (a GPU count,
     # a memory size); 184320 is also A12's own figure, StableLM-3B's 256 GPUs x 30 days x 24 h.
     distinctive = [f for f in figures if len(f.replace(".", "")) >= 5 and f != "184320"]
-    assert len(distinctive) >= 9
+    assert len(distinctive) >= 15
     assert not [f for f in distinctive if f in used]
 
 
@@ -103,6 +103,10 @@ def test_heldout2_serving_rows_are_in_the_calibration_data_marked_seen() -> None
         assert copy["split_rule"] == SERVING_NEW_SPLIT_RULE
         assert copy["notes"].endswith(row["notes"])
         assert not copy["id"].startswith("HS")
+    # the training runs stayed where they were: not calibration data
+    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
+    hours = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT2_DIR)]
+    assert not [h for h in hours if len(h) >= 5 and h in used]
 
 
 def test_every_heldout2_run_loads_as_a_scenario(tmp_path: Path) -> None:
@@ -116,39 +120,6 @@ def test_every_heldout2_run_loads_as_a_scenario(tmp_path: Path) -> None:
     assert sum(row["scale_class"] == "small" for row in rows) >= 4
     for row in rows:
         check_run_loads(row, HELDOUT2_DIR / "architectures", tmp_path)
-
-
-# --- the seen training runs (issue 18, fourth training round) -------------------------------
-# Both held-out sets' training runs were rated once (heldout 032b9d9: 8/13; heldout2 a9f9fba:
-# 2/8) and then joined tests/data/training_runs_published.csv as A33-A53, halves by that file's
-# rule for added rows, each row's ``seen`` column naming the held-out row it copies.
-SEEN_TRAINING_MARK = "SEEN: "
-SEEN_SAME = ("model", "operator", "operator_kind", "framework", "source_date", "gpu", "gpus",
-             "tokens", "seq_len", "global_batch_seqs", "tp", "pp", "zero", "recompute",
-             "precision", "published_gpu_hours", "published_figure", "includes", "source")
-
-
-def test_seen_training_runs_are_copied_and_marked() -> None:
-    """Each held-out training run appears once among the fit/check rows with its figure, setup
-    and source unchanged, a new A-id, the rule for added rows and its ``seen`` mark; its
-    architecture file is the held-out folder's, copied byte for byte."""
-    from scripts.published_table import TRAINING_CSV, TRAINING_NEW_SPLIT_RULE
-
-    copies = {row["seen"].split(" row ")[1].split(",")[0]: row for row in read_rows(TRAINING_CSV)
-              if row["seen"].startswith(SEEN_TRAINING_MARK)}
-    heldout = heldout_runs() + heldout_runs(HELDOUT2_DIR)
-    assert sorted(copies) == sorted(row["id"] for row in heldout)
-    for row in heldout:
-        copy = copies[row["id"]]
-        assert {k: copy[k] for k in SEEN_SAME} == {k: row[k] for k in SEEN_SAME}, row["id"]
-        assert copy["id"].startswith("A")
-        assert copy["split"] in {"fit", "check"}
-        assert copy["split_rule"] == TRAINING_NEW_SPLIT_RULE
-        assert Path(row[ARCH_FOLDER]).parent.name in copy["seen"]
-        if not row["architecture"].startswith("preset:"):
-            original = Path(row[ARCH_FOLDER]) / row["architecture"]
-            copied = ROOT / "tests" / "data" / "architectures" / copy["architecture"]
-            assert copied.read_bytes() == original.read_bytes(), row["id"]
 
 
 def test_every_heldout2_serving_row_parses_for_the_predictors() -> None:
