@@ -27,9 +27,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from costsim.catalog.perf_defaults import perf_defaults
+from costsim.catalog.serving_datasets import read_serving_rows
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.workload import ServingEngine
-from scripts.published_table import SERVING_CSV, check_serving, read_rows
+from scripts.published_table import SERVING_CSV, check_serving
 
 # engine -> {parameter: candidate values}; the grids span the published orders of magnitude
 # (host time per step 0-3 ms, per sequence 0-200 us, eager issue 0.1-1.2 ms per layer: the
@@ -81,7 +82,7 @@ def loss(rows: Sequence[dict[str, str]], defaults: PerfDefaults) -> float:
 
 def fit(engine: ServingEngine, defaults: PerfDefaults) -> tuple[dict[str, float], float, int]:
     """(best parameters, their loss, rows fitted) for ``engine``."""
-    rows = fit_rows(read_rows(SERVING_CSV), engine)
+    rows = fit_rows(read_serving_rows(SERVING_CSV), engine)
     grid = GRIDS[engine]
     best: tuple[float, dict[str, float]] = (np.inf, {})
     for combo in itertools.product(*grid.values()):
@@ -101,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.engines:
         engine = ServingEngine(name)
         values, value, count = fit(engine, defaults)
-        rows = ", ".join(row["id"] for row in fit_rows(read_rows(SERVING_CSV), engine)
+        rows = ", ".join(row["id"] for row in fit_rows(read_serving_rows(SERVING_CSV), engine)
                          if row["split"] == "fit")
         shown = ", ".join(f"{key}={val:.3g}" for key, val in values.items())
         print(f"{engine.value}: {shown}  (sum of squared log errors {value:.4f} over {count} "
