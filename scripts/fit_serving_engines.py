@@ -10,6 +10,13 @@ the rounded values with this script and its rows named as their source.
 
     python scripts/fit_serving_engines.py            # every fitted engine
     python scripts/fit_serving_engines.py tgi        # one engine
+    python scripts/fit_serving_engines.py --attention   # vLLM's decode attention factor grid
+
+``--attention`` prints, for each vLLM f_attn on a grid, the whole fit half's sum of squared log
+errors and rows within tolerance, with ShareGPT bursts replayed with varied lengths (the fifth
+serving round's tail model) and, for comparison, with their mean lengths; and the same over the
+fit rows other than heldout3's (SP88-SP108). The round's rule adopts a new value only if the
+fit half's sum falls by >= 5 % without losing rows within tolerance.
 """
 
 from __future__ import annotations
@@ -27,9 +34,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from costsim.catalog.perf_defaults import perf_defaults
+from costsim.catalog.serving_datasets import read_serving_rows
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.workload import ServingEngine
-from scripts.published_table import SERVING_CSV, check_serving, read_rows
+from scripts.published_table import SERVING_CSV, check_serving
 
 # engine -> {parameter: candidate values}; the grids span the published orders of magnitude
 # (host time per step 0-3 ms, per sequence 0-200 us, eager issue 0.1-1.2 ms per layer: the
@@ -81,7 +89,7 @@ def loss(rows: Sequence[dict[str, str]], defaults: PerfDefaults) -> float:
 
 def fit(engine: ServingEngine, defaults: PerfDefaults) -> tuple[dict[str, float], float, int]:
     """(best parameters, their loss, rows fitted) for ``engine``."""
-    rows = fit_rows(read_rows(SERVING_CSV), engine)
+    rows = fit_rows(read_serving_rows(SERVING_CSV), engine)
     grid = GRIDS[engine]
     best: tuple[float, dict[str, float]] = (np.inf, {})
     for combo in itertools.product(*grid.values()):
@@ -93,15 +101,68 @@ def fit(engine: ServingEngine, defaults: PerfDefaults) -> tuple[dict[str, float]
     return best[1], best[0], fitted
 
 
+# vLLM's decode attention bandwidth factor (perf_engines.csv): the fourth round's grid.
+ATTENTION_GRID = [round(0.35 + 0.05 * i, 2) for i in range(14)]
+
+
+def _fit_half(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """The fit-half rows and the rows their card ratios divide."""
+    by_id = {row["id"]: row for row in rows}
+    chosen = [row for row in rows if row["split"] == "fit"]
+    parts = [by_id[i] for row in chosen if row["ratio_of"] for i in row["ratio_of"].split("/")]
+    return list({row["id"]: row for row in [*parts, *chosen]}.values())
+
+
+def attention_grid(rows: Sequence[dict[str, str]], defaults: PerfDefaults,
+                   grid: Sequence[float] = ATTENTION_GRID
+                   ) -> list[tuple[float, float, int, int, float, int, int]]:
+    """Per f_attn: (f, sum of squared log errors, within, rated) over the fit half and the same
+    three over its rows other than heldout3's."""
+    from scripts.published_table import is_seen_heldout
+
+    def third(row: dict[str, str]) -> bool:
+        return is_seen_heldout(row) and row["notes"].startswith("SEEN: validation/heldout3")
+
+    table = []
+    for value in grid:
+        checks = [c for c in check_serving(rows, _with(defaults, ServingEngine.VLLM,
+                                                        {"attention_bandwidth_factor": value}))
+                  if c.row["split"] == "fit" and c.ratio and c.within is not None]
+        figures: list[float | int] = [value]
+        for subset in (checks, [c for c in checks if not third(c.row)]):
+            figures += [sum(math.log(c.ratio or 1.0) ** 2 for c in subset),
+                        sum(bool(c.within) for c in subset), len(subset)]
+        table.append(tuple(figures))
+    return table  # type: ignore[return-value]
+
+
+def print_attention(defaults: PerfDefaults) -> None:
+    """The f_attn grid with the tail model and with mean lengths (see the module doc)."""
+    rows = _fit_half(read_serving_rows(SERVING_CSV))
+    means = [{**row, "dataset": "fixed"} for row in rows]
+    print("f_attn  tail: sum log^2  within  | without heldout3: sum log^2  within  || "
+          "mean lengths: sum log^2  within")
+    for tail, flat in zip(attention_grid(rows, defaults), attention_grid(means, defaults),
+                          strict=True):
+        print(f"{tail[0]:.2f}    {tail[1]:8.3f}  {tail[2]:3d}/{tail[3]:<3d} | "
+              f"{tail[4]:8.3f}  {tail[5]:3d}/{tail[6]:<3d} || {flat[1]:8.3f}  "
+              f"{flat[2]:3d}/{flat[3]:<3d}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("engines", nargs="*", default=[e.value for e in GRIDS])
+    parser.add_argument("--attention", action="store_true",
+                        help="print vLLM's decode attention factor grid on the fit half")
     args = parser.parse_args(argv)
     defaults = perf_defaults()
+    if args.attention:
+        print_attention(defaults)
+        return 0
     for name in args.engines:
         engine = ServingEngine(name)
         values, value, count = fit(engine, defaults)
-        rows = ", ".join(row["id"] for row in fit_rows(read_rows(SERVING_CSV), engine)
+        rows = ", ".join(row["id"] for row in fit_rows(read_serving_rows(SERVING_CSV), engine)
                          if row["split"] == "fit")
         shown = ", ".join(f"{key}={val:.3g}" for key, val in values.items())
         print(f"{engine.value}: {shown}  (sum of squared log errors {value:.4f} over {count} "

@@ -11,10 +11,10 @@ reports (tests/perf/test_published_data.py checks the files and that the columns
     python scripts/published_table.py --write-before tests/data/serving_published_before.csv
 
 Every serving row is printed before -> after: "before" is the prediction of the model as it was
-before issue 18's fourth serving round (commit 91fd3d7), kept in
+before issue 18's fifth serving round (commit f2fc5b7), kept in
 tests/data/serving_published_before.csv (written once with ``--write-before`` on that model,
-after the seen heldout2 rows SP63-SP87 had been added; the third round's "before", commit
-8c31d1a, is in that file's git history); "after" is today's.
+after the seen heldout3 rows SP88-SP108 had been added; the fourth round's "before", commit
+91fd3d7, and the third round's, 8c31d1a, are in that file's git history); "after" is today's.
 
 Serving rows go through :func:`costsim.perf.serving.estimate_serving` (what ``costsim estimate
 serve`` calls), one replica at the row's TP degree; a static-batch benchmark is replayed with
@@ -45,9 +45,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from costsim.catalog.gpus import get_gpu
 from costsim.catalog.models import load_architecture_file, load_preset
 from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.catalog.serving_datasets import length_distribution, read_serving_rows, row_dataset
 from costsim.domain.architecture import Architecture
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.precision import Dtype
+from costsim.domain.request_lengths import DatasetKind
 from costsim.domain.workload import (
     InferenceSetup,
     ParallelLayout,
@@ -63,6 +65,7 @@ from costsim.perf.allin_loss import simulate_allin
 from costsim.perf.burst import burst_throughput
 from costsim.perf.latency import closed_loop
 from costsim.perf.layouts import LayoutConstraints
+from costsim.perf.request_lengths import benchmark_requests
 from costsim.perf.roofline import ReplicaTerms, replica_terms
 from costsim.perf.serving import ServingEstimate, estimate_serving
 from costsim.perf.train_estimate import estimate_training_run
@@ -265,13 +268,26 @@ def _replica_terms(row: dict[str, str], defaults: PerfDefaults, prompt: int,
                          defaults.serving, policy)
 
 
+def burst_lengths(row: dict[str, str]) -> tuple[list[int], list[int]]:
+    """(prompt, output) lengths of the ``concurrency`` requests a burst row sends at once:
+    the row's stated sizes for every request, or, for a ``sharegpt`` row, lengths drawn
+    deterministically from the shipped ShareGPT distribution with the row's means
+    (costsim.perf.request_lengths; issue 18, fifth serving round). An ``other:<name>`` row
+    keeps its means: no distribution is shipped for it."""
+    count, prompt, output = (int(row["concurrency"]), int(row["prompt_tokens"]),
+                             int(row["output_tokens"]))
+    dataset = row_dataset(row)
+    if dataset.kind is DatasetKind.SHAREGPT:
+        return benchmark_requests(length_distribution(dataset.kind), count, prompt, output)
+    return [prompt] * count, [output] * count
+
+
 def _static_batch_tokens_per_s(row: dict[str, str], defaults: PerfDefaults) -> float:
-    """A static batch of ``concurrency`` equal requests run to completion (gptSessionBenchmark),
+    """A static batch of ``concurrency`` requests run to completion (gptSessionBenchmark),
     replayed like the S3 test on the replica terms estimate_serving uses."""
-    batch, prompt, output = int(row["concurrency"]), int(row["prompt_tokens"]), int(
-        row["output_tokens"])
-    terms = _replica_terms(row, defaults, prompt, output)
-    return burst_throughput(terms, [prompt] * batch, [output] * batch, batch).output_tokens_per_s
+    prompts, outputs = burst_lengths(row)
+    terms = _replica_terms(row, defaults, int(row["prompt_tokens"]), int(row["output_tokens"]))
+    return burst_throughput(terms, prompts, outputs, len(prompts)).output_tokens_per_s
 
 
 def _closed_loop(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, float]:
@@ -289,15 +305,16 @@ def _closed_loop(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, fl
 
 
 def _offline_burst(row: dict[str, str], defaults: PerfDefaults) -> tuple[float, float]:
-    """(requests/s, output tokens/s) of an offline benchmark (vLLM's benchmark_throughput):
-    ``concurrency`` equal requests handed to the engine at once, continuous batching at the
-    engine's own cap (the KV cache or its sequence limit), run to completion; replayed with
-    burst_throughput on the replica terms estimate_serving uses."""
-    requests, prompt, output = (int(row["concurrency"]), int(row["prompt_tokens"]),
-                                int(row["output_tokens"]))
+    """(requests/s, output tokens/s) of an offline benchmark (vLLM's benchmark_throughput, or
+    benchmark_serving at request rate inf): ``concurrency`` requests handed to the engine at
+    once, continuous batching at the engine's own cap (the KV cache at the mean residency, or
+    its sequence limit), run to completion; replayed with burst_throughput on the replica terms
+    estimate_serving uses, with the row's lengths (:func:`burst_lengths`)."""
+    prompt, output = int(row["prompt_tokens"]), int(row["output_tokens"])
+    prompts, outputs = burst_lengths(row)
     cap = _estimate(row, defaults).max_batch
     terms = _replica_terms(row, defaults, prompt, output)
-    result = burst_throughput(terms, [prompt] * requests, [output] * requests, max(int(cap), 1))
+    result = burst_throughput(terms, prompts, outputs, max(int(cap), 1))
     return result.requests_per_s, result.output_tokens_per_s
 
 
@@ -523,9 +540,11 @@ TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "st
 
 
 def is_seen_heldout(row: dict[str, str]) -> bool:
-    """Rows SP63-SP87: validation/heldout2's serving rows, rated once as held out (commit
-    a9f9fba), then added to the calibration data (issue 18, fourth serving round)."""
-    return row.get("notes", "").startswith("SEEN: validation/heldout2")
+    """Rows SP63-SP87 and SP88-SP108: validation/heldout2's and heldout3's serving rows, each set
+    rated once as held out (commits a9f9fba, 32a49c4), then added to the calibration data (issue
+    18, fourth and fifth serving rounds)."""
+    return row.get("notes", "").startswith(("SEEN: validation/heldout2",
+                                            "SEEN: validation/heldout3"))
 
 
 def cheaper_agrees(check: ServingCheck) -> bool | None:
@@ -580,8 +599,9 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
         seen = [c for c in rated if is_seen_heldout(c.row)]
         lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
                      f"within tolerance (rows added later: "
-                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's, "
-                     f"seen after its rating: {sum(bool(c.within) for c in seen)}/{len(seen)})")
+                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's and "
+                     f"heldout3's, "
+                     f"seen after their rating: {sum(bool(c.within) for c in seen)}/{len(seen)})")
     ratios = [c for c in serving if cheaper_agrees(c) is not None]
     lines.append(f"card-ratio rows picking the cheaper card per token ({PRICE_CLOUD} "
                  f"{PRICE_REGION} on demand): {sum(bool(cheaper_agrees(c)) for c in ratios)}/"
@@ -620,7 +640,7 @@ def main(argv: Sequence[str] | None = None,
                         help="the commit of the model --write-before records")
     args = parser.parse_args(argv)
     defaults = perf_defaults()
-    serving = check_serving(read_rows(SERVING_CSV), defaults)
+    serving = check_serving(read_serving_rows(SERVING_CSV), defaults)
     if args.write_before:
         write_before(serving, args.write_before, args.model_commit)
         return 0

@@ -112,14 +112,14 @@ SPREAD_GOAL = 2.0  # median P90/P10
 def heldout_serving(path: Path, defaults: PerfDefaults) -> tuple[list[tuple[str, ...]], str]:
     """The held-out serving rows of ``path`` (serving_published.csv's columns) against the
     model, by scripts/published_table.py's predictors: table lines and a summary."""
+    from costsim.catalog.serving_datasets import read_serving_rows
     from scripts.published_table import (
         cheaper_agrees,
         check_serving,
-        read_rows,
         serving_cells,
     )
 
-    checks = check_serving(read_rows(path), defaults)
+    checks = check_serving(read_serving_rows(path), defaults)
     rated = [c for c in checks if c.within is not None]
     within = sum(bool(c.within) for c in rated)
     ratios = [c for c in checks if cheaper_agrees(c) is not None]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from costsim.catalog.serving_datasets import read_serving_rows
 from costsim.domain.performance import PerfDefaults
 from scripts.published_table import (
     SERVING_CSV,
@@ -56,31 +57,64 @@ KNOWN_MISSES = {
     "SP81": "fit: as SP75, NIM 1.0 (TensorRT-LLM)",
     "SP86": "check: llama.cpp build 992 (Aug 2023) Q4_1 on an A100-80GB: its 4-bit kernels on "
             "HBM, no llama.cpp memory-class or 4-bit factor (one fit-half row, SP51)",
+    # rows SP88-SP108: validation/heldout3, seen after its rating (fifth serving round)
+    "SP89": "check: TGI of July 2023 at batch 1 on an A6000 ran at half the card's bandwidth "
+            "(the same model on vLLM: SP88, within); the TGI profile is a 2024 one",
+    "SP90": "check: as SP89 with GPTQ int4 (TGI 2023's GPTQ path, cf. SP37)",
+    "SP93": "fit: vLLM 0.2's AWQ int4 kernel at batch 1 on an RTX 6000 Ada, slower than the "
+            "kernel table's fused int4 (kappa = 1 for vLLM)",
+    "SP94": "fit: TensorRT-LLM 0.5 at batch 1 on a GDDR card (RTX 6000 Ada) reaches more of its "
+            "bandwidth than the profile fitted on HBM cards allows (a GDDR share not adopted)",
+    "SP95": "fit: as SP94, int8 weight-only",
+    "SP96": "fit: as SP94, int4-AWQ weight-only",
+    "SP99": "fit: vLLM 0.5.4, 320 ShareGPT requests at once on an A100-80GB",
+    "SP100": "fit: as SP99 on an H100",
+    "SP101": "fit: as SP99 at TP 2",
+    "SP102": "fit: as SP100 at TP 2",
+    "SP103": "fit: as SP99, Mixtral-8x7B at TP 2",
+    "SP104": "fit: as SP103 on H100s",
+    "SP105": "fit: as SP103 at TP 4",
+    "SP106": "fit: as SP104 at TP 4",
 }
 
 
 @pytest.fixture(scope="module")
 def checks(defaults: PerfDefaults) -> list[ServingCheck]:
-    return check_serving(read_rows(SERVING_CSV), defaults)
+    return check_serving(read_serving_rows(SERVING_CSV), defaults)
 
 
 def test_check_half_meets_the_goal(checks: list[ServingCheck]) -> None:
     """The goal on the check rows gathered for calibration (SP01-SP62, S, SX); with the seen
-    heldout2 rows the whole check half is 37/46 (80 %) (docs/performance.md,
-    fourth serving round): pinned as a floor so that it cannot fall silently."""
+    heldout2 and heldout3 rows the whole check half is 40/51 (78 %) (docs/performance.md,
+    fifth serving round): pinned as a floor so that it cannot fall silently."""
     rated = [c for c in checks if c.row["split"] == "check" and c.within is not None]
     gathered = [c for c in rated if not is_seen_heldout(c.row)]
     within = sum(bool(c.within) for c in gathered)
     assert len(gathered) >= 25
     assert within / len(gathered) >= CHECK_SHARE_GOAL, (within, len(gathered))
-    assert sum(bool(c.within) for c in rated) >= 37
-    assert sum(is_seen_heldout(c.row) for c in checks) == 25
+    assert sum(bool(c.within) for c in rated) >= 40
+    assert sum(is_seen_heldout(c.row) for c in checks) == 25 + 21
+
+
+# Card-ratio rows whose cheaper card the model does not pick, and why (none is a small-vs-large
+# comparison: issue 18's goal is that every one of those agrees).
+CHEAPER_CARD_MISSES = {
+    "SP107": "fit: A100-80GB over H100 (two large cards), vLLM 0.5.4's ShareGPT burst: the "
+             "measured per-GPU ratio 0.485 lies 2.7 % under the price ratio 0.499; the "
+             "replay's 0.537 (0.90 of it, within +-25 %) has the A100 cheaper once the drain of "
+             "the longest outputs, latency-bound on both cards, is replayed",
+}
 
 
 def test_every_card_ratio_row_picks_the_cheaper_card(checks: list[ServingCheck]) -> None:
+    from scripts.published_table import SMALL_CARDS
+
     ratios = [c for c in checks if c.row["kind"] == "card-ratio"]
     assert len(ratios) >= 9
-    assert [c.row["id"] for c in ratios if not cheaper_agrees(c)] == []
+    assert {c.row["id"] for c in ratios if not cheaper_agrees(c)} == set(CHEAPER_CARD_MISSES)
+    small_vs_large = [c for c in ratios if c.row["gpu"].split("/")[0] in SMALL_CARDS]
+    assert len(small_vs_large) >= 9
+    assert all(cheaper_agrees(c) for c in small_vs_large)
 
 
 def test_rows_outside_their_band_are_the_explained_ones(checks: list[ServingCheck]) -> None:
@@ -90,21 +124,24 @@ def test_rows_outside_their_band_are_the_explained_ones(checks: list[ServingChec
 
 
 def test_every_row_has_its_before_prediction(checks: list[ServingCheck]) -> None:
-    """The "before" column (commit 91fd3d7's model, before the fourth serving round) covers
+    """The "before" column (commit f2fc5b7's model, before the fifth serving round) covers
     every row, so the table prints each row before -> after."""
     from scripts.published_table import BEFORE_CSV, before_after_cells, read_before
 
     before = read_before()
     assert set(before) == {c.row["id"] for c in checks}
-    assert {row["model_commit"] for row in read_rows(BEFORE_CSV)} == {"91fd3d7"}
+    assert {row["model_commit"] for row in read_rows(BEFORE_CSV)} == {"f2fc5b7"}
     cells = before_after_cells(checks, before)
     assert len(cells) == len(checks)
-    by_id = {cell[0]: cell for cell in cells}
-    # SP63 (vLLM 0.13 bf16 offline on an H100) moved into its band with the attention factor,
-    # SP64 (the same run in FP8) with the engine's KV dtype and the attention factor
-    for row_id in ("SP63", "SP64"):
-        assert by_id[row_id][11] == "NO"
-        assert by_id[row_id][14] == "yes"
+    # the fifth round's tail model moves only the ShareGPT bursts (SP99-SP106 up from
+    # 0.18-0.33 to 0.37-0.64, their card ratios SP107-SP108) and S3 (its own replay)
+    moved = {c.row["id"] for c in checks
+             if c.predicted and abs(c.predicted / before[c.row["id"]] - 1) > 1e-9}
+    assert moved == {"S3", *(f"SP{i}" for i in range(99, 109))}
+    for row_id in (f"SP{i}" for i in range(99, 107)):
+        check = next(c for c in checks if c.row["id"] == row_id)
+        assert check.predicted
+        assert check.predicted < 0.6 * before[row_id]
 
 
 def test_an_offline_burst_is_replayed_at_the_engines_cap(defaults: PerfDefaults) -> None:
@@ -117,3 +154,35 @@ def test_an_offline_burst_is_replayed_at_the_engines_cap(defaults: PerfDefaults)
     burst = _predict_plain(row, defaults)
     steady = _estimate(row, defaults).max_requests_per_s
     assert 0.8 * steady < burst <= steady
+
+
+def test_a_sharegpt_burst_row_is_replayed_with_varied_lengths(defaults: PerfDefaults) -> None:
+    """SP99 (vLLM 0.5.4, 320 ShareGPT requests at once): the replay sends the row's 320
+    requests with lengths from the ShareGPT distribution at the row's means, and its rate is
+    well below that of 320 requests of the mean size (the drain of the longest outputs); the
+    same row marked ``fixed`` is replayed with the means (issue 18, fifth serving round)."""
+    from scripts.published_table import _predict_plain, burst_lengths
+
+    row = next(r for r in read_serving_rows(SERVING_CSV) if r["id"] == "SP99")
+    assert row["dataset"] == "sharegpt"
+    prompts, outputs = burst_lengths(row)
+    assert len(prompts) == len(outputs) == int(row["concurrency"]) == 320
+    assert sum(prompts) == 320 * int(row["prompt_tokens"])
+    assert abs(sum(outputs) / 320 - int(row["output_tokens"])) < 1
+    assert max(outputs) > 4 * int(row["output_tokens"])
+    fixed = {**row, "dataset": "fixed"}
+    assert burst_lengths(fixed) == ([230] * 320, [223] * 320)
+    assert _predict_plain(row, defaults) < 0.7 * _predict_plain(fixed, defaults)
+
+
+def test_every_row_names_its_length_dataset() -> None:
+    """The dataset column is filled for every row from its own source text: ShareGPT where the
+    source says so (S3, the TGI k6 rows, vLLM 0.5.4's 320-prompt runs), llmperf's sampled
+    lengths for the A10G report, fixed sizes elsewhere."""
+    rows = {row["id"]: row["dataset"] for row in read_rows(SERVING_CSV)}
+    sharegpt = {"S3", *(f"SP{i}" for i in range(33, 41)), *(f"SP{i}" for i in range(99, 109))}
+    assert {key for key, value in rows.items() if value == "sharegpt"} == sharegpt
+    assert {key for key, value in rows.items() if value == "other:llmperf"} == {
+        f"SP{i}" for i in range(73, 82)}
+    assert {value for key, value in rows.items()
+            if value not in ("sharegpt", "other:llmperf")} == {"fixed"}

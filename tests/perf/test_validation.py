@@ -12,13 +12,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from costsim.catalog.gpus import get_gpu
+from costsim.catalog.serving_datasets import length_distribution
 from costsim.domain.architecture import Architecture
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.precision import Dtype
+from costsim.domain.request_lengths import DatasetKind
 from costsim.domain.workload import (
     InferenceSetup,
     ParallelLayout,
@@ -30,6 +31,7 @@ from costsim.domain.workload import (
 )
 from costsim.memory.runtime import DEFAULT_POLICY
 from costsim.perf.burst import burst_throughput
+from costsim.perf.request_lengths import benchmark_requests
 from costsim.perf.roofline import replica_terms
 from costsim.perf.serving import estimate_serving
 from costsim.perf.train_estimate import LayoutConstraints, TrainingEstimate, estimate_training_run
@@ -143,30 +145,22 @@ def test_s2_llama_cpp_rtx4090_decode(defaults: PerfDefaults) -> None:
     assert predicted == pytest.approx(reported, rel=0.20)
 
 
-def _sharegpt_like_lengths(mean: float, cap: int, count: int,
-                           rng: np.random.Generator) -> list[int]:
-    """Geometric lengths with the published mean (ShareGPT's are heavy-tailed), capped as the
-    vLLM benchmark filters them (prompt ≤ 1024, prompt + output ≤ 2048)."""
-    return [int(x) for x in np.minimum(rng.geometric(1.0 / mean, count), cap)]
-
-
 def s3_burst_requests_per_s(defaults: PerfDefaults) -> tuple[float, float]:
     """S3 (predicted, reported): the vLLM blog sends 500 ShareGPT prompts at once and divides
-    by the makespan; the benchmark's own procedure is replayed on the model's step times
-    (averaged over 5 draws)."""
+    by the makespan; the benchmark's own procedure is replayed on the model's step times with
+    500 lengths drawn deterministically from the shipped ShareGPT distribution at the row's
+    means (costsim/perf/request_lengths.py; issue 18, fifth serving round: before it, 5 random
+    draws of geometric lengths capped at 1,024 tokens)."""
     model, gpu = arch("llama-3-8b"), get_gpu("H100")
     profile = defaults.serving.engine(ServingEngine.VLLM)
     policy = DEFAULT_POLICY
     setup = InferenceSetup(precision=Dtype.BF16, layout=ParallelLayout(), context_tokens=381)
     terms = replica_terms(model, gpu, setup, profile, defaults.serving, policy)
-    rates = []
-    for seed in range(5):
-        rng = np.random.default_rng(seed)
-        prompts = _sharegpt_like_lengths(202, 1024, 500, rng)
-        outputs = _sharegpt_like_lengths(179, 1024, 500, rng)
-        rates.append(burst_throughput(terms, prompts, outputs, profile.max_batch).requests_per_s)
+    prompts, outputs = benchmark_requests(length_distribution(DatasetKind.SHAREGPT), 500,
+                                          202, 179)
+    rate = burst_throughput(terms, prompts, outputs, profile.max_batch).requests_per_s
     reported = reported_figure(r"~([\d.]+) requests/s", SERVING["S3"]["reported"])
-    return float(np.mean(rates)), reported
+    return rate, reported
 
 
 def test_s3_vllm_h100_throughput_of_a_500_prompt_burst(defaults: PerfDefaults) -> None:
