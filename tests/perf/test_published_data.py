@@ -204,3 +204,20 @@ def test_issue_counts_of_published_runs() -> None:
     small = [row for row in TRAINING if row["scale_class"] == "small"]
     assert len(first) + len(TRAINING) >= 30
     assert len(small_first) + len(small) >= 8
+
+
+def test_card_ratio_price_basis_is_one_for_both_cards() -> None:
+    """AWS us-east-1 when it rents both cards; otherwise the price book's median for both (a
+    workstation card has no AWS price, and mixing bases would decide the cheaper card by the
+    basis, not the card)."""
+    from scripts.published_table import (
+        median_usd_per_gpu_hour,
+        price_ratio,
+        usd_per_gpu_hour,
+    )
+
+    assert price_ratio("L4", "H100") == pytest.approx(usd_per_gpu_hour("L4")
+                                                       / usd_per_gpu_hour("H100"))
+    assert price_ratio("RTX4090", "H100") == pytest.approx(median_usd_per_gpu_hour("RTX4090")
+                                                            / median_usd_per_gpu_hour("H100"))
+    assert 0.0 < price_ratio("RTX4090", "H100") < 1.0  # a consumer card rents for less
