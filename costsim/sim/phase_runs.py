@@ -37,7 +37,7 @@ from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import first_room, interval_gpus, short_runs
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
-from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
+from costsim.sim.prepare import NO_MODEL_ERROR, ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.quotas import queued_starts
 from costsim.sim.results import FleetProfile, ServingRecord, TrainingRunRecord
 from costsim.sim.serving_prep import ServingEntryPrep
@@ -425,11 +425,17 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     requests = served = tokens = output_tokens = replica_hours = 0.0
     preemptions = 0
     fleet_total: FloatArray | None = None
+    # a predicted capacity's error: the shared throughput draw times the serving model's own
+    # (its error on the blind held-out sets, costsim/data/allin_loss.csv), one draw per
+    # replication for the phase; none where the scenario sets throughput_error
+    error = ctx.draws["throughput_error"]
+    if prep.model_error is not NO_MODEL_ERROR:
+        error *= ctx.sample(("phase", phase.name, "serving-model-error"), prep.model_error)
     for entry in prep.entries:
         src = entry.source
         # what a replica serves within the SLO this replication: the predicted share scaled by
         # the drawn error, the measured share as measured (DESIGN §12)
-        service_s = entry.service_capacity_at(ctx.draws["throughput_error"])
+        service_s = entry.service_capacity_at(error)
         # x · 1.0 and x · 1 are x exactly: those products are skipped
         entry_rates = rates if entry.request_share == 1.0 else rates * entry.request_share
         fleet = fleet_hours(entry_rates, entry.sizing_capacity_s, service_s,
