@@ -175,3 +175,29 @@ def test_the_draw_is_once_per_replication_and_phase_and_reproducible(tmp_path: P
     one = _run(scenario, replications=6, seed=7)
     assert _run(scenario, replications=6, seed=7, workers=2) == one
     assert _run(scenario, replications=6, seed=8).metrics != one.metrics
+
+
+def test_spot_reclaims_of_a_measured_fleet_lose_what_it_measurably_serves(
+        tmp_path: Path) -> None:
+    """A reclaimed spot replica of a measured fleet loses the requests its measured capacity
+    would have served: no throughput error enters, whatever the scenario draws."""
+    attainment = []
+    for value in (1.0, 0.5):
+        folder = tmp_path / str(value)
+        folder.mkdir()
+        extra = f"uncertainty:\n  throughput_error: {{dist: fixed, value: {value}}}\n"
+        text = SCENARIO.replace("use: {{serve: {{gpu: H100}}}}",
+                                "use: {{serve: {{gpu: H100, option: spot}}}}")
+        (folder / "bench.csv").write_text(
+            "model,prompt_tokens,output_tokens,request_rate,requests_per_s,source\n"
+            "llama-3-8b,1000,200,inf,20.0,offline run\n")
+        path = folder / "s.yaml"
+        path.write_text(text.format(extra="measurements:\n  serving:\n    - {path: bench.csv, "
+                                          "gpu: NVIDIA H100 80GB HBM3}\n" + extra))
+        scenario = load_scenario_file(path).scenario
+        result = _run(scenario, replications=10)
+        assert result.metrics is not None
+        attainment.append(result.metrics.slo_attainment)
+    assert attainment[0] == attainment[1]
+    assert attainment[0] is not None
+    assert attainment[0] < 1.0  # reclaims did cost requests
