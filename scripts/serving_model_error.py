@@ -207,10 +207,15 @@ def report(rows: Sequence[Ratio], floor: float) -> str:
     lines.append(line("all three", rows))
     sigma = serving_error_sigma(rows, floor)
     extra = math.sqrt(max(0.0, sigma**2 - floor**2))
+    low, high = math.exp(-1.2816 * sigma), math.exp(1.2816 * sigma)
+    rated = used(rows)
+    below = sum(r.ratio < low for r in rated)
+    above = sum(r.ratio > high for r in rated)
     lines += ["", f"{KEY} = {sigma:.4f} (floor {floor:g}); the serving-only factor on top of the "
               f"shared throughput error: sqrt({sigma:.4f}^2 - {floor:g}^2) = {extra:.4f}; "
-              f"P10-P90 of the capacity factor: x{math.exp(-1.2816 * sigma):.2f}"
-              f"-x{math.exp(1.2816 * sigma):.2f}"]
+              f"P10-P90 of the capacity factor: x{low:.2f}-x{high:.2f}",
+              f"rows inside that band (in sample: sigma was measured on them): "
+              f"{len(rated) - below - above}/{len(rated)}; below it {below}, above it {above}"]
     return "\n".join(lines)
 
 
