@@ -161,8 +161,8 @@ def defaults_text(calibration: Calibration, current: str) -> str:
             f"steady-state training model's log-sd error on runs it was not calibrated on (runs "
             f"of hours lose about nothing, so their spread is the model's), kept at or above "
             f"throughput_error_sigma (its error on its own validation rows); a predicted "
-            f"training phase with the default uncertainty carries it in full, other phases "
-            f"keep throughput_error_sigma"),
+            f"training phase with the default uncertainty carries it in full, experiments "
+            f"keep throughput_error_sigma and predicted serving serving_error_sigma"),
     }
     values = {"extra_loss_median": fit.extra_loss_median,
               "extra_loss_sigma": fit.extra_loss_sigma,

@@ -228,8 +228,10 @@ def perf_defaults() -> PerfDefaults:
 
 @cache
 def allin_loss_defaults() -> AllinLossAssumptions:
-    """What real runs lose beyond hardware faults (``costsim/data/allin_loss.csv``; fitted by
-    scripts/fit_allin_loss.py on the fit half of the published runs A01-A30)."""
+    """What real runs lose beyond hardware faults, and the models' errors
+    (``costsim/data/allin_loss.csv``; the loss and the training error fitted by
+    scripts/fit_allin_loss.py on the fit half of the published runs, the serving error measured
+    by scripts/serving_model_error.py on the rated held-out sets)."""
     rows = {row["key"]: row for row in read_data_csv("allin_loss.csv")}
     return AllinLossAssumptions(
         extra_loss_median=float(rows["extra_loss_median"]["value"]),
@@ -237,6 +239,7 @@ def allin_loss_defaults() -> AllinLossAssumptions:
         throughput_error_sigma=float(rows["throughput_error_sigma"]["value"]),
         extra_loss_onset_days=float(rows["extra_loss_onset_days"]["value"]),
         training_error_sigma=float(rows["training_error_sigma"]["value"]),
+        serving_error_sigma=float(rows["serving_error_sigma"]["value"]),
         sources={key: row["source"] for key, row in rows.items()},
     )
 

@@ -370,8 +370,11 @@ class AllinLossAssumptions:
     own error (median 1) on its validation rows, every phase's default throughput uncertainty;
     ``training_error_sigma`` (≥ it) is the training model's log-sd error on published runs it
     was not calibrated on, which a training phase with the default uncertainty carries in full
-    (0: the same as ``throughput_error_sigma``). Defaults and their derivation:
-    ``costsim/data/allin_loss.csv`` and docs/performance.md "What real runs lose".
+    (0: the same as ``throughput_error_sigma``); ``serving_error_sigma`` (≥ it) is the serving
+    model's log-sd error on the blind held-out sets as they were rated, which a predicted
+    serving capacity with the default uncertainty carries in full (0: the same as
+    ``throughput_error_sigma``). Defaults and their derivation: ``costsim/data/allin_loss.csv``,
+    docs/performance.md "What real runs lose" and "The serving model's error out of sample".
     """
 
     extra_loss_median: float
@@ -379,11 +382,12 @@ class AllinLossAssumptions:
     throughput_error_sigma: float
     extra_loss_onset_days: float = 0.0
     training_error_sigma: float = 0.0
+    serving_error_sigma: float = 0.0
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         for key in ("extra_loss_median", "extra_loss_sigma", "throughput_error_sigma",
-                    "extra_loss_onset_days", "training_error_sigma"):
+                    "extra_loss_onset_days", "training_error_sigma", "serving_error_sigma"):
             value = getattr(self, key)
             if not value >= 0 or value == float("inf"):
                 raise ValueError(f"{key} must be a finite number >= 0 (got {value})")
@@ -398,6 +402,17 @@ class AllinLossAssumptions:
         """Log-sd of the training-only factor drawn on top of the shared throughput error, so
         that the product has ``training_sigma``: √(σ_train² − σ²)."""
         return float((self.training_sigma**2 - self.throughput_error_sigma**2) ** 0.5)
+
+    @property
+    def serving_sigma(self) -> float:
+        """Log-sd of a predicted serving capacity's error (the default uncertainty)."""
+        return max(self.serving_error_sigma, self.throughput_error_sigma)
+
+    @property
+    def serving_extra_sigma(self) -> float:
+        """Log-sd of the serving-only factor drawn on top of the shared throughput error, so
+        that the product has ``serving_sigma``: √(σ_serve² − σ²)."""
+        return float((self.serving_sigma**2 - self.throughput_error_sigma**2) ** 0.5)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

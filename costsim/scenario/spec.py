@@ -118,8 +118,10 @@ def _fixed(value: float) -> FixedSpec:
 class UncertaintySpec(Spec):
     """What Monte Carlo varies (a number means fixed; factors must stay > 0)."""
 
-    throughput_error: DistSpec | None = Field(None, description="factor on throughput (none: "
-                                              "the performance model's validated error)")
+    throughput_error: DistSpec | None = Field(None, description="factor on predicted "
+                                              "throughput, replacing every default error (none: "
+                                              "log-sd 0.111, predicted training and serving "
+                                              "their larger out-of-sample errors)")
     demand_growth_pct_per_month: DistSpec | None = Field(None, description="replaces each "
                                                          "serving load's growth, %/month")
     failure_rate_scale: DistSpec = Field(_fixed(1.0), description="factor on hardware "

@@ -37,7 +37,7 @@ from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import first_room, interval_gpus, short_runs
 from costsim.sim.packing import Cluster, Placement
 from costsim.sim.pools import RentalPool
-from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
+from costsim.sim.prepare import NO_MODEL_ERROR, ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.quotas import queued_starts
 from costsim.sim.results import FleetProfile, ServingRecord, TrainingRunRecord
 from costsim.sim.serving_prep import ServingEntryPrep
@@ -425,14 +425,21 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
     requests = served = tokens = output_tokens = replica_hours = 0.0
     preemptions = 0
     fleet_total: FloatArray | None = None
+    # a predicted capacity's error: the shared throughput draw times the serving model's own
+    # (its error on the blind held-out sets, costsim/data/allin_loss.csv), one draw per
+    # replication for the phase; none where the scenario sets throughput_error
+    error = ctx.draws["throughput_error"]
+    if prep.model_error is not NO_MODEL_ERROR:
+        error *= ctx.sample(("phase", phase.name, "serving-model-error"), prep.model_error)
     for entry in prep.entries:
         src = entry.source
-        tput = ctx.draws["throughput_error"]
+        # what a replica serves within the SLO this replication: the predicted share scaled by
+        # the drawn error, the measured share as measured (DESIGN §12)
+        service_s = entry.service_capacity_at(error)
         # x · 1.0 and x · 1 are x exactly: those products are skipped
         entry_rates = rates if entry.request_share == 1.0 else rates * entry.request_share
-        fleet = fleet_hours(entry_rates, entry.sizing_capacity_s,
-                            entry.service_capacity_at(tput), entry.min_replicas,
-                            entry.max_replicas, entry.scale_up_delay_s)
+        fleet = fleet_hours(entry_rates, entry.sizing_capacity_s, service_s,
+                            entry.min_replicas, entry.max_replicas, entry.scale_up_delay_s)
         counts = fleet.replica_counts
         gpus = (counts if entry.gpus_per_replica == 1
                 else counts * entry.gpus_per_replica) * cover
@@ -451,7 +458,7 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         gpus_sum = float(gpus.sum())
         if pool is not None:
             spot = _serve_on_spot(ctx, phase.name, pool, src.fallback, h0, entry, entry_rates,
-                                  counts, rented, tput)
+                                  counts, rented, service_s)
             if spot is None:  # no reclaims: nothing missing, nothing lost
                 _book_replicas(ctx, phase.name, pool, h0, rented, entry.gpus_per_replica,
                                gpus_sum if rented is gpus else None)
@@ -495,11 +502,12 @@ class _SpotServing:
 
 def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: RentalPool | None,
                    h0: int, entry: ServingEntryPrep, rates: FloatArray, replicas: FloatArray,
-                   rented_gpus: FloatArray, throughput_error: float) -> _SpotServing | None:
+                   rented_gpus: FloatArray, service_capacity_s: float) -> _SpotServing | None:
     """Reclaims of the rented replicas when ``pool`` is spot: drawn from the phase's and
     pool's own stream (so no other phase or plan draws differently); the fallback stands in
-    for the gap (booked here), else the capacity is missing. None when nothing can be
-    reclaimed (not spot, or no hazard)."""
+    for the gap (booked here), else the capacity is missing: the requests a reclaimed replica
+    of ``service_capacity_s`` (this replication's, measured share as measured) would have
+    served. None when nothing can be reclaimed (not spot, or no hazard)."""
     if pool.option is not PurchaseOption.SPOT:
         return None
     tp = entry.gpus_per_replica
@@ -514,8 +522,7 @@ def _serve_on_spot(ctx: RunContext, phase: str, pool: RentalPool, fallback: Rent
         _book_replicas(ctx, phase, fallback, h0, missing_gpus, tp)
         return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
                             unreplaced_gpus=none, requests_lost=none)
-    lost = requests_lost(rates, replicas, drawn.missing_replicas,
-                         entry.service_capacity_s * throughput_error)
+    lost = requests_lost(rates, replicas, drawn.missing_replicas, service_capacity_s)
     return _SpotServing(reclaims=int(drawn.reclaims.sum()), missing_gpus=missing_gpus,
                         unreplaced_gpus=missing_gpus, requests_lost=lost)
 

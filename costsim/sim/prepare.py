@@ -67,7 +67,7 @@ from costsim.sim.serving_prep import ServingEntryPrep, prepare_serving
 from costsim.sim.transfer import DataMove, data_moves, entry_clouds
 from costsim.units import BYTES_PER_GIB, SECONDS_PER_HOUR, gib_to_bytes
 
-# a training phase without a training-only model error (a scenario's own throughput_error)
+# a phase without a training- or serving-only model error (a scenario's own throughput_error)
 NO_MODEL_ERROR = Fixed(value=1.0)
 
 
@@ -119,6 +119,9 @@ class ServingPrep:
     phase: ServingPhase
     entries: tuple[ServingEntryPrep, ...]
     api: ApiPhasePrep | None = None  # option api: a pay-per-token API serves it (no entries)
+    # the serving model's error beyond the shared throughput error (default uncertainty only),
+    # on the predicted share of each entry's capacity (ServingEntryPrep.service_capacity_at)
+    model_error: Distribution = NO_MODEL_ERROR
 
 
 PhasePrep = TrainingPrep | ExperimentsPrep | ServingPrep
@@ -240,7 +243,9 @@ def prepare_plan(scenario: Scenario, plan: Plan, *, book: PriceBook | None = Non
         else:
             entries = prepare_serving(scenario, plan, phase, use.entries, book, defaults,
                                       sim_defaults, reasons)
-            prep = None if entries is None else ServingPrep(phase=phase, entries=entries)
+            prep = None if entries is None else ServingPrep(
+                phase=phase, entries=entries,
+                model_error=_serving_model_error(scenario, entries, allin_loss_defaults()))
         if prep is not None:
             phases[phase.name] = prep
     savings_plans = _savings_plans(scenario, plan, phases, reasons)
@@ -421,6 +426,20 @@ def _training(scenario: Scenario, plan: Plan, phase: TrainingPhase, book: PriceB
         model_error=(LogNormal(sigma=allin.training_extra_sigma)
                      if scenario.uncertainty.throughput_error is None else NO_MODEL_ERROR),
         basis=est.basis, profile_source=est.profile_source)
+
+
+def _serving_model_error(scenario: Scenario, entries: tuple[ServingEntryPrep, ...],
+                         allin: AllinLossAssumptions) -> Distribution:
+    """The serving model's error beyond the shared throughput error, drawn once per replication
+    for the phase: lognormal, median 1, log-sd √(σ_serve² − σ²) (its error on the blind
+    held-out sets, costsim/data/allin_loss.csv), so that a predicted capacity carries σ_serve
+    in all; none where the scenario sets its own throughput_error (which replaces both) or
+    where no capacity of the phase is predicted."""
+    if (scenario.uncertainty.throughput_error is not None
+            or not any(entry.predicted_share > 0 for entry in entries)
+            or allin.serving_extra_sigma <= 0):
+        return NO_MODEL_ERROR
+    return LogNormal(sigma=allin.serving_extra_sigma)
 
 
 def training_estimate(scenario: Scenario, phase: TrainingPhase, gpu: GpuSpec, gpus: int,

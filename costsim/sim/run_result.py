@@ -174,7 +174,7 @@ def defaults_used() -> tuple[DefaultUsed, ...]:
             for key, source in sim.sources.items()]
     loss = allin_loss_defaults()
     for key in ("extra_loss_median", "extra_loss_sigma", "extra_loss_onset_days",
-                "throughput_error_sigma", "training_error_sigma"):
+                "throughput_error_sigma", "training_error_sigma", "serving_error_sigma"):
         used.append(DefaultUsed(key=f"allin.{key}", value=float(getattr(loss, key)),
                                 source=loss.sources.get(key, "costsim/data/allin_loss.csv"),
                                 estimate=False))
