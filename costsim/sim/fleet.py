@@ -3,10 +3,11 @@
 Each hour the autoscaler runs ⌈rate / c_size⌉ replicas (the performance model's sizing rule,
 :func:`costsim.perf.sizing.replicas_for_rate`: c_size = min(u · λ_max, λ_SLO)), within
 [min, max]; the simulator passes the c_size a load-based autoscaler observes (the replication's
-drawn capacity, :meth:`costsim.sim.serving_prep.ServingEntryPrep.sizing_capacity_at`). A replica serves up to c_SLO requests/s within the SLO (λ_SLO, or λ_max where no
-SLO applies). Replicas added in an hour serve only after the scale-up delay; until then the hour
-runs on the previous count. Requests beyond what the running replicas serve within the SLO count
-against SLO attainment.
+drawn capacity, :meth:`costsim.sim.serving_prep.ServingEntryPrep.sizing_capacity_at`). A
+replica serves up to c_SLO requests/s within the SLO (λ_SLO, or λ_max where no SLO applies).
+Replicas added in an hour serve only after the scale-up delay; until then the hour runs on the
+previous count. Requests beyond what the running replicas serve within the SLO count against
+SLO attainment.
 """
 
 from __future__ import annotations
