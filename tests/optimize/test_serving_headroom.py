@@ -59,21 +59,24 @@ def _h100(scenario: Scenario) -> tuple[int, ServingPrep]:
     return high, choice.prep
 
 
-def test_the_default_error_raises_the_maximum_above_the_predicted_peak(tmp_path: Path) -> None:
-    high, prep = _h100(_scenario(tmp_path))
+def test_the_maximum_leaves_room_for_the_capacity_error(tmp_path: Path) -> None:
+    """With the default error (σ 0.641 on a predicted capacity) the maximum is the peak's
+    replicas at e^(−2σ) × the prediction, well above the predicted peak's; with an exact
+    capacity (throughput_error fixed at 1) it is the predicted peak's."""
+    (tmp_path / "default").mkdir()
+    (tmp_path / "exact").mkdir()
+    scenario = _scenario(tmp_path / "default")
+    high, prep = _h100(scenario)
     entry = prep.entries[0]
     predicted = int(replicas_for_rate(200.0, entry.sizing_capacity_s))
     loss = allin_loss_defaults()
     low = math.exp(-2 * math.hypot(loss.throughput_error_sigma, loss.serving_extra_sigma))
-    assert capacity_low_factor(_scenario(tmp_path), prep) == pytest.approx(low)
+    assert capacity_low_factor(scenario, prep) == pytest.approx(low)
     assert high == int(replicas_for_rate(200.0, entry.sizing_capacity_s * low))
     assert high > 2 * predicted
-
-
-def test_an_exact_capacity_keeps_the_predicted_peak(tmp_path: Path) -> None:
-    high, prep = _h100(_scenario(
-        tmp_path, "uncertainty:\n  throughput_error: {dist: fixed, value: 1.0}\n"))
-    assert high == int(replicas_for_rate(200.0, prep.entries[0].sizing_capacity_s))
+    exact, _ = _h100(_scenario(
+        tmp_path / "exact", "uncertainty:\n  throughput_error: {dist: fixed, value: 1.0}\n"))
+    assert exact == predicted
 
 
 @given(value=st.floats(0.05, 3.0), sigma=st.floats(0.0, 1.5))
