@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from costsim.catalog.gpus import canonical_gpu_name, gpu_catalog
-from costsim.catalog.perf_defaults import perf_defaults
+from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
 from costsim.catalog.prices import PriceBook
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.phases import (
@@ -48,7 +48,7 @@ from costsim.domain.plans import Autoscale, Commitment, OwnedPurchase, PhaseUse,
 from costsim.domain.pricing import PurchaseOption
 from costsim.domain.scenario import RiskLimits, Scenario
 from costsim.domain.simulation import SimAssumptions
-from costsim.domain.uncertainty import Fixed, Normal, Triangular, Uniform
+from costsim.domain.uncertainty import Fixed, LogNormal, Normal, Triangular, Uniform
 from costsim.errors import CostsimError
 from costsim.optimize.choice import PhaseChoice
 from costsim.optimize.serving_mix_plan import (
@@ -180,7 +180,11 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
             continue
         entry = prep.entries[0]
         low = max(1, int(replicas_for_rate(trough, entry.sizing_capacity_s)))
-        high = max(low, int(replicas_for_rate(peak, entry.sizing_capacity_s)))
+        # the maximum leaves the load-based autoscaler room for an engine slower than
+        # predicted (the simulator sizes on the drawn capacity): the peak at the capacity's
+        # low plausible end
+        high = max(low, int(replicas_for_rate(peak, entry.sizing_capacity_at(
+            capacity_low_factor(prober.scenario, prep)))))
         if entry.quota_replicas is not None:  # the quota caps the fleet (DESIGN §13)
             low, high = min(low, entry.quota_replicas), min(high, entry.quota_replicas)
         sized = PhaseUse(phase=phase.name, entries=(UseEntry(
@@ -199,7 +203,8 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
         use = mix_use(mix, cloud=None, region=None)
         prep = prober.probe(phase, use, (), ()) if len(use.entries) > 1 else None
         if isinstance(prep, ServingPrep) and len(prep.entries) > 1:
-            use, prep = _mix_bounded(use, prep, peak)
+            use, prep = _mix_bounded(use, prep, peak,
+                                     capacity_low_factor(prober.scenario, prep))
             gpus = "+".join(e.gpu for e in use.entries)
             choices.append(PhaseChoice(
                 phase=phase.name, label=f"GPU mix {gpus} on demand (serving-mix program)",
@@ -211,13 +216,15 @@ def _serving(prober: _Prober, phase: ServingPhase) -> tuple[list[PhaseChoice], S
     return choices, mix
 
 
-def _mix_bounded(use: PhaseUse, prep: ServingPrep, peak: float) -> tuple[PhaseUse, ServingPrep]:
+def _mix_bounded(use: PhaseUse, prep: ServingPrep, peak: float, low_factor: float
+                 ) -> tuple[PhaseUse, ServingPrep]:
     """The mix's entries with the autoscaler's maximum raised to the highest plausible peak
-    (the program solves the profile at its mean growth), as the single-type fleets are."""
+    (the program solves the profile at its mean growth) at the capacity's low plausible end
+    (``low_factor``, :func:`capacity_low_factor`), as the single-type fleets are."""
     entries, preps = [], []
     for entry in prep.entries:
         high = max(1, int(replicas_for_rate(peak * entry.request_share,
-                                            entry.sizing_capacity_s)))
+                                            entry.sizing_capacity_at(low_factor))))
         high = max(high, entry.max_replicas or 0, entry.min_replicas)
         if entry.quota_replicas is not None:
             high = min(high, entry.quota_replicas)
@@ -239,6 +246,36 @@ def _mix(prober: _Prober, phase: ServingPhase, gpus: list[str]) -> ServingMix | 
         return solve_serving_mix(prober.scenario, phase, instance, prober.sim_defaults)
     except CostsimError:
         return None
+
+
+# How far below its median the low plausible end of a lognormal capacity error lies, in
+# log-sds: 2, the growth range's "mean ∓ 2 sd" of rate_bounds (about 2.3 % of draws lie below)
+_LOW_SDS = 2.0
+
+
+def capacity_low_factor(scenario: Scenario, prep: ServingPrep) -> float:
+    """The low plausible end (at most 1) of the factor the simulator draws on a serving
+    phase's predicted capacity: the scenario's own ``throughput_error`` where it sets one (a
+    lognormal's median · e^(−2σ), a uniform's or triangular's low, a fixed value), else the
+    shared throughput error times the serving model's own (prepare.ServingPrep.model_error),
+    median 1 and σ = √(σ_t² + σ_serve,extra²), at e^(−2σ). An
+    autoscaler's maximum at the peak at this capacity lets the fleet grow as a load-based
+    autoscaler would in all but the slowest futures (docs/optimizer.md)."""
+    own = scenario.uncertainty.throughput_error
+    if own is None:
+        extra = prep.model_error.sigma if isinstance(prep.model_error, LogNormal) else 0.0
+        low = math.exp(-_LOW_SDS * math.hypot(
+            allin_loss_defaults().throughput_error_sigma, extra))
+    elif isinstance(own, LogNormal):
+        low = own.median * math.exp(-_LOW_SDS * own.sigma)
+    elif isinstance(own, Normal):  # not a factor's (the scenario refuses it): its 2-sd end
+        low = own.mean - _LOW_SDS * own.sd
+    elif isinstance(own, Uniform | Triangular):
+        low = own.low
+    else:  # fixed
+        low = own.value
+    # a non-positive end (a normal's tail) cannot size a fleet: keep the tightest positive one
+    return min(1.0, low) if low > 0 else min(1.0, math.exp(-_LOW_SDS))
 
 
 def rate_bounds(scenario: Scenario, phase: ServingPhase, sim_defaults: SimAssumptions

@@ -2,10 +2,12 @@
 
 Each hour the autoscaler runs ⌈rate / c_size⌉ replicas (the performance model's sizing rule,
 :func:`costsim.perf.sizing.replicas_for_rate`: c_size = min(u · λ_max, λ_SLO)), within
-[min, max]. A replica serves up to c_SLO requests/s within the SLO (λ_SLO, or λ_max where no
-SLO applies). Replicas added in an hour serve only after the scale-up delay; until then the hour
-runs on the previous count. Requests beyond what the running replicas serve within the SLO count
-against SLO attainment.
+[min, max]; the simulator passes the c_size a load-based autoscaler observes (the replication's
+drawn capacity, :meth:`costsim.sim.serving_prep.ServingEntryPrep.sizing_capacity_at`). A
+replica serves up to c_SLO requests/s within the SLO (λ_SLO, or λ_max where no SLO applies).
+Replicas added in an hour serve only after the scale-up delay; until then the hour runs on the
+previous count. Requests beyond what the running replicas serve within the SLO count against
+SLO attainment.
 """
 
 from __future__ import annotations
@@ -93,8 +95,18 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
                 scale_up_delay_s: float) -> FleetHours:
     """Replica counts, requests and requests served within the SLO, hour by hour."""
     counts = replica_counts(rates_per_s, sizing_capacity_per_s, min_replicas, max_replicas)
-    requests = rates_per_s * SECONDS_PER_HOUR
-    running = counts * service_capacity_per_s
+    return FleetHours(replica_counts=counts, requests=rates_per_s * SECONDS_PER_HOUR,
+                      served_within_slo=served_hours(rates_per_s, counts,
+                                                     service_capacity_per_s, scale_up_delay_s))
+
+
+def served_hours(rates_per_s: FloatArray, replicas: FloatArray, service_capacity_per_s: float,
+                 scale_up_delay_s: float) -> FloatArray:
+    """Requests served within the SLO in each hour by ``replicas`` (each serving
+    ``service_capacity_per_s`` within the SLO; replicas added in an hour serve after the
+    scale-up delay): what the autoscaler's counts serve, or what a fixed pool's share of
+    them serves when it cannot run them all."""
+    running = replicas * service_capacity_per_s
     within = np.minimum(rates_per_s, running)
     # during the scale-up delay the hour runs on the previous hour's replicas (the first
     # hour on its own): the previous hour's running capacity, the same products
@@ -108,7 +120,7 @@ def fleet_hours(rates_per_s: FloatArray, sizing_capacity_per_s: float,
     served = np.multiply(within, SECONDS_PER_HOUR, out=within)  # within is not read again
     served -= short
     np.maximum(0.0, served, out=served)
-    return FleetHours(replica_counts=counts, requests=requests, served_within_slo=served)
+    return served
 
 
 def mix_capacity(capacities_per_s: FloatArray, shares: FloatArray) -> float:

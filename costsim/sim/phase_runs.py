@@ -31,7 +31,7 @@ from costsim.sim.elastic import (
     spot_jobs,
 )
 from costsim.sim.fifo import arrival_clock, fifo_queue, uniform_slots
-from costsim.sim.fleet import fleet_hours
+from costsim.sim.fleet import fleet_hours, served_hours
 from costsim.sim.ledger import Category
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import first_room, interval_gpus, short_runs
@@ -436,9 +436,14 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
         # what a replica serves within the SLO this replication: the predicted share scaled by
         # the drawn error, the measured share as measured (DESIGN §12)
         service_s = entry.service_capacity_at(error)
+        # the autoscaler scales on observed load (queue, running requests, utilization), so
+        # it sizes on the capacity the replicas turn out to have, not on the prediction: a
+        # slower engine than predicted gets more replicas where the plan lets the fleet grow
+        # (rented, spilled), and fills its bounded GPUs first (docs/simulator.md "Serving")
+        sizing_s = entry.sizing_capacity_at(error)
         # x · 1.0 and x · 1 are x exactly: those products are skipped
         entry_rates = rates if entry.request_share == 1.0 else rates * entry.request_share
-        fleet = fleet_hours(entry_rates, entry.sizing_capacity_s, service_s,
+        fleet = fleet_hours(entry_rates, sizing_s, service_s,
                             entry.min_replicas, entry.max_replicas, entry.scale_up_delay_s)
         counts = fleet.replica_counts
         gpus = (counts if entry.gpus_per_replica == 1
@@ -452,8 +457,12 @@ def run_serving(ctx: RunContext, prep: ServingPrep) -> Process:
             got = ctx.take_hourly(phase.name, src.gpu, owned, h0, gpus)
             rented, pool = gpus - got, src.spill
             if src.spill is None:
+                # fixed capacity cannot grow: the replicas its GPUs hold serve what they can
+                # within the SLO, the rest of the load is unmet
                 share = np.divide(got, gpus, out=np.ones_like(gpus), where=gpus > 0)
-                served_hourly = served_hourly * share
+                if (share < 1.0).any():
+                    served_hourly = served_hours(entry_rates, counts * share, service_s,
+                                                 entry.scale_up_delay_s) * cover
         missing_gpu_hours = 0.0
         gpus_sum = float(gpus.sum())
         if pool is not None:

@@ -50,7 +50,7 @@ class ServingEntryPrep:
 
     source: EntrySource
     gpus_per_replica: int
-    sizing_capacity_s: float  # requests/s a replica is sized for (the sizing rule)
+    sizing_capacity_s: float  # requests/s a replica is sized for (the sizing rule), predicted
     service_capacity_s: float  # requests/s a replica serves within the SLO
     request_share: float  # share of all requests routed here
     prompt_tokens: float  # mean per routed request
@@ -61,6 +61,8 @@ class ServingEntryPrep:
     # share of the entry's service work (requests / capacity) on predicted capacities: the
     # model's throughput error applies to those only (DESIGN §12), see service_capacity_at
     predicted_share: float = 1.0
+    # the same share of its sizing work (requests / sizing capacity), see sizing_capacity_at
+    sizing_predicted_share: float = 1.0
     # (request size, basis, source) of each routed bucket whose capacity was measured
     measured: tuple[tuple[str, str, str], ...] = ()
     # replicas the pool's GPU quota lets run at once (None: no quota applies); max_replicas
@@ -71,12 +73,24 @@ class ServingEntryPrep:
         """The service capacity under a drawn throughput error factor t: predicted capacities
         are scaled by t, measured ones are not. With a predicted share f of the work,
         1/c(t) = (1 − f)/c + f/(c·t) (the harmonic mix of :func:`mix_capacity`)."""
-        if self.predicted_share >= 1.0:
-            return self.service_capacity_s * throughput_error
-        if self.predicted_share <= 0.0:
-            return self.service_capacity_s
-        return self.service_capacity_s / (1.0 - self.predicted_share
-                                          + self.predicted_share / throughput_error)
+        return _at_error(self.service_capacity_s, self.predicted_share, throughput_error)
+
+    def sizing_capacity_at(self, throughput_error: float) -> float:
+        """The requests/s per replica a load-based autoscaler settles at when the engine
+        serves at the drawn error factor t: the sizing rule's capacity (min(u·λ_max, λ_SLO),
+        both scaled by t where predicted) with the sizing work's predicted share scaled as in
+        :meth:`service_capacity_at`; measured capacities as measured (DESIGN §12)."""
+        return _at_error(self.sizing_capacity_s, self.sizing_predicted_share, throughput_error)
+
+
+def _at_error(capacity_s: float, predicted_share: float, throughput_error: float) -> float:
+    """A mix's capacity whose predicted share f of the work runs at t times its prediction:
+    1/c(t) = (1 − f)/c + f/(c·t)."""
+    if predicted_share >= 1.0:
+        return capacity_s * throughput_error
+    if predicted_share <= 0.0:
+        return capacity_s
+    return capacity_s / (1.0 - predicted_share + predicted_share / throughput_error)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,7 +260,8 @@ def prepare_serving(scenario: Scenario, plan: Plan, phase: ServingPhase,
             min_replicas=min_replicas, max_replicas=max_replicas, quota_replicas=cap,
             scale_up_delay_s=(auto.scale_up_delay_s if auto and auto.scale_up_delay_s is not None
                               else sim_defaults.instance_startup_s),
-            **_measured_fields(replicas[i], service[i], mine, weights, buckets)._asdict()))
+            **_measured_fields(replicas[i], service[i], capacity[i], mine, weights,
+                               buckets)._asdict()))
     if any(s is None for s in sources):
         return None  # an entry of the plan cannot run: its reason is already recorded
     return tuple(preps)
@@ -306,22 +321,28 @@ def _cheapest_routing(capacity: np.ndarray, sources: Sequence[EntrySource | None
 
 class _MeasuredFields(NamedTuple):
     predicted_share: float = 1.0
+    sizing_predicted_share: float = 1.0
     measured: tuple[tuple[str, str, str], ...] = ()
 
 
-def _measured_fields(replica: ReplicaCapacities | None, service: np.ndarray, mine: list[int],
-                     weights: np.ndarray, buckets: Sequence[RequestBucket]) -> _MeasuredFields:
-    """An entry's predicted share of service work and its measured buckets (the defaults
-    when every capacity is predicted); ``weights`` = the share of all requests each bucket of
-    ``mine`` brings the entry."""
+def _measured_fields(replica: ReplicaCapacities | None, service: np.ndarray,
+                     sizing: np.ndarray, mine: list[int], weights: np.ndarray,
+                     buckets: Sequence[RequestBucket]) -> _MeasuredFields:
+    """An entry's predicted shares of service and of sizing work and its measured buckets
+    (the defaults when every capacity is predicted); ``weights`` = the share of all requests
+    each bucket of ``mine`` brings the entry."""
     if replica is None or not replica.basis:
         return _MeasuredFields()
-    work = np.array([w / service[j] if service[j] > 0 else 0.0
-                     for w, j in zip(weights, mine, strict=True)])
     predicted = np.array([replica.bucket_basis(j) is Basis.PREDICTED for j in mine])
-    total = float(work.sum())
+
+    def share(capacity: np.ndarray) -> float:
+        work = np.array([w / capacity[j] if capacity[j] > 0 else 0.0
+                         for w, j in zip(weights, mine, strict=True)])
+        total = float(work.sum())
+        return float(work[predicted].sum()) / total if total > 0 else 1.0
+
     return _MeasuredFields(
-        predicted_share=float(work[predicted].sum()) / total if total > 0 else 1.0,
+        predicted_share=share(service), sizing_predicted_share=share(sizing),
         measured=tuple((f"{buckets[j].prompt_tokens}+{buckets[j].output_tokens} tokens",
                         replica.bucket_basis(j).value, replica.profile_source[j])
                        for j in mine if replica.bucket_basis(j) is not Basis.PREDICTED))

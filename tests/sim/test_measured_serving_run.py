@@ -91,16 +91,20 @@ def test_measured_capacity_half_the_models_doubles_the_fleet(tmp_path: Path) -> 
 
 
 def test_throughput_error_applies_to_predicted_capacity_only(tmp_path: Path) -> None:
+    """A slow engine (t = 0.5) costs the predicted fleet more replicas (its autoscaler scales
+    on the load its replicas turn out to serve); the measured fleet keeps its measurement."""
     slow = "uncertainty:\n  throughput_error: {dist: fixed, value: 0.5}\n"
-    attainment = {}
+    attainment, cost = {}, {}
     for name, rps in (("predicted", None), ("measured", 20.0)):
         for error in ("", slow):
             folder = tmp_path / f"{name}{bool(error)}"
             folder.mkdir()
             _, run = _run(_write(folder, error, rps))
             attainment[name, bool(error)] = run.plans[0].metrics.slo_attainment
+            cost[name, bool(error)] = run.plans[0].cost_usd.mean
     assert attainment["measured", True] == attainment["measured", False]
-    assert attainment["predicted", True] < attainment["predicted", False]
+    assert cost["measured", True] == cost["measured", False]
+    assert cost["predicted", True] > 1.5 * cost["predicted", False]
 
 
 def test_service_capacity_at_scales_only_the_predicted_share() -> None:
