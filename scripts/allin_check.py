@@ -12,6 +12,7 @@ the rented instances' boot excluded as the published figures exclude it).
     python scripts/allin_check.py                  # table and summary, via `costsim run`
     python scripts/allin_check.py --in-process     # the same simulation without report folders
     python scripts/allin_check.py --csv            # machine-readable rows
+    python scripts/allin_check.py --training-error-sigma 0.3   # the band with another σε
 
 Nothing is fitted here: the split column of each data file was written by the rules in
 scripts/published_table.py before any prediction was looked at; scripts/fit_allin_loss.py fits
@@ -160,8 +161,24 @@ def _arch_path(row: dict[str, str], spec: str) -> Path:
     return (folder / spec).resolve()
 
 
-def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, object]:
-    """The one-phase scenario of a published run (a YAML mapping)."""
+def error_uncertainty(training_error_sigma: float) -> dict[str, object]:
+    """The scenario ``uncertainty`` under which a one-phase run's throughput error has log-sd
+    ``training_error_sigma`` (σε) instead of the shipped default's.
+
+    With the defaults a predicted training phase draws the shared throughput error (log-sd
+    σ = throughput_error_sigma) times a training-only factor of log-sd √(σε² − σ²): a lognormal
+    of log-sd σε, median 1 (costsim/sim/prepare.py). A scenario's own
+    ``uncertainty.throughput_error`` replaces both factors; for a scenario of one training phase
+    a lognormal of log-sd σε there is the same distribution, so the band of any σε is the
+    simulator's own without a change to its defaults (scripts/training_model_error.py)."""
+    return {"throughput_error": {"dist": "lognormal", "sigma": training_error_sigma}}
+
+
+def scenario_mapping(row: dict[str, str], *, horizon_months: int,
+                     training_error_sigma: float | None = None) -> dict[str, object]:
+    """The one-phase scenario of a published run (a YAML mapping); with
+    ``training_error_sigma``, the training model's error drawn with that log-sd
+    (:func:`error_uncertainty`) instead of the shipped default."""
     spec = row["architecture"]
     model: dict[str, str] = ({"preset": spec.removeprefix("preset:")}
                              if spec.startswith("preset:")
@@ -182,7 +199,7 @@ def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, o
     if FIX_LAYOUTS and tp is not None and pp is not None and zero is not None \
             and gpus % (tp * pp) == 0:
         phase["layout"] = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "zero": zero}
-    return {
+    mapping: dict[str, object] = {
         "name": f"{row['id']} {row['model']}",
         "start": "2027-01-01",
         "horizon_months": horizon_months,
@@ -190,6 +207,9 @@ def scenario_mapping(row: dict[str, str], *, horizon_months: int) -> dict[str, o
         "phases": [phase],
         "plans": [{"name": "on-demand", "use": {"train": {"gpu": row["gpu"], "count": gpus}}}],
     }
+    if training_error_sigma is not None:
+        mapping["uncertainty"] = error_uncertainty(training_error_sigma)
+    return mapping
 
 
 def horizon_for(row: dict[str, str]) -> int:
@@ -198,13 +218,16 @@ def horizon_for(row: dict[str, str]) -> int:
     return max(1, min(MAX_HORIZON_MONTHS, math.ceil(days * 6 / 30)))
 
 
-def write_scenario(row: dict[str, str], folder: Path) -> Path:
-    """The run's scenario as a YAML file in ``folder``."""
+def write_scenario(row: dict[str, str], folder: Path,
+                   training_error_sigma: float | None = None) -> Path:
+    """The run's scenario as a YAML file in ``folder`` (``training_error_sigma``: see
+    :func:`scenario_mapping`)."""
     import yaml
 
     path = folder / f"{row['id']}.yaml"
-    path.write_text(yaml.safe_dump(scenario_mapping(row, horizon_months=horizon_for(row)),
-                                   sort_keys=False), encoding="utf-8")
+    mapping = scenario_mapping(row, horizon_months=horizon_for(row),
+                               training_error_sigma=training_error_sigma)
+    path.write_text(yaml.safe_dump(mapping, sort_keys=False), encoding="utf-8")
     return path
 
 
@@ -258,13 +281,16 @@ def run_in_process(path: Path, replications: int, seed: int) -> dict[str, object
 
 
 def simulate_runs(rows: Sequence[dict[str, str]], runner: Runner, *,
-                  replications: int = REPLICATIONS, seed: int = SEED) -> list[SimulatedRun]:
-    """Every run through ``runner`` (kept, with the reason, when the simulator refuses it)."""
+                  replications: int = REPLICATIONS, seed: int = SEED,
+                  training_error_sigma: float | None = None) -> list[SimulatedRun]:
+    """Every run through ``runner`` (kept, with the reason, when the simulator refuses it);
+    ``training_error_sigma``: each run's training error drawn with that log-sd instead of the
+    shipped default (:func:`error_uncertainty`)."""
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for row in rows:
             published = float(row["published_gpu_hours"])
-            path = write_scenario(row, Path(folder))
+            path = write_scenario(row, Path(folder), training_error_sigma)
             try:
                 plan = runner(path, replications, seed)
             except Exception as error:
@@ -399,7 +425,14 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
                         help="with --heldout: the held-out folder to read (its "
                              "training_runs.csv and architectures/; default "
                              f"{HELDOUT_DIR.relative_to(ROOT)})")
+    parser.add_argument("--training-error-sigma", type=float, default=None, metavar="SIGMA",
+                        help="draw each run's training model error with this log-sd (a "
+                             "scenario uncertainty.throughput_error) instead of the shipped "
+                             "training_error_sigma (default: the shipped one)")
     args = parser.parse_args(argv)
+    sigma = args.training_error_sigma
+    if sigma is not None and not 0 <= sigma <= 3:
+        parser.error(f"--training-error-sigma must be in [0, 3] (got {sigma})")
     if args.heldout_dir is not None and not args.heldout:
         parser.error("--heldout-dir needs --heldout")
     if args.heldout and not (args.heldout_dir or HELDOUT_DIR).joinpath(HELDOUT_CSV.name).is_file():
@@ -408,7 +441,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
              else published_runs())
     rows = [r for r in every if not args.only or r["id"] in args.only]
     runner: Runner = run_in_process if args.in_process else run_cli
-    results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed)
+    results = simulate_runs(rows, runner, replications=args.replications, seed=args.seed,
+                            training_error_sigma=sigma)
     before = {} if args.heldout else before_bands()
     if args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")

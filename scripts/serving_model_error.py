@@ -1,9 +1,10 @@
-"""The serving model's error out of sample: measured / predicted on the three blind held-out sets
+"""The serving model's error out of sample: measured / predicted on the four blind held-out sets
 as each was rated, and the log-sd the simulator draws for predicted serving capacity.
 
 Each held-out set was rated once, by the model at its rating commit, on rows that model had not
 seen (docs/performance.md §4): validation/heldout at 032b9d9, validation/heldout2 at a9f9fba,
-validation/heldout3 at 32a49c4. Their per-row ratios are reproduced by running the rating
+validation/heldout3 at 32a49c4, validation/heldout4 at 8d146d5 (its printed rating is kept in
+validation/heldout4/rating_8d146d5.txt). Their per-row ratios are reproduced by running the rating
 commit's own predictors (``scripts.published_table.check_serving``, what that commit's
 ``scripts/validation_table.py --heldout`` prints) in a checkout of that commit:
 
@@ -45,6 +46,11 @@ The estimator (:func:`serving_error_sigma`) was written down before any ratio wa
 
 Printed for information (not the default): the per-row unweighted RMS, the mean of x (the
 bias), each set's σ, each kind's σ, and σ with each set left out.
+
+The check (validation/ERROR_BANDS_PLAN.md, written before any of its figures): **leave one set
+out** — σ from the other sets by the estimator above, then the share of the left-out set's rows
+(card ratios excluded) with |ln ratio| ≤ 1.2816 σ (inside the P10-P90 of a lognormal error about
+the prediction); per fold and pooled over the folds (:func:`leave_one_set_out`).
 """
 
 from __future__ import annotations
@@ -64,9 +70,12 @@ DATA_CSV = ROOT / "costsim" / "data" / "serving_model_error.csv"
 DEFAULTS_CSV = ROOT / "costsim" / "data" / "allin_loss.csv"
 KEY = "serving_error_sigma"
 FIELDS = ("set", "row_id", "kind", "engine", "gpu", "group", "ratio", "commit")
-# The three ratings (docs/performance.md §4, the held-out checks): set -> rating commit.
-RATINGS = {"heldout": "032b9d9", "heldout2": "a9f9fba", "heldout3": "32a49c4"}
+# The four ratings (docs/performance.md §4, the held-out checks): set -> rating commit.
+RATINGS = {"heldout": "032b9d9", "heldout2": "a9f9fba", "heldout3": "32a49c4",
+           "heldout4": "8d146d5"}
 EXCLUDED_KINDS = ("card-ratio",)
+# z of the 90th percentile of a normal: a lognormal error's P10-P90 is exp(±Z90 σ).
+Z90 = 1.2816
 FLOOR_KEY = "throughput_error_sigma"
 
 
@@ -116,6 +125,34 @@ def weighted_rms(rows: Sequence[Ratio]) -> float:
 def serving_error_sigma(rows: Sequence[Ratio], floor: float) -> float:
     """The serving model's out-of-sample log-sd: :func:`weighted_rms`, at least ``floor``."""
     return max(weighted_rms(rows), floor)
+
+
+def inside_band(row: Ratio, sigma: float) -> bool:
+    """Whether ``row``'s ratio lies inside exp(±Z90·σ), the P10-P90 of a lognormal error."""
+    return abs(row.log) <= Z90 * sigma
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fold:
+    """One leave-one-set-out fold: σ from the other sets, coverage on the left-out one."""
+
+    left_out: str
+    sigma: float
+    inside: int
+    rows: int
+
+
+def leave_one_set_out(rows: Sequence[Ratio], floor: float) -> list[Fold]:
+    """Per set (in first-seen order): :func:`serving_error_sigma` of every other set's rows and
+    how many of the set's own rows (card ratios excluded) lie inside its band."""
+    rows = used(rows)
+    folds = []
+    for name in dict.fromkeys(r.set for r in rows):
+        sigma = serving_error_sigma([r for r in rows if r.set != name], floor)
+        own = [r for r in rows if r.set == name]
+        folds.append(Fold(left_out=name, sigma=sigma,
+                          inside=sum(inside_band(r, sigma) for r in own), rows=len(own)))
+    return folds
 
 
 # --- figures printed for information -----------------------------------------------------------
@@ -204,10 +241,18 @@ def report(rows: Sequence[Ratio], floor: float) -> str:
         lines.append(line(f"kind {kind}", [r for r in rows if r.kind == kind]))
     for name in RATINGS:
         lines.append(line(f"without {name}", [r for r in rows if r.set != name]))
-    lines.append(line("all three", rows))
+    lines.append(line(f"all {len({r.set for r in rows})}", rows))
+    folds = leave_one_set_out(rows, floor)
+    lines += ["", "leave one set out (validation/ERROR_BANDS_PLAN.md): sigma from the other sets, "
+              "rows of the left-out set inside exp(+-1.2816 sigma)", "",
+              "| left out | sigma from the others | inside | share |", "|---|---:|---:|---:|"]
+    lines += [f"| {f.left_out} | {f.sigma:.4f} | {f.inside}/{f.rows} | {f.inside / f.rows:.0%} |"
+              for f in folds]
+    pooled_in, pooled_n = sum(f.inside for f in folds), sum(f.rows for f in folds)
+    lines.append(f"| pooled | - | {pooled_in}/{pooled_n} | {pooled_in / pooled_n:.0%} |")
     sigma = serving_error_sigma(rows, floor)
     extra = math.sqrt(max(0.0, sigma**2 - floor**2))
-    low, high = math.exp(-1.2816 * sigma), math.exp(1.2816 * sigma)
+    low, high = math.exp(-Z90 * sigma), math.exp(Z90 * sigma)
     rated = used(rows)
     below = sum(r.ratio < low for r in rated)
     above = sum(r.ratio > high for r in rated)
@@ -226,7 +271,7 @@ def source_text(rows: Sequence[Ratio]) -> str:
                      for name, commit in RATINGS.items())
     groups = len({(r.set, r.group) for r in rows})
     return (f"the serving model's log-sd error out of sample, by scripts/serving_model_error.py "
-            f"from costsim/data/serving_model_error.csv: measured / predicted on the three blind "
+            f"from costsim/data/serving_model_error.csv: measured / predicted on the four blind "
             f"held-out sets as each was rated ({sets}; card-ratio rows excluded); RMS of "
             f"ln(ratio) about 0 (the bias is part of the error, the median stays 1), each of the "
             f"{groups} source tables weighted 1 and shared by its rows, one value for every kind "

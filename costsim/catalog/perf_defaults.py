@@ -229,9 +229,9 @@ def perf_defaults() -> PerfDefaults:
 @cache
 def allin_loss_defaults() -> AllinLossAssumptions:
     """What real runs lose beyond hardware faults, and the models' errors
-    (``costsim/data/allin_loss.csv``; the loss and the training error fitted by
-    scripts/fit_allin_loss.py on the fit half of the published runs, the serving error measured
-    by scripts/serving_model_error.py on the rated held-out sets)."""
+    (``costsim/data/allin_loss.csv``; the loss fitted by scripts/fit_allin_loss.py on the fit
+    half of the published runs, the training error estimated by scripts/training_model_error.py
+    and the serving error by scripts/serving_model_error.py on the rated held-out sets)."""
     rows = {row["key"]: row for row in read_data_csv("allin_loss.csv")}
     return AllinLossAssumptions(
         extra_loss_median=float(rows["extra_loss_median"]["value"]),

@@ -102,16 +102,18 @@ def test_a_gpu_that_cannot_hold_the_model_is_absent() -> None:
 
 
 def test_deadline_flags_follow_the_probability_limit() -> None:
-    front = front_of(one_phase(deadline_days=2.0), gpus=["H100"], counts=[8, 16, 32],
+    # 64 GPUs: with the default out-of-sample training error (log-sd 0.83) 32 GPUs' ~0.8 steady
+    # days miss a 2-day deadline in ~20 % of runs, more than the limit
+    front = front_of(one_phase(deadline_days=2.0), gpus=["H100"], counts=[8, 16, 32, 64],
                      options=(PurchaseOption.ON_DEMAND,), max_p_deadline_missed=0.1)
     by_count = {o.gpus: o for o in front.options}
-    p = [by_count[n].p_deadline_missed for n in (8, 16, 32)]
+    p = [by_count[n].p_deadline_missed for n in (8, 16, 32, 64)]
     assert all(v is not None for v in p)
-    assert p[0] > p[1] > p[2]  # type: ignore[operator]
+    assert p[0] > p[1] > p[2] > p[3]  # type: ignore[operator]
     for option in front.options:
         assert option.meets_deadline == (option.p_deadline_missed <= 0.1)  # type: ignore[operator]
     assert by_count[8].meets_deadline is False
-    assert by_count[32].meets_deadline is True
+    assert by_count[64].meets_deadline is True
     cheapest = front.cheapest_meeting_deadline()
     assert cheapest is not None
     assert cheapest.meets_deadline
@@ -186,9 +188,11 @@ def test_framework_default_is_every_framework() -> None:
 
 # -- against the simulator --------------------------------------------------------------------
 def test_analytic_time_cost_and_risk_match_the_simulator() -> None:
-    """Mean wall time and phase cost within 5 %, P(deadline missed) within 0.06 of 200
-    simulated replications (Monte Carlo standard error ≈ 0.03 at p ≈ 0.3), on-demand and spot
-    under a hazard high enough for ~25 preemptions per run."""
+    """Mean wall time and phase cost within 5 %, P(deadline missed) within 0.06 of 2,000
+    simulated replications, on-demand and spot under a hazard high enough for ~25 preemptions
+    per run. 2,000: with the default out-of-sample training error (log-sd 0.83) the wall time
+    ∝ 1/ε has a coefficient of variation of about 1, so the mean of 200 replications strays by
+    ~7 % (seeds 11 and 12: +9 %, −2 %); of 2,000 by ~2 %."""
     uncertainty = Uncertainty(failure_rate_scale=LogNormal(sigma=0.4, median=5.0),
                               spot_hazard_scale=LogNormal(sigma=0.5, median=200.0))
     scenario = one_phase(tokens=1e11, deadline_days=3.0, uncertainty=uncertainty)
@@ -197,7 +201,7 @@ def test_analytic_time_cost_and_risk_match_the_simulator() -> None:
     plans = tuple(Plan(name=o.option.value, uses=(PhaseUse(phase="train",
                                                            entries=(o.use_entry(),)),))
                   for o in front.options)
-    result = simulate_scenario(replace(scenario, plans=plans), seed=11, replications=200)
+    result = simulate_scenario(replace(scenario, plans=plans), seed=11, replications=2000)
     for option in front.options:
         simulated = result.plan(option.option.value)
         assert simulated.finish_s is not None

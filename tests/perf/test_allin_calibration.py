@@ -1,5 +1,7 @@
-"""What real runs lose: the shipped defaults (costsim/data/allin_loss.csv) are what
-scripts/fit_allin_loss.py fits on the fit half of the published runs A01-A32 today.
+"""What real runs lose: the shipped loss defaults (costsim/data/allin_loss.csv) are what
+scripts/fit_allin_loss.py fits on the fit half of the published runs A01-A32 today (the
+training model's error fitted with them is the fit-half value; the shipped one is estimated out
+of sample from it by scripts/training_model_error.py).
 
 When the performance or goodput model moves, the steady estimates move and these tests fail
 until ``python scripts/fit_allin_loss.py --write`` is rerun (docs/performance.md "What real runs
@@ -21,6 +23,7 @@ from scripts.fit_allin_loss import (
     defaults_text,
 )
 from scripts.published_table import CHECK, FIT
+from scripts.training_model_error import FIT_HALF_SIGMA
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +40,10 @@ def test_the_data_file_is_what_the_fit_script_writes(calibration: Calibration) -
     assert shipped.extra_loss_median == pytest.approx(calibration.fit.extra_loss_median,
                                                       rel=1e-3)
     assert shipped.extra_loss_sigma == pytest.approx(calibration.fit.extra_loss_sigma, rel=1e-3)
-    assert shipped.training_error_sigma == pytest.approx(
-        calibration.fit.throughput_error_sigma, rel=1e-3)
+    # σε fitted here is the fit-half value, the grid start of the shipped out-of-sample value
+    # (scripts/training_model_error.py, tests/perf/test_training_model_error.py)
+    assert calibration.fit.throughput_error_sigma == pytest.approx(FIT_HALF_SIGMA, rel=1e-3)
+    assert shipped.training_error_sigma >= FIT_HALF_SIGMA
 
 
 def test_fitted_on_the_fit_half_only(calibration: Calibration) -> None:

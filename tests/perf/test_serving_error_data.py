@@ -16,6 +16,8 @@ from scripts.serving_model_error import (
     RATINGS,
     Ratio,
     defaults_text,
+    inside_band,
+    leave_one_set_out,
     ratios_text,
     read_ratios,
     serving_error_sigma,
@@ -29,15 +31,55 @@ def _ratio(set_name: str, group: str, ratio: float, kind: str = "batch1-decode")
                  gpu="H100", group=group, ratio=ratio, commit="0000000")
 
 
-def test_the_data_file_holds_each_rated_row_of_the_three_sets() -> None:
-    """27, 25 and 21 rated rows (the ratings' denominators: 7/27, 10/25, 7/21), each with its
-    rating commit; the two card-ratio rows are kept but not used."""
+def test_the_data_file_holds_each_rated_row_of_the_four_sets() -> None:
+    """27, 25, 21 and 135 rated rows (the ratings' denominators: 7/27, 10/25, 7/21, 62/135),
+    each with its rating commit; the 22 card-ratio rows are kept but not used."""
     rows = read_ratios()
-    assert Counter(r.set for r in rows) == {"heldout": 27, "heldout2": 25, "heldout3": 21}
+    assert Counter(r.set for r in rows) == {"heldout": 27, "heldout2": 25, "heldout3": 21,
+                                            "heldout4": 135}
     assert all(r.commit == RATINGS[r.set] for r in rows)
     assert all(r.ratio > 0 for r in rows)
-    assert len(used(rows)) == 71
-    assert {r.row_id for r in rows if r not in used(rows)} == {"HS3-20", "HS3-21"}
+    assert len(used(rows)) == 186
+    unused = {r.row_id for r in rows if r not in used(rows)}
+    assert unused == {"HS3-20", "HS3-21", *(f"HS4-{i}" for i in range(41, 47)),
+                      *(f"HS4-{i}" for i in range(122, 136))}
+
+
+def test_heldout4_ratios_are_its_rating_as_printed() -> None:
+    """Each heldout4 ratio is the meas/pred column of the rating printed once at 8d146d5
+    (validation/heldout4/rating_8d146d5.txt, two decimals), the 4-significant-digit value
+    rounded again (three rows sit on a rounding edge: 1.045 printed 1.05, etc.)."""
+    printed = (Path(__file__).resolve().parents[2] / "validation" / "heldout4"
+               / "rating_8d146d5.txt").read_text(encoding="utf-8").splitlines()
+    start, end = printed[0].index("meas/pred"), printed[0].index("tol ")
+    column = {line.split()[0]: float(line[start:end].replace(",", ""))
+              for line in printed if line.startswith("HS4-")}
+    rows = [r for r in read_ratios() if r.set == "heldout4"]
+    assert {r.row_id for r in rows} == set(column)
+    assert all(abs(r.ratio - column[r.row_id]) <= 0.0051 for r in rows)
+
+
+def test_leave_one_set_out_as_the_plan_fixed() -> None:
+    """validation/ERROR_BANDS_PLAN.md: fold 4 is the three-set σ (0.6413, shipped before the
+    fourth rating) on heldout4's 115 rows: 94 inside, as its rating plan's item 3 reported."""
+    folds = {f.left_out: f for f in leave_one_set_out(read_ratios(), 0.111)}
+    assert list(folds) == list(RATINGS)
+    assert folds["heldout4"].sigma == pytest.approx(0.6413, abs=5e-5)
+    assert (folds["heldout4"].inside, folds["heldout4"].rows) == (94, 115)
+    assert sum(f.rows for f in folds.values()) == 186
+
+
+def test_a_fold_counts_rows_inside_the_lognormal_p10_p90() -> None:
+    """σ from the other set; a row is inside when |ln ratio| <= 1.2816 σ (edges included)."""
+    other = [_ratio("a", "g", math.e)]  # σ = 1
+    edge = math.exp(1.2816)
+    own = [_ratio("b", "h", edge * 0.999), _ratio("b", "h", 1 / (edge * 0.999)),
+           _ratio("b", "h", edge * 1.01), _ratio("b", "h", 1.0),
+           _ratio("b", "h", 50.0, kind="card-ratio")]
+    folds = {f.left_out: f for f in leave_one_set_out([*other, *own], 0.111)}
+    assert folds["b"].sigma == pytest.approx(1.0)
+    assert (folds["b"].inside, folds["b"].rows) == (3, 4)
+    assert inside_band(_ratio("b", "h", edge * 0.999), 1.0)
 
 
 def test_the_shipped_sigma_is_what_the_estimator_gives() -> None:
