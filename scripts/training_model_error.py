@@ -65,6 +65,27 @@ SCAN_BEYOND = 5
 # LogNormal's own limit on sigma (costsim/domain/uncertainty.py).
 SCAN_LIMIT = 3.0
 FIELDS = ("set", "run_id", "scale", "figure", "sigma", "pub_p50", "p90_p10", "inside", "reason")
+# The document each held-out run's figure is read from (a paper, a model card, a repository's
+# README or scripts; a row that says "as H04" shares H04's): the training counterpart of the
+# serving rows' `group` (one source table), so that a source's runs count once together. Runs
+# of one source share its reporting (one team's rounded "~N days", one accounting) and its stack,
+# so their errors are not independent draws: MobileLLM's five runs or ruGPT-3's four are one
+# observation each of how far a stack sits from the model.
+SOURCE_OF = {
+    **dict.fromkeys(("H01", "H02", "H03"), "LLaMA paper (arXiv 2302.13971)"),
+    **dict.fromkeys(("H04", "H05", "H06"), "Llama 2 model card"),
+    "H07": "phi-1.5 model card", "H08": "phi-2 model card", "H09": "BioMedLM model card",
+    "H10": "GPT-NeoX-20B paper (arXiv 2204.06745)",
+    **dict.fromkeys(("H11", "H12", "H13"), "karpathy/llm.c scripts"),
+    **dict.fromkeys(("H2-01", "H2-02", "H2-03"), "SmolLM2 model discussion"),
+    **dict.fromkeys(("H2-04", "H2-05", "H2-06", "H2-07", "H2-08"), "MobileLLM README"),
+    "H3-01": "SantaCoder paper", "H3-02": "SantaCoder model card",
+    "H3-03": "tiny_starcoder_py model card",
+    **dict.fromkeys(("H3-04", "H3-05"), "Llemma paper"),
+    "H3-06": "mosaicml/examples BERT README", "H3-07": "RoBERTa paper",
+    **dict.fromkeys(("H4-01", "H4-02", "H4-03", "H4-04"), "ai-forever/ru-gpts README"),
+    "H4-05": "MicroLlama README",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +118,18 @@ def coverage(bands: Iterable[Band]) -> tuple[int, int]:
     return sum(bool(b.inside) for b in rated), len(rated)
 
 
+def source_coverage(bands: Iterable[Band]) -> float:
+    """Share of runs inside with each source (:data:`SOURCE_OF`; a run it does not name is its
+    own source) weighted once: the mean over sources of the share of their runs inside."""
+    by_source: dict[str, list[bool]] = {}
+    for b in bands:
+        if b.inside is not None:
+            by_source.setdefault(SOURCE_OF.get(b.run_id, b.run_id), []).append(bool(b.inside))
+    if not by_source:
+        return 0.0
+    return statistics.fmean(sum(flags) / len(flags) for flags in by_source.values())
+
+
 def smallest_sigma(sigmas: Sequence[float], inside_at: Callable[[float], tuple[int, int]],
                    target: float = TARGET) -> float | None:
     """The first σε of ``sigmas`` (ascending) at which inside / runs ≥ ``target``; None when
@@ -125,19 +158,39 @@ def by_sigma(bands: Iterable[Band]) -> dict[float, list[Band]]:
     return dict(sorted(out.items()))
 
 
-def estimate(bands: Sequence[Band], sets: Iterable[str] | None = None) -> float | None:
-    """:func:`smallest_sigma` over the scanned σε, on the runs of ``sets`` (all: None)."""
+# How runs are weighted: "source" (each source once, :func:`source_coverage`; shipped) or "runs"
+# (each run once, as validation/ERROR_BANDS_PLAN.md wrote it before any figure; reported beside).
+Weighting = str
+WEIGHTINGS = ("source", "runs")
+
+
+def share(bands: Iterable[Band], weighting: Weighting = "source") -> float:
+    """Coverage as a share, with the given weighting."""
+    part = list(bands)
+    if weighting == "runs":
+        inside, runs = coverage(part)
+        return inside / runs if runs else 0.0
+    return source_coverage(part)
+
+
+def estimate(bands: Sequence[Band], sets: Iterable[str] | None = None,
+             weighting: Weighting = "source") -> float | None:
+    """The first scanned σε at which the runs of ``sets`` (all: None) reach the target
+    coverage, weighted as asked."""
     table = by_sigma(b for b in bands if sets is None or b.set in set(sets))
-    return smallest_sigma(list(table), lambda s: coverage(table[s]))
+    for sigma, part in table.items():
+        if share(part, weighting) >= TARGET - 1e-12:
+            return sigma
+    return None
 
 
-def leave_one_set_out(bands: Sequence[Band]) -> list[Fold]:
+def leave_one_set_out(bands: Sequence[Band], weighting: Weighting = "source") -> list[Fold]:
     """Per set: σε by :func:`estimate` from the other sets, the set's coverage at it."""
     table = by_sigma(bands)
     names = list(dict.fromkeys(b.set for b in bands))
     folds = []
     for name in names:
-        sigma = estimate(bands, [n for n in names if n != name])
+        sigma = estimate(bands, [n for n in names if n != name], weighting)
         inside, runs = (coverage(b for b in table[sigma] if b.set == name)
                         if sigma is not None else (0, 0))
         folds.append(Fold(left_out=name, sigma=sigma, inside=inside, runs=runs))
@@ -237,8 +290,8 @@ def chosen(bands: Sequence[Band]) -> float:
 
 def report(bands: Sequence[Band]) -> str:
     table = by_sigma(bands)
-    lines = ["| σε | " + " | ".join(SETS) + " | pooled | median P90/P10 |",
-             "|---:|" + "---:|" * (len(SETS) + 2)]
+    lines = ["| σε | " + " | ".join(SETS) + " | pooled runs | pooled by source "
+             "| median P90/P10 |", "|---:|" + "---:|" * (len(SETS) + 3)]
     for sigma, part in table.items():
         cells = []
         for name in SETS:
@@ -246,29 +299,36 @@ def report(bands: Sequence[Band]) -> str:
             cells.append(f"{inside}/{runs}")
         inside, runs = coverage(part)
         lines.append(f"| {sigma:.4f} | " + " | ".join(cells)
-                     + f" | {inside}/{runs} | {median_spread(part):.2f} |")
+                     + f" | {inside}/{runs} | {source_coverage(part):.3f} "
+                       f"| {median_spread(part):.2f} |")
     pooled = [coverage(part) for part in table.values()]
     drops = sum(later[0] < earlier[0] for earlier, later in itertools.pairwise(pooled))
     lines += ["", f"pooled coverage falls from one grid step to the next {drops} time(s) in "
               f"{len(pooled) - 1} steps"]
-    folds = leave_one_set_out(bands)
-    lines += ["", "leave one set out (validation/ERROR_BANDS_PLAN.md): σε from the other sets, "
-              "runs of the left-out set inside P10-P90 at it", "",
-              "| left out | σε from the others | inside | median P90/P10 of the set |",
-              "|---|---:|---:|---:|"]
-    for f in folds:
-        spread = ("-" if f.sigma is None else
-                  f"{median_spread(b for b in table[f.sigma] if b.set == f.left_out):.2f}")
-        lines.append(f"| {f.left_out} | {'-' if f.sigma is None else f'{f.sigma:.4f}'} "
-                     f"| {f.inside}/{f.runs} | {spread} |")
-    inside = sum(f.inside for f in folds)
-    runs = sum(f.runs for f in folds)
-    lines.append(f"| pooled | - | {inside}/{runs} | - |")
+    for weighting in WEIGHTINGS:
+        folds = leave_one_set_out(bands, weighting)
+        lines += ["", f"leave one set out, {weighting}-weighted estimate: σε from the other "
+                  "sets, runs of the left-out set inside P10-P90 at it", "",
+                  "| left out | σε from the others | inside | median P90/P10 of the set |",
+                  "|---|---:|---:|---:|"]
+        for f in folds:
+            spread = ("-" if f.sigma is None else
+                      f"{median_spread(b for b in table[f.sigma] if b.set == f.left_out):.2f}")
+            lines.append(f"| {f.left_out} | {'-' if f.sigma is None else f'{f.sigma:.4f}'} "
+                         f"| {f.inside}/{f.runs} | {spread} |")
+        lines.append(f"| pooled | - | {sum(f.inside for f in folds)}/"
+                     f"{sum(f.runs for f in folds)} | - |")
+    by_runs = estimate(bands, weighting="runs")
+    lines += ["", "the plan's run-weighted estimate: "
+              + ("none reached" if by_runs is None else
+                 f"{by_runs:.4f} (median P90/P10 {median_spread(table[by_runs]):.2f})")]
     sigma = chosen(bands)
     at = table[sigma]
     inside, runs = coverage(at)
-    lines += ["", f"{KEY} = {sigma:.4f} (fit half {FIT_HALF_SIGMA}): {inside}/{runs} runs "
-              f"inside P10-P90 (in sample: σε was chosen on them); median P90/P10 "
+    lines += ["", f"{KEY} = {sigma:.4f} (each source weighted once; fit half "
+              f"{FIT_HALF_SIGMA}): {inside}/{runs} runs inside P10-P90, "
+              f"{source_coverage(at):.3f} by source (in sample: σε was chosen on them); "
+              f"median P90/P10 "
               f"{median_spread(at):.2f}; not simulable: "
               + (", ".join(f"{b.run_id} ({b.reason})" for b in at if b.inside is None)
                  or "none"), "",
@@ -282,23 +342,28 @@ def report(bands: Sequence[Band]) -> str:
 
 def source_text(bands: Sequence[Band]) -> str:
     sigma = chosen(bands)
-    inside, runs = coverage(by_sigma(bands)[sigma])
+    at = by_sigma(bands)[sigma]
+    inside, runs = coverage(at)
     folds = leave_one_set_out(bands)
     fold_text = ", ".join(f"{f.left_out} {f.inside}/{f.runs} at {f.sigma:.4f}"
                           for f in folds if f.sigma is not None)
     pooled = sum(f.inside for f in folds), sum(f.runs for f in folds)
+    by_runs = estimate(bands, weighting="runs")
     return (f"estimated by scripts/training_model_error.py from "
-            f"costsim/data/training_model_error.csv (validation/ERROR_BANDS_PLAN.md, fixed "
-            f"before any figure): the smallest value on the grid {FIT_HALF_SIGMA} + "
-            f"{GRID_STEP}·k at which at least {TARGET:.0%} of the {runs} runs the simulator can "
-            f"run of the four blind held-out sets ({', '.join(f'validation/{s}' for s in SETS)}"
-            f"; H4-05 on marketplace-only RTX 4090s cannot be simulated) lie inside the "
-            f"simulator's P10-P90 of training GPU-hours ({inside}/{runs}; median P90/P10 "
-            f"{median_spread(by_sigma(bands)[sigma]):.2f}), each run as "
-            f"scripts/allin_check.py --heldout builds it with its training error drawn at that "
-            f"log-sd; leave one set out: {fold_text} (pooled {pooled[0]}/{pooled[1]}); never "
-            f"below the fit-half value {FIT_HALF_SIGMA} (scripts/fit_allin_loss.py's maximum "
-            f"likelihood on the fit half of the published runs, in sample) "
+            f"costsim/data/training_model_error.csv (validation/ERROR_BANDS_PLAN.md and its "
+            f"amendment): the smallest value on the grid {FIT_HALF_SIGMA} + {GRID_STEP}·k at "
+            f"which the simulator's P10-P90 of training GPU-hours holds at least {TARGET:.0%} "
+            f"of the runs of the four blind held-out sets "
+            f"({', '.join(f'validation/{s}' for s in SETS)}; H4-05 on marketplace-only RTX "
+            f"4090s cannot be simulated) with each source document weighted once "
+            f"({source_coverage(at):.3f} by source, {inside}/{runs} runs; median P90/P10 "
+            f"{median_spread(at):.2f}), each run as scripts/allin_check.py --heldout builds it "
+            f"with its training error drawn at that log-sd; leave one set out: {fold_text} "
+            f"(pooled {pooled[0]}/{pooled[1]}); each run weighted once, as the plan first "
+            f"wrote it, gives "
+            + ("no value" if by_runs is None else f"{by_runs:.4f}")
+            + f"; never below the fit-half value {FIT_HALF_SIGMA} (scripts/fit_allin_loss.py's "
+            f"maximum likelihood on the fit half of the published runs, in sample) "
             f"(docs/performance.md, Out-of-sample error bands); a predicted training phase "
             f"with the default uncertainty carries it in full, experiments keep "
             f"throughput_error_sigma and predicted serving serving_error_sigma")
