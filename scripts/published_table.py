@@ -11,10 +11,11 @@ reports (tests/perf/test_published_data.py checks the files and that the columns
     python scripts/published_table.py --write-before tests/data/serving_published_before.csv
 
 Every serving row is printed before -> after: "before" is the prediction of the model as it was
-before issue 18's fifth serving round (commit f2fc5b7), kept in
+before issue 18's sixth serving round (commit 0e24faf), kept in
 tests/data/serving_published_before.csv (written once with ``--write-before`` on that model,
-after the seen heldout3 rows SP88-SP108 had been added; the fourth round's "before", commit
-91fd3d7, and the third round's, 8c31d1a, are in that file's git history); "after" is today's.
+after the seen heldout4 rows SP109-SP243 had been added; the fifth round's "before", commit
+f2fc5b7, the fourth round's, 91fd3d7, and the third round's, 8c31d1a, are in that file's git
+history); "after" is today's.
 
 Serving rows go through :func:`costsim.perf.serving.estimate_serving` (what ``costsim estimate
 serve`` calls), one replica at the row's TP degree; a static-batch benchmark is replayed with
@@ -566,11 +567,13 @@ TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "st
 
 
 def is_seen_heldout(row: dict[str, str]) -> bool:
-    """Rows SP63-SP87 and SP88-SP108: validation/heldout2's and heldout3's serving rows, each set
-    rated once as held out (commits a9f9fba, 32a49c4), then added to the calibration data (issue
-    18, fourth and fifth serving rounds)."""
+    """Rows SP63-SP87, SP88-SP108 and SP109-SP243: validation/heldout2's, heldout3's and
+    heldout4's serving rows, each set rated once as held out (commits a9f9fba, 32a49c4,
+    8d146d5), then added to the calibration data (issue 18, fourth, fifth and sixth serving
+    rounds)."""
     return row.get("notes", "").startswith(("SEEN: validation/heldout2",
-                                            "SEEN: validation/heldout3"))
+                                            "SEEN: validation/heldout3",
+                                            "SEEN: validation/heldout4"))
 
 
 def cheaper_agrees(check: ServingCheck) -> bool | None:
@@ -625,8 +628,8 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
         seen = [c for c in rated if is_seen_heldout(c.row)]
         lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
                      f"within tolerance (rows added later: "
-                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's and "
-                     f"heldout3's, "
+                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's, "
+                     f"heldout3's and heldout4's, "
                      f"seen after their rating: {sum(bool(c.within) for c in seen)}/{len(seen)})")
     ratios = [c for c in serving if cheaper_agrees(c) is not None]
     lines.append(f"card-ratio rows picking the cheaper card per token ({PRICE_CLOUD} "
