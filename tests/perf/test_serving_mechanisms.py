@@ -307,3 +307,24 @@ def test_fp8_prefill_gains_the_published_1_6x_not_the_2x_peak(defaults: PerfDefa
     for engine in (ServingEngine.VLLM, ServingEngine.TENSORRT_LLM, ServingEngine.SGLANG):
         assert defaults.serving.engine(engine).fp8_compute_factor == 0.8
     assert defaults.serving.engine(ServingEngine.LLAMA_CPP).fp8_compute_factor == 1.0
+
+
+def test_llama_server_decodes_its_four_default_slots_together(defaults: PerfDefaults) -> None:
+    """llama-server batches its parallel slots in one decode step (continuous batching) and has
+    started 4 by default since ggml-org/llama.cpp PR #16736 (issue 18, sixth serving round): a
+    4-bit 7B on an L4 runs 4 sequences at once, and the saturated replica delivers over 3x the
+    tokens of one sequence, as the weights are read once per step for all four."""
+    from costsim.domain.workload import ServingEngine as Engine
+
+    assert defaults.serving.engine(Engine.LLAMA_CPP).max_batch == 4
+    est = estimate_serving(load_preset("qwen2.5-7b").architecture, get_gpu("L4"),
+                           engine=Engine.LLAMA_CPP, precision=Dtype.FP16, quant=Quant.INT4,
+                           kv_dtype=None, prompt_tokens=45, output_tokens=128, batch=1, tp=1,
+                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    assert est.max_batch == 4
+    assert est.output_tokens_per_s > 3 * est.decode_tokens_per_s
+    # the slots hold their whole context each, so a long request fits fewer of them
+    terms = _terms(defaults, gpu="L4", engine=Engine.LLAMA_CPP, model="qwen2.5-7b",
+                   quant=Quant.INT4)
+    assert float(max_batch_arrays(terms, 45, 128)) == 4
