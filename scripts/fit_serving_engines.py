@@ -17,6 +17,12 @@ errors and rows within tolerance, with ShareGPT bursts replayed with varied leng
 serving round's tail model) and, for comparison, with their mean lengths; and the same over the
 fit rows other than heldout3's (SP88-SP108). The round's rule adopts a new value only if the
 fit half's sum falls by >= 5 % without losing rows within tolerance.
+
+``--terms`` prints the sixth serving round's candidates (docs/performance.md, "Sixth serving
+round"): for each, the fit half's sum of squared log errors and rows within tolerance (the check
+half's beside it, for the record; no choice uses it), and for vLLM's host time per sequence the
+same split by engine generation (the V0 engine of vLLM <= 0.7 against V1, the default from 0.8),
+read from each row's ``engine`` text.
 """
 
 from __future__ import annotations
@@ -149,13 +155,65 @@ def print_attention(defaults: PerfDefaults) -> None:
               f"{flat[2]:3d}/{flat[3]:<3d}")
 
 
+def vllm_generation(row: dict[str, str]) -> str:
+    """'V0' for a vLLM row whose engine text names a version below 0.8 (the V0 engine), 'V1' for
+    0.8 on (V1 the default engine since vLLM 0.8.0), '' when no version is named."""
+    import re
+
+    if row["costsim_engine"] != ServingEngine.VLLM.value:
+        return ""
+    found = re.search(r"(\d+)\.(\d+)", row["engine"])
+    if not found:
+        return ""
+    return "V1" if (int(found.group(1)), int(found.group(2))) >= (0, 8) else "V0"
+
+
+def _summary(checks: Sequence[object]) -> str:
+    rated = [c for c in checks if c.ratio and c.within is not None]  # type: ignore[attr-defined]
+    total = sum(math.log(c.ratio) ** 2 for c in rated)  # type: ignore[attr-defined]
+    within = sum(bool(c.within) for c in rated)  # type: ignore[attr-defined]
+    return f"{total:8.3f} ({within}/{len(rated)})"
+
+
+# The sixth round's candidates, in the order examined: (label, engine, profile values).
+SIXTH_ROUND_TERMS: tuple[tuple[str, ServingEngine, dict[str, float]], ...] = (
+    ("base (0e24faf)", ServingEngine.LLAMA_CPP, {"max_batch": 1}),
+    ("(a) llama.cpp 4 slots", ServingEngine.LLAMA_CPP, {}),
+    *((f"(b) vllm a={a * 1e3:g} ms", ServingEngine.VLLM, {"step_overhead_s": a})
+      for a in (1e-3, 2e-3, 4e-3)),
+    *((f"(b) vllm b={b * 1e6:g} us", ServingEngine.VLLM, {"step_overhead_per_seq_s": b})
+      for b in (20e-6, 40e-6, 60e-6, 80e-6, 100e-6)),
+    *((f"(d) vllm gddr={g}", ServingEngine.VLLM, {"gddr_hbm_efficiency": g})
+      for g in (0.80, 0.85, 0.90)),
+)
+
+
+def print_terms(defaults: PerfDefaults) -> None:
+    """The sixth round's candidate terms on the fit half (see the module doc)."""
+    rows = read_serving_rows(SERVING_CSV)
+    print("term                    fit: sum log^2 (within) | check: sum log^2 (within) || "
+          "vLLM fit rows V0 | V1")
+    for label, engine, values in SIXTH_ROUND_TERMS:
+        checks = check_serving(rows, _with(defaults, engine, values))
+        halves = [_summary([c for c in checks if c.row["split"] == half])
+                  for half in ("fit", "check")]
+        generations = [_summary([c for c in checks if c.row["split"] == "fit"
+                                 and vllm_generation(c.row) == g]) for g in ("V0", "V1")]
+        print(f"{label:22s}  {halves[0]} | {halves[1]} || {generations[0]} | {generations[1]}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("engines", nargs="*", default=[e.value for e in GRIDS])
     parser.add_argument("--attention", action="store_true",
                         help="print vLLM's decode attention factor grid on the fit half")
+    parser.add_argument("--terms", action="store_true",
+                        help="print the sixth serving round's candidate terms on the fit half")
     args = parser.parse_args(argv)
     defaults = perf_defaults()
+    if args.terms:
+        print_terms(defaults)
+        return 0
     if args.attention:
         print_attention(defaults)
         return 0

@@ -233,3 +233,24 @@ def test_every_row_names_its_length_dataset() -> None:
     assert accelmark == {f"SP{i}" for i in range(155, 244)}
     assert {value for key, value in rows.items()
             if value not in ("sharegpt", "other:llmperf") and key not in accelmark} == {"fixed"}
+
+
+def test_vllm_rows_are_told_apart_by_engine_generation() -> None:
+    """scripts/fit_serving_engines.py --terms splits vLLM's fit rows by the engine generation
+    their engine text names (V0 up to 0.7, V1 from 0.8, vLLM's default engine since 0.8.0):
+    the sixth serving round found its host time per sequence is a V0 property."""
+    from scripts.fit_serving_engines import vllm_generation
+
+    def row(engine: str, costsim_engine: str = "vllm") -> dict[str, str]:
+        return {"engine": engine, "costsim_engine": costsim_engine}
+
+    assert vllm_generation(row("vLLM 0.7.3 (AccelMark reference runner)")) == "V0"
+    assert vllm_generation(row("vLLM 0.5.4")) == "V0"
+    assert vllm_generation(row("vLLM 0.8.5 (vllm/vllm-openai:v0.8.5)")) == "V1"
+    assert vllm_generation(row("vLLM 0.13.0")) == "V1"
+    assert vllm_generation(row("vLLM 0.20.1+transformers-5.8.1")) == "V1"
+    assert vllm_generation(row("vllm")) == ""
+    assert vllm_generation(row("SGLang 0.4.6", "sglang")) == ""
+    rows = [r for r in read_rows(SERVING_CSV) if r["split"] == "fit"]
+    assert sum(vllm_generation(r) == "V0" for r in rows) >= 60
+    assert sum(vllm_generation(r) == "V1" for r in rows) >= 10
