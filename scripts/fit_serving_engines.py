@@ -43,7 +43,7 @@ from costsim.catalog.perf_defaults import perf_defaults
 from costsim.catalog.serving_datasets import read_serving_rows
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.workload import ServingEngine
-from scripts.published_table import SERVING_CSV, check_serving
+from scripts.published_table import SERVING_CSV, check_serving, vllm_generation
 
 # engine -> {parameter: candidate values}; the grids span the published orders of magnitude
 # (host time per step 0-3 ms, per sequence 0-200 us, eager issue 0.1-1.2 ms per layer: the
@@ -155,19 +155,6 @@ def print_attention(defaults: PerfDefaults) -> None:
               f"{flat[2]:3d}/{flat[3]:<3d}")
 
 
-def vllm_generation(row: dict[str, str]) -> str:
-    """'V0' for a vLLM row whose engine text names a version below 0.8 (the V0 engine), 'V1' for
-    0.8 on (V1 the default engine since vLLM 0.8.0), '' when no version is named."""
-    import re
-
-    if row["costsim_engine"] != ServingEngine.VLLM.value:
-        return ""
-    found = re.search(r"(\d+)\.(\d+)", row["engine"])
-    if not found:
-        return ""
-    return "V1" if (int(found.group(1)), int(found.group(2))) >= (0, 8) else "V0"
-
-
 def _summary(checks: Sequence[object]) -> str:
     rated = [c for c in checks if c.ratio and c.within is not None]  # type: ignore[attr-defined]
     total = sum(math.log(c.ratio) ** 2 for c in rated)  # type: ignore[attr-defined]
@@ -175,16 +162,21 @@ def _summary(checks: Sequence[object]) -> str:
     return f"{total:8.3f} ({within}/{len(rated)})"
 
 
-# The sixth round's candidates, in the order examined: (label, engine, profile values).
-SIXTH_ROUND_TERMS: tuple[tuple[str, ServingEngine, dict[str, float]], ...] = (
-    ("base (0e24faf)", ServingEngine.LLAMA_CPP, {"max_batch": 1}),
-    ("(a) llama.cpp 4 slots", ServingEngine.LLAMA_CPP, {}),
-    *((f"(b) vllm a={a * 1e3:g} ms", ServingEngine.VLLM, {"step_overhead_s": a})
+# The sixth round's candidates, in the order examined: (label, [(engine, profile values)]),
+# each applied to the shipped defaults. "base" restores commit 0e24faf's model (llama.cpp one
+# slot; vLLM V0 rows predicted without host time, as with the vllm profile).
+V0 = ServingEngine.VLLM_V0
+SIXTH_ROUND_TERMS: tuple[tuple[str, tuple[tuple[ServingEngine, dict[str, float]], ...]], ...] = (
+    ("base (0e24faf)", ((ServingEngine.LLAMA_CPP, {"max_batch": 1}),
+                        (V0, {"step_overhead_per_seq_s": 0.0}))),
+    ("(a) llama.cpp 4 slots", ((V0, {"step_overhead_per_seq_s": 0.0}),)),
+    *((f"(b) V0 a={a * 1e3:g} ms", ((V0, {"step_overhead_s": a, "step_overhead_per_seq_s": 0.0}),))
       for a in (1e-3, 2e-3, 4e-3)),
-    *((f"(b) vllm b={b * 1e6:g} us", ServingEngine.VLLM, {"step_overhead_per_seq_s": b})
+    *((f"(b) V0 b={b * 1e6:g} us", ((V0, {"step_overhead_per_seq_s": b}),))
       for b in (20e-6, 40e-6, 60e-6, 80e-6, 100e-6)),
-    *((f"(d) vllm gddr={g}", ServingEngine.VLLM, {"gddr_hbm_efficiency": g})
-      for g in (0.80, 0.85, 0.90)),
+    ("(b) V0 and V1 b=60 us", ((ServingEngine.VLLM, {"step_overhead_per_seq_s": 60e-6}),)),
+    *((f"(d) vllm gddr={g}", ((ServingEngine.VLLM, {"gddr_hbm_efficiency": g}),
+                              (V0, {"gddr_hbm_efficiency": g}))) for g in (0.80, 0.85, 0.90)),
 )
 
 
@@ -193,13 +185,17 @@ def print_terms(defaults: PerfDefaults) -> None:
     rows = read_serving_rows(SERVING_CSV)
     print("term                    fit: sum log^2 (within) | check: sum log^2 (within) || "
           "vLLM fit rows V0 | V1")
-    for label, engine, values in SIXTH_ROUND_TERMS:
-        checks = check_serving(rows, _with(defaults, engine, values))
+    for label, changes in SIXTH_ROUND_TERMS:
+        chosen = defaults
+        for engine, values in changes:
+            chosen = _with(chosen, engine, values)
+        checks = check_serving(rows, chosen)
         halves = [_summary([c for c in checks if c.row["split"] == half])
                   for half in ("fit", "check")]
         generations = [_summary([c for c in checks if c.row["split"] == "fit"
                                  and vllm_generation(c.row) == g]) for g in ("V0", "V1")]
-        print(f"{label:22s}  {halves[0]} | {halves[1]} || {generations[0]} | {generations[1]}")
+        print(f"{label:22s}  {halves[0]} | {halves[1]} || {generations[0]} | {generations[1]}",
+              flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import re
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -265,6 +266,26 @@ def _architecture(name: str) -> Architecture:
     return load_preset(name).architecture
 
 
+def vllm_generation(row: dict[str, str]) -> str:
+    """'V0' for a vLLM row whose engine text names a release below 0.8 (vLLM's V0 engine), 'V1'
+    for 0.8 on (V1 is vLLM's default engine since 0.8.0), '' when the text names no release."""
+    if row["costsim_engine"] != ServingEngine.VLLM.value:
+        return ""
+    found = re.search(r"\bvllm\s+v?(\d+)\.(\d+)", row["engine"], re.IGNORECASE)
+    if not found:
+        return ""
+    return "V1" if (int(found.group(1)), int(found.group(2))) >= (0, 8) else "V0"
+
+
+def row_engine(row: dict[str, str]) -> ServingEngine:
+    """The engine profile a row is predicted with: its ``costsim_engine``, except that a vLLM
+    row whose engine text names a V0 release (up to 0.7) is predicted with the ``vllm-v0``
+    profile (issue 18, sixth serving round): the row's own text says which engine ran."""
+    if vllm_generation(row) == "V0":
+        return ServingEngine.VLLM_V0
+    return ServingEngine(row["costsim_engine"])
+
+
 def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
               prompt: int | None = None) -> ServingEstimate:
     if prompt is not None:
@@ -274,7 +295,7 @@ def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
                          else SHAREGPT_MEAN_PROMPT_TOKENS)
     return estimate_serving(
         _architecture(row["model"]), get_gpu(row["gpu"]),
-        engine=ServingEngine(row["costsim_engine"]), precision=Dtype(row["precision"]),
+        engine=row_engine(row), precision=Dtype(row["precision"]),
         quant=Quant(row["quant"]), kv_dtype=None, prompt_tokens=prompt_tokens,
         output_tokens=int(row["output_tokens"]), batch=batch, tp=int(row["tp"]),
         rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None, price_usd_per_gpu_hour=1.0,
@@ -285,8 +306,7 @@ def _replica_terms(row: dict[str, str], defaults: PerfDefaults, prompt: int,
                    output: int) -> ReplicaTerms:
     """The replica terms estimate_serving uses for the row's model, GPU, engine and layout,
     with requests of ``prompt`` + ``output`` tokens."""
-    engine = ServingEngine(row["costsim_engine"])
-    profile = defaults.serving.engine(engine)
+    profile = defaults.serving.engine(row_engine(row))
     policy = replace(DEFAULT_POLICY, infer_utilization=profile.memory_utilization)
     setup = InferenceSetup(precision=Dtype(row["precision"]),
                            layout=ParallelLayout(tp=int(row["tp"])), batch=1,
