@@ -58,9 +58,10 @@ GRIDS: dict[ServingEngine, dict[str, Sequence[float]]] = {
         "step_overhead_per_seq_s": [x * 1e-5 for x in range(0, 4)],
     },
 }
-# Not fitted: vLLM's host time per step has a published figure (perf_engines.csv: its v0.6.0
-# blog puts the v0.5.3 engine at 38 % GPU busy and v0.6.0 at 2.7x its throughput, i.e. the
-# host time hidden); SGLang's overlap scheduler hides it by design; llama.cpp, torch-compile
+# Not fitted here: vLLM's (V1) host time per step has a published figure (perf_engines.csv:
+# its v0.6.0 blog puts the v0.5.3 engine at 38 % GPU busy and v0.6.0 at 2.7x its throughput,
+# i.e. the host time hidden; vllm-v0's per-sequence time is the --terms grid's, sixth serving
+# round); SGLang's overlap scheduler hides it by design; llama.cpp, torch-compile
 # and hf-transformers have one figure each or none in the fit half.
 # The weight-only kernels' bandwidth factor κ (perf_quant_kernels.csv) is not fitted here either:
 # torch.compile's comes from the fit rows' own source table (torchao's bandwidth column, int8wo
