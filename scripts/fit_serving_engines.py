@@ -17,6 +17,12 @@ errors and rows within tolerance, with ShareGPT bursts replayed with varied leng
 serving round's tail model) and, for comparison, with their mean lengths; and the same over the
 fit rows other than heldout3's (SP88-SP108). The round's rule adopts a new value only if the
 fit half's sum falls by >= 5 % without losing rows within tolerance.
+
+``--terms`` prints the sixth serving round's candidates (docs/performance.md, "Sixth serving
+round"): for each, the fit half's sum of squared log errors and rows within tolerance (the check
+half's beside it, for the record; no choice uses it), and for vLLM's host time per sequence the
+same split by engine generation (the V0 engine of vLLM <= 0.7 against V1, the default from 0.8),
+read from each row's ``engine`` text.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from costsim.catalog.perf_defaults import perf_defaults
 from costsim.catalog.serving_datasets import read_serving_rows
 from costsim.domain.performance import PerfDefaults
 from costsim.domain.workload import ServingEngine
-from scripts.published_table import SERVING_CSV, check_serving
+from scripts.published_table import SERVING_CSV, check_serving, vllm_generation
 
 # engine -> {parameter: candidate values}; the grids span the published orders of magnitude
 # (host time per step 0-3 ms, per sequence 0-200 us, eager issue 0.1-1.2 ms per layer: the
@@ -52,9 +58,10 @@ GRIDS: dict[ServingEngine, dict[str, Sequence[float]]] = {
         "step_overhead_per_seq_s": [x * 1e-5 for x in range(0, 4)],
     },
 }
-# Not fitted: vLLM's host time per step has a published figure (perf_engines.csv: its v0.6.0
-# blog puts the v0.5.3 engine at 38 % GPU busy and v0.6.0 at 2.7x its throughput, i.e. the
-# host time hidden); SGLang's overlap scheduler hides it by design; llama.cpp, torch-compile
+# Not fitted here: vLLM's (V1) host time per step has a published figure (perf_engines.csv:
+# its v0.6.0 blog puts the v0.5.3 engine at 38 % GPU busy and v0.6.0 at 2.7x its throughput,
+# i.e. the host time hidden; vllm-v0's per-sequence time is the --terms grid's, sixth serving
+# round); SGLang's overlap scheduler hides it by design; llama.cpp, torch-compile
 # and hf-transformers have one figure each or none in the fit half.
 # The weight-only kernels' bandwidth factor κ (perf_quant_kernels.csv) is not fitted here either:
 # torch.compile's comes from the fit rows' own source table (torchao's bandwidth column, int8wo
@@ -149,13 +156,61 @@ def print_attention(defaults: PerfDefaults) -> None:
               f"{flat[2]:3d}/{flat[3]:<3d}")
 
 
+def _summary(checks: Sequence[object]) -> str:
+    rated = [c for c in checks if c.ratio and c.within is not None]  # type: ignore[attr-defined]
+    total = sum(math.log(c.ratio) ** 2 for c in rated)  # type: ignore[attr-defined]
+    within = sum(bool(c.within) for c in rated)  # type: ignore[attr-defined]
+    return f"{total:8.3f} ({within}/{len(rated)})"
+
+
+# The sixth round's candidates, in the order examined: (label, [(engine, profile values)]),
+# each applied to the shipped defaults. "base" restores commit 0e24faf's model (llama.cpp one
+# slot; vLLM V0 rows predicted without host time, as with the vllm profile).
+V0 = ServingEngine.VLLM_V0
+SIXTH_ROUND_TERMS: tuple[tuple[str, tuple[tuple[ServingEngine, dict[str, float]], ...]], ...] = (
+    ("base (0e24faf)", ((ServingEngine.LLAMA_CPP, {"max_batch": 1}),
+                        (V0, {"step_overhead_per_seq_s": 0.0}))),
+    ("(a) llama.cpp 4 slots", ((V0, {"step_overhead_per_seq_s": 0.0}),)),
+    *((f"(b) V0 a={a * 1e3:g} ms", ((V0, {"step_overhead_s": a, "step_overhead_per_seq_s": 0.0}),))
+      for a in (1e-3, 2e-3, 4e-3)),
+    *((f"(b) V0 b={b * 1e6:g} us", ((V0, {"step_overhead_per_seq_s": b}),))
+      for b in (20e-6, 40e-6, 60e-6, 80e-6, 100e-6)),
+    ("(b) V0 and V1 b=60 us", ((ServingEngine.VLLM, {"step_overhead_per_seq_s": 60e-6}),)),
+    *((f"(d) vllm gddr={g}", ((ServingEngine.VLLM, {"gddr_hbm_efficiency": g}),
+                              (V0, {"gddr_hbm_efficiency": g}))) for g in (0.80, 0.85, 0.90)),
+)
+
+
+def print_terms(defaults: PerfDefaults) -> None:
+    """The sixth round's candidate terms on the fit half (see the module doc)."""
+    rows = read_serving_rows(SERVING_CSV)
+    print("term                    fit: sum log^2 (within) | check: sum log^2 (within) || "
+          "vLLM fit rows V0 | V1")
+    for label, changes in SIXTH_ROUND_TERMS:
+        chosen = defaults
+        for engine, values in changes:
+            chosen = _with(chosen, engine, values)
+        checks = check_serving(rows, chosen)
+        halves = [_summary([c for c in checks if c.row["split"] == half])
+                  for half in ("fit", "check")]
+        generations = [_summary([c for c in checks if c.row["split"] == "fit"
+                                 and vllm_generation(c.row) == g]) for g in ("V0", "V1")]
+        print(f"{label:22s}  {halves[0]} | {halves[1]} || {generations[0]} | {generations[1]}",
+              flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("engines", nargs="*", default=[e.value for e in GRIDS])
     parser.add_argument("--attention", action="store_true",
                         help="print vLLM's decode attention factor grid on the fit half")
+    parser.add_argument("--terms", action="store_true",
+                        help="print the sixth serving round's candidate terms on the fit half")
     args = parser.parse_args(argv)
     defaults = perf_defaults()
+    if args.terms:
+        print_terms(defaults)
+        return 0
     if args.attention:
         print_attention(defaults)
         return 0

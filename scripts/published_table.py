@@ -11,10 +11,11 @@ reports (tests/perf/test_published_data.py checks the files and that the columns
     python scripts/published_table.py --write-before tests/data/serving_published_before.csv
 
 Every serving row is printed before -> after: "before" is the prediction of the model as it was
-before issue 18's fifth serving round (commit f2fc5b7), kept in
+before issue 18's sixth serving round (commit 0e24faf), kept in
 tests/data/serving_published_before.csv (written once with ``--write-before`` on that model,
-after the seen heldout3 rows SP88-SP108 had been added; the fourth round's "before", commit
-91fd3d7, and the third round's, 8c31d1a, are in that file's git history); "after" is today's.
+after the seen heldout4 rows SP109-SP243 had been added; the fifth round's "before", commit
+f2fc5b7, the fourth round's, 91fd3d7, and the third round's, 8c31d1a, are in that file's git
+history); "after" is today's.
 
 Serving rows go through :func:`costsim.perf.serving.estimate_serving` (what ``costsim estimate
 serve`` calls), one replica at the row's TP degree; a static-batch benchmark is replayed with
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import re
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -264,6 +266,26 @@ def _architecture(name: str) -> Architecture:
     return load_preset(name).architecture
 
 
+def vllm_generation(row: dict[str, str]) -> str:
+    """'V0' for a vLLM row whose engine text names a release below 0.8 (vLLM's V0 engine), 'V1'
+    for 0.8 on (V1 is vLLM's default engine since 0.8.0), '' when the text names no release."""
+    if row["costsim_engine"] != ServingEngine.VLLM.value:
+        return ""
+    found = re.search(r"\bvllm\s+v?(\d+)\.(\d+)", row["engine"], re.IGNORECASE)
+    if not found:
+        return ""
+    return "V1" if (int(found.group(1)), int(found.group(2))) >= (0, 8) else "V0"
+
+
+def row_engine(row: dict[str, str]) -> ServingEngine:
+    """The engine profile a row is predicted with: its ``costsim_engine``, except that a vLLM
+    row whose engine text names a V0 release (up to 0.7) is predicted with the ``vllm-v0``
+    profile (issue 18, sixth serving round): the row's own text says which engine ran."""
+    if vllm_generation(row) == "V0":
+        return ServingEngine.VLLM_V0
+    return ServingEngine(row["costsim_engine"])
+
+
 def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
               prompt: int | None = None) -> ServingEstimate:
     if prompt is not None:
@@ -273,7 +295,7 @@ def _estimate(row: dict[str, str], defaults: PerfDefaults, *, batch: int = 1,
                          else SHAREGPT_MEAN_PROMPT_TOKENS)
     return estimate_serving(
         _architecture(row["model"]), get_gpu(row["gpu"]),
-        engine=ServingEngine(row["costsim_engine"]), precision=Dtype(row["precision"]),
+        engine=row_engine(row), precision=Dtype(row["precision"]),
         quant=Quant(row["quant"]), kv_dtype=None, prompt_tokens=prompt_tokens,
         output_tokens=int(row["output_tokens"]), batch=batch, tp=int(row["tp"]),
         rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None, price_usd_per_gpu_hour=1.0,
@@ -284,8 +306,7 @@ def _replica_terms(row: dict[str, str], defaults: PerfDefaults, prompt: int,
                    output: int) -> ReplicaTerms:
     """The replica terms estimate_serving uses for the row's model, GPU, engine and layout,
     with requests of ``prompt`` + ``output`` tokens."""
-    engine = ServingEngine(row["costsim_engine"])
-    profile = defaults.serving.engine(engine)
+    profile = defaults.serving.engine(row_engine(row))
     policy = replace(DEFAULT_POLICY, infer_utilization=profile.memory_utilization)
     setup = InferenceSetup(precision=Dtype(row["precision"]),
                            layout=ParallelLayout(tp=int(row["tp"])), batch=1,
@@ -566,11 +587,13 @@ TRAINING_HEADER = ("id", "file", "scale", "GPUs", "split", "published_gpuh", "st
 
 
 def is_seen_heldout(row: dict[str, str]) -> bool:
-    """Rows SP63-SP87 and SP88-SP108: validation/heldout2's and heldout3's serving rows, each set
-    rated once as held out (commits a9f9fba, 32a49c4), then added to the calibration data (issue
-    18, fourth and fifth serving rounds)."""
+    """Rows SP63-SP87, SP88-SP108 and SP109-SP243: validation/heldout2's, heldout3's and
+    heldout4's serving rows, each set rated once as held out (commits a9f9fba, 32a49c4,
+    8d146d5), then added to the calibration data (issue 18, fourth, fifth and sixth serving
+    rounds)."""
     return row.get("notes", "").startswith(("SEEN: validation/heldout2",
-                                            "SEEN: validation/heldout3"))
+                                            "SEEN: validation/heldout3",
+                                            "SEEN: validation/heldout4"))
 
 
 def cheaper_agrees(check: ServingCheck) -> bool | None:
@@ -625,8 +648,8 @@ def summary(serving: Sequence[ServingCheck], training: Sequence[TrainingCheck]) 
         seen = [c for c in rated if is_seen_heldout(c.row)]
         lines.append(f"serving {half} half: {sum(bool(c.within) for c in rated)}/{len(rated)} "
                      f"within tolerance (rows added later: "
-                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's and "
-                     f"heldout3's, "
+                     f"{sum(bool(c.within) for c in added)}/{len(added)}; of them heldout2's, "
+                     f"heldout3's and heldout4's, "
                      f"seen after their rating: {sum(bool(c.within) for c in seen)}/{len(seen)})")
     ratios = [c for c in serving if cheaper_agrees(c) is not None]
     lines.append(f"card-ratio rows picking the cheaper card per token ({PRICE_CLOUD} "

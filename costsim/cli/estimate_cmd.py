@@ -29,8 +29,8 @@ from costsim.cli.ranges import (
 )
 from costsim.errors import InputError
 
-ENGINES = ("vllm", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile", "hf-transformers",
-           "tgi")
+ENGINES = ("vllm", "vllm-v0", "tensorrt-llm", "sglang", "llama.cpp", "torch-compile",
+           "hf-transformers", "tgi")
 
 
 def _named_choice(what: str, values: tuple[str, ...],

@@ -61,6 +61,9 @@ class ServingEngine(StrEnum):
     """Inference engines with their own efficiency factors."""
 
     VLLM = "vllm"
+    # vLLM's V0 engine (releases up to 0.7; V1 is the default from 0.8.0): its per-sequence host
+    # work between steps is on the critical path (issue 18, sixth serving round)
+    VLLM_V0 = "vllm-v0"
     TENSORRT_LLM = "tensorrt-llm"
     SGLANG = "sglang"
     LLAMA_CPP = "llama.cpp"

@@ -166,8 +166,9 @@ class ServingFileSpec(Spec):
                                                  "config.json path relative to the scenario")
     gpu: Name | None = Field(None, description="GPU name (any accepted, incl. nvidia-smi's)")
     tp: Whole | None = Field(None, ge=1, le=64, description="GPUs per replica")
-    engine: Name | None = Field(None, description="vllm, tensorrt-llm, sglang, llama.cpp, "
-                                                  "torch-compile, hf-transformers or tgi")
+    engine: Name | None = Field(None, description="vllm, vllm-v0, tensorrt-llm, sglang, "
+                                                  "llama.cpp, torch-compile, hf-transformers "
+                                                  "or tgi")
     precision: Name | None = Field(None, description="compute dtype (default: the GPU's)")
     quant: Name | None = Field(None, description="weight storage (default none)")
 

@@ -142,7 +142,8 @@ def test_serve_price_lookup_and_engines(cli: Cli) -> None:
     payload = json.loads(out)
     assert payload["price_usd_per_gpu_hour"] > 0
     assert payload["price_source"]
-    assert payload["max_batch"] == 1
+    # llama-server's 4 default slots (ggml-org/llama.cpp PR #16736; issue 18, sixth round)
+    assert payload["max_batch"] == 4
     assert payload["replicas_needed"] is None
     # No SLO flags: the default SLO applies, and the output says so.
     assert payload["slo_source"] == "default"
@@ -201,7 +202,7 @@ def test_multi_gpu_jobs_are_priced_on_whole_multi_gpu_instances() -> None:
     (["serve", "--model", "llama-3-8b", "--rate", "0"],
      "argument --rate: must be a finite number from 1e-6 to 1e7 (got 0)"),
     (["serve", "--model", "llama-3-8b", "--engine", "vlm"],
-     "argument --engine: unknown engine 'vlm'; did you mean 'vllm'?"),
+     "argument --engine: unknown engine 'vlm'; did you mean 'vllm' or 'vllm-v0'?"),
     (["train", "--model", "gpt2", "--tokens", "-1"],
      "argument --tokens: must be a finite number above 0, up to 1e16 (got -1)"),
     (["train", "--model", "gpt2", "--tokens", "1e9", "--global-batch", "x"],

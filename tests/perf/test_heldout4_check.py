@@ -1,12 +1,13 @@
 """The fourth held-out set of issue 18 item 4 (validation/heldout4/, gathered blind on 2026-12-02).
 
 Rated once by the lead with `scripts/validation_table.py --heldout --heldout-dir
-validation/heldout4` (and `scripts/allin_check.py --heldout --heldout-dir validation/heldout4`).
-These tests only check that the set's figures and sources stay out of the data the models are
-built and tested on, and that every row loads through the scripts' readers. No prediction is
-computed for any row here. serving.csv carries one column more than the earlier sets, `dataset`
-(the request-length source as the benchmark states it), last; the readers ignore it until the
-predictors learn to read it."""
+validation/heldout4` (and `scripts/allin_check.py --heldout --heldout-dir validation/heldout4`),
+commit 8d146d5: serving 62/135. It is no longer held out: its serving rows are fit/check rows
+SP109-SP243 (below). These tests check that the copy is faithful and marked, that the training
+runs' figures and sources stay out of the data the models are built and tested on, and that
+every row loads through the scripts' readers. No prediction is computed for any row here.
+serving.csv carries one column more than the earlier sets, `dataset` (the request-length source
+as the benchmark states it), last."""
 
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row, t
 ROOT = Path(__file__).parents[2]
 HELDOUT4_DIR = ROOT / "validation" / "heldout4"
 HELDOUT4 = "heldout4"
-# Words naming each heldout4 source; none may appear in the model's or the tests' data.
-HELDOUT4_SOURCE_MARKERS = (
-    "ree2raz/inference-bench", "llm-bench.rituraj.info", "rituraj.info",
-    "FreedomIntelligence/AccelMark", "AccelMark",
-    "ru-gpts", "rugpt3", "Christofari", "keeeeenw/MicroLlama", "MicroLlama")
+# Issue 18's sixth serving round copied the set's 135 serving rows into
+# tests/data/serving_published.csv as SP109-SP243 (halves by that file's rule for added rows,
+# each marked seen in its notes), as the fifth round did with heldout3's. Its training runs were
+# not copied: their figures and sources must still stay out of the model's and the tests' data.
+SEEN_MARK = "SEEN: validation/heldout4 row "
+# Words naming each heldout4 training source; none may appear in the model's or the tests' data.
+HELDOUT4_SOURCE_MARKERS = ("ru-gpts", "rugpt3", "Christofari", "keeeeenw/MicroLlama", "MicroLlama")
 # The request-length sources the `dataset` column may name (issue 18, fourth held-out set).
 DATASET = re.compile(r"^(fixed|sharegpt|other:[a-z0-9][a-z0-9._-]*)$")
 
@@ -37,31 +40,60 @@ def _serving_rows() -> list[dict[str, str]]:
     return read_rows(HELDOUT4_DIR / "serving.csv")
 
 
-def test_no_heldout4_figure_or_source_is_in_the_model_or_test_data() -> None:
-    """Every distinctive heldout4 figure is absent from costsim/data and tests/data, and no data
-    file there names a heldout4 source."""
-    figures = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT4_DIR)]
-    # Card ratios are left out: four-decimal fractions collide by chance with unrelated cells,
-    # and each ratio is derived from two serving rows whose figures are checked here.
-    figures += [row["figure"] for row in _serving_rows() if row["kind"] != "card-ratio"]
-    assert len(figures) >= 40
+def test_heldout4_serving_rows_are_in_the_calibration_data_marked_seen() -> None:
+    """Each heldout4 serving row appears once in serving_published.csv with its figure, shape,
+    engine, source, dataset and group (a card ratio: its rows' group) unchanged, a new id
+    SP109-SP243 in the set's order (a card ratio divides the new ids of its rows), the rule for
+    added rows, and a note saying it was rated as held out before it was added."""
+    from scripts.published_table import SERVING_CSV, SERVING_NEW_SPLIT_RULE
+
+    published = read_rows(SERVING_CSV)
+    seen = {row["notes"][len(SEEN_MARK):].split(",")[0]: row for row in published
+            if row["notes"].startswith(SEEN_MARK)}
+    heldout = _serving_rows()
+    assert set(seen) == {row["id"] for row in heldout}
+    same = ("kind", "model", "gpu", "gpus", "engine", "costsim_engine", "precision", "quant",
+            "tp", "prompt_tokens", "output_tokens", "concurrency", "mode", "figure", "unit",
+            "tolerance", "source", "source_date", "dataset")
+    for position, row in enumerate(heldout):
+        copy = seen[row["id"]]
+        assert copy["id"] == f"SP{109 + position}"
+        assert {key: copy[key] for key in same} == {key: row[key] for key in same}, row["id"]
+        assert copy["split"] in {"fit", "check"}
+        assert copy["split_rule"] == SERVING_NEW_SPLIT_RULE
+        assert copy["notes"].endswith(row["notes"])
+        assert "commit 8d146d5" in copy["notes"]
+        if row["ratio_of"]:
+            parts = [seen[part]["id"] for part in row["ratio_of"].split("/")]
+            assert copy["ratio_of"] == "/".join(parts), row["id"]
+            # a card-ratio row joins the group of the rows it divides (its small card's), so
+            # that the halves' rule checks it in their half
+            assert copy["group"] == seen[row["ratio_of"].split("/")[0]]["group"], row["id"]
+        else:
+            assert copy["group"] == row["group"], row["id"]
+
+
+def test_no_heldout4_training_figure_or_source_is_in_the_model_or_test_data() -> None:
+    """The training runs stayed where they were: their distinctive GPU-hours are absent from
+    costsim/data and tests/data, and no data file there names a heldout4 training source."""
+    hours = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT4_DIR)]
     used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
-    # Figures of four digits or fewer (80, 829, 17.11) also name unrelated things (a GPU count,
-    # a price, a memory size); the longer ones are the set's own. 24576 (H4-02: 64 GPUs x 16 days
-    # x 24 h) is also a 24 GiB card's capacity in MiB in costsim/data/gpus.csv.
-    distinctive = [f for f in figures if len(f.replace(".", "")) >= 5 and f != "24576"]
-    assert len(distinctive) >= 10
-    assert not [f for f in distinctive if f in used]
+    # 24576 (H4-02: 64 GPUs x 16 days x 24 h) is also a 24 GiB card's capacity in MiB in
+    # costsim/data/gpus.csv.
+    distinctive = [h for h in hours if len(h.replace(".", "")) >= 5 and h != "24576"]
+    assert len(distinctive) >= 2
+    assert not [h for h in distinctive if h in used]
     data = texts(ROOT / "costsim" / "data") + texts(ROOT / "tests" / "data")
     assert not [marker for marker in HELDOUT4_SOURCE_MARKERS if marker in data]
 
 
 def test_the_marker_check_catches_a_heldout4_source_in_a_data_file(tmp_path: Path) -> None:
-    """The marker list does its job: a data folder naming a heldout4 source is caught."""
+    """The marker list does its job: a data folder naming a heldout4 training source is
+    caught."""
     (tmp_path / "rows.csv").write_text(
-        "id,source\nX1,ree2raz/inference-bench results/summary.csv\n", encoding="utf-8")
+        "id,source\nX1,ai-forever/ru-gpts README\n", encoding="utf-8")
     data = texts(tmp_path)
-    assert [m for m in HELDOUT4_SOURCE_MARKERS if m in data] == ["ree2raz/inference-bench"]
+    assert [m for m in HELDOUT4_SOURCE_MARKERS if m in data] == ["ru-gpts"]
 
 
 def test_every_heldout4_run_loads_as_a_scenario(tmp_path: Path) -> None:

@@ -307,3 +307,57 @@ def test_fp8_prefill_gains_the_published_1_6x_not_the_2x_peak(defaults: PerfDefa
     for engine in (ServingEngine.VLLM, ServingEngine.TENSORRT_LLM, ServingEngine.SGLANG):
         assert defaults.serving.engine(engine).fp8_compute_factor == 0.8
     assert defaults.serving.engine(ServingEngine.LLAMA_CPP).fp8_compute_factor == 1.0
+
+
+def test_llama_server_decodes_its_four_default_slots_together(defaults: PerfDefaults) -> None:
+    """llama-server batches its parallel slots in one decode step (continuous batching) and has
+    started 4 by default since ggml-org/llama.cpp PR #16736 (issue 18, sixth serving round): a
+    4-bit 7B on an L4 runs 4 sequences at once, and the saturated replica delivers over 3x the
+    tokens of one sequence, as the weights are read once per step for all four."""
+    from costsim.domain.workload import ServingEngine as Engine
+
+    assert defaults.serving.engine(Engine.LLAMA_CPP).max_batch == 4
+    est = estimate_serving(load_preset("qwen2.5-7b").architecture, get_gpu("L4"),
+                           engine=Engine.LLAMA_CPP, precision=Dtype.FP16, quant=Quant.INT4,
+                           kv_dtype=None, prompt_tokens=45, output_tokens=128, batch=1, tp=1,
+                           rate_requests_per_s=None, slo_ttft_s=None, slo_tpot_s=None,
+                           price_usd_per_gpu_hour=1.0, assumptions=defaults.serving)
+    assert est.max_batch == 4
+    assert est.output_tokens_per_s > 3 * est.decode_tokens_per_s
+    # the slots hold their whole context each, so a long request fits fewer of them
+    terms = _terms(defaults, gpu="L4", engine=Engine.LLAMA_CPP, model="qwen2.5-7b",
+                   quant=Quant.INT4)
+    assert float(max_batch_arrays(terms, 45, 128)) == 4
+
+
+def test_vllm_v0_pays_host_time_per_running_sequence(defaults: PerfDefaults) -> None:
+    """vLLM's V0 engine (releases up to 0.7) does its per-request work between steps in Python,
+    serialized with the GPU: a host time per running sequence that does not shrink with tensor
+    parallelism, so a small model gains little from more GPUs; V1 (the vllm profile) hides it
+    (issue 18, sixth serving round)."""
+    v0 = defaults.serving.engine(ServingEngine.VLLM_V0)
+    v1 = defaults.serving.engine(ServingEngine.VLLM)
+    assert v0.step_overhead_per_seq_s > 0 == v1.step_overhead_per_seq_s
+    # everything else is vLLM's: the same kernels, defaults and attention factor
+    assert replace(v0, engine=ServingEngine.VLLM, step_overhead_per_seq_s=0.0,
+                   source=v1.source) == v1
+    batch, context = np.array([150.0]), 600.0
+    extra = {tp: float((decode_step_s(_terms(defaults, engine=ServingEngine.VLLM_V0, tp=tp,
+                                             model="llama-3-8b"), batch, context)
+                        - decode_step_s(_terms(defaults, tp=tp, model="llama-3-8b"),
+                                        batch, context))[0])
+             for tp in (1, 8)}
+    assert extra[1] == pytest.approx(extra[8]) == pytest.approx(150 * v0.step_overhead_per_seq_s)
+    # TP 8 takes a V0 step of Llama-3-8B at batch 150 to about half its TP 1 time, a V1 step
+    # to under a quarter: the host time does not shrink with the GPUs' share of the work
+    step = {(engine, tp): float(decode_step_s(_terms(defaults, engine=engine, tp=tp,
+                                                     model="llama-3-8b"), batch, context)[0])
+            for engine in (ServingEngine.VLLM_V0, ServingEngine.VLLM) for tp in (1, 8)}
+    v0_gain = step[ServingEngine.VLLM_V0, 8] / step[ServingEngine.VLLM_V0, 1]
+    v1_gain = step[ServingEngine.VLLM, 8] / step[ServingEngine.VLLM, 1]
+    assert v0_gain > 0.4 > 0.25 > v1_gain
+    for quant in ("int4", "int8"):
+        old, new = (defaults.serving.quant_kernel(e, quant)
+                    for e in (ServingEngine.VLLM_V0, ServingEngine.VLLM))
+        assert (old.family, old.fused_max_batch, old.bandwidth_factor) == (
+            new.family, new.fused_max_batch, new.bandwidth_factor)
