@@ -163,9 +163,19 @@ def main(argv: list[str] | None = None) -> int:
                              "training_runs.csv, architectures/; default validation/heldout, "
                              "e.g. validation/heldout2 for the second set)")
     parser.add_argument("--allin", action="store_true",
-                        help="the all-in fit/check table of the 30 published runs instead "
+                        help="the all-in fit/check table of the 32 published runs instead "
                              "(scripts/allin_check.py through the simulator)")
+    parser.add_argument("--published", action="store_true",
+                        help="the published serving rows' fit/check table, before -> after, and "
+                             "the published training runs instead (scripts/published_table.py)")
+    parser.add_argument("--bands", action="store_true",
+                        help="the models' out-of-sample error bands instead: the serving and "
+                             "training model errors from the blind held-out sets, leave one "
+                             "set out (scripts/serving_model_error.py, "
+                             "scripts/training_model_error.py)")
     args = parser.parse_args(argv)
+    if sum((args.heldout, args.allin, args.published, args.bands)) > 1:
+        parser.error("choose one of --heldout, --allin, --published, --bands")
     if args.heldout_dir is not None and not args.heldout:
         parser.error("--heldout-dir needs --heldout")
     if args.heldout:
@@ -180,6 +190,18 @@ def main(argv: list[str] | None = None) -> int:
 
         # the 30 published runs' fit/check table through the simulator (in-process)
         return allin_main(["--in-process"])
+    if args.published:
+        from scripts.published_table import main as published_main
+
+        return published_main(["--csv"] if args.csv else [])
+    if args.bands:
+        from scripts.serving_model_error import main as serving_error_main
+        from scripts.training_model_error import main as training_error_main
+
+        print("# The serving model's error out of sample\n")
+        serving_error_main([])
+        print("\n# The training model's error out of sample\n")
+        return training_error_main([])
     rows = list(_rows(perf_defaults()))
     header = ("table", "id", "basis", "published", "predicted", "error", "tolerance", "ok")
     # Strict xfails, explained in docs/performance.md §4.
