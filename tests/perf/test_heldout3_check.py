@@ -14,10 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from scripts.allin_check import ALL_IN, STEADY, figure_basis, heldout_runs
+from scripts.allin_check import heldout_runs
 from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV
-from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row, texts
+from tests.perf.heldout_sets import (
+    absent_from_data,
+    check_figure_basis_written,
+    check_runs_load,
+    check_serving_rows,
+    seen_copies,
+    texts,
+)
 
 ROOT = Path(__file__).parents[2]
 HELDOUT3_DIR = ROOT / "validation" / "heldout3"
@@ -36,42 +43,20 @@ HELDOUT3_SOURCE_MARKERS = (
 
 
 def test_heldout3_serving_rows_are_in_the_calibration_data_marked_seen() -> None:
-    """Each heldout3 serving row appears once in serving_published.csv with its figure, shape,
-    engine and source unchanged, a new id (a card ratio divides the new ids of its rows), the
-    rule for added rows, and a note saying it was rated as held out before it was added."""
-    from scripts.published_table import SERVING_CSV, SERVING_NEW_SPLIT_RULE
-
-    published = read_rows(SERVING_CSV)
-    seen = {row["notes"][len(SEEN_MARK):].split(",")[0]: row for row in published
-            if row["notes"].startswith(SEEN_MARK)}
+    """Each heldout3 serving row appears once in serving_published.csv unchanged, with its group
+    (heldout_sets.seen_copies: new id, rule for added rows, marked seen)."""
     heldout = read_rows(HELDOUT3_DIR / "serving.csv")
-    assert set(seen) == {row["id"] for row in heldout}
-    same = ("kind", "model", "gpu", "gpus", "engine", "costsim_engine", "precision", "quant",
-            "tp", "prompt_tokens", "output_tokens", "concurrency", "mode", "figure", "unit",
-            "tolerance", "group", "source", "source_date")
-    for row in heldout:
-        copy = seen[row["id"]]
-        assert {key: copy[key] for key in same} == {key: row[key] for key in same}, row["id"]
-        assert copy["split"] in {"fit", "check"}
-        assert copy["split_rule"] == SERVING_NEW_SPLIT_RULE
-        assert copy["notes"].endswith(row["notes"])
-        assert not copy["id"].startswith("HS")
-        if row["ratio_of"]:
-            parts = [seen[part]["id"] for part in row["ratio_of"].split("/")]
-            assert copy["ratio_of"] == "/".join(parts), row["id"]
+    seen = seen_copies(heldout, SEEN_MARK)
+    assert all(seen[row["id"]]["group"] == row["group"] for row in heldout)
 
 
 def test_no_heldout3_training_figure_or_source_is_in_the_model_or_test_data() -> None:
     """The training runs stayed where they were: their distinctive GPU-hours are absent from
     costsim/data and tests/data, and no data file there names a heldout3 training source."""
     hours = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT3_DIR)]
-    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
+    assert sum(len(h.replace(".", "")) >= 5 for h in hours) >= 4
     # 24576 (H3-07: 1,024 GPUs x 24 h) is also a 24 GiB card's capacity in MiB in gpus.csv.
-    distinctive = [h for h in hours if len(h.replace(".", "")) >= 5 and h != "24576"]
-    assert len(distinctive) >= 3
-    assert not [h for h in distinctive if h in used]
-    data = texts(ROOT / "costsim" / "data") + texts(ROOT / "tests" / "data")
-    assert not [marker for marker in HELDOUT3_SOURCE_MARKERS if marker in data]
+    assert not absent_from_data(hours, HELDOUT3_SOURCE_MARKERS, ROOT, coincidences=("24576",))
 
 
 def test_the_marker_check_catches_a_heldout3_source_in_a_data_file(tmp_path: Path) -> None:
@@ -83,26 +68,16 @@ def test_the_marker_check_catches_a_heldout3_source_in_a_data_file(tmp_path: Pat
 
 
 def test_every_heldout3_run_loads_as_a_scenario(tmp_path: Path) -> None:
-    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
-    architecture read from validation/heldout3/architectures (or a costsim preset) and the
-    scenario through costsim's own loader (nothing is simulated)."""
-    rows = heldout_runs(HELDOUT3_DIR)
-    assert [row["id"] for row in rows] == [f"H3-{i:02d}" for i in range(1, len(rows) + 1)]
-    assert {row["split"] for row in rows} == {HELDOUT3}
+    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates
+    (heldout_sets.check_runs_load; nothing is simulated)."""
+    rows = check_runs_load(HELDOUT3_DIR, "H3", HELDOUT3, tmp_path)
     assert len(rows) >= 7
     assert sum(row["scale_class"] == "small" for row in rows) >= 4
-    for row in rows:
-        assert figure_basis(row) in (STEADY, ALL_IN), row["id"]
-        check_run_loads(row, HELDOUT3_DIR / "architectures", tmp_path)
 
 
 def test_every_heldout3_run_states_what_its_figure_measures() -> None:
-    """The figure_basis column is written for every run (FIGURE_BASIS_RULE of
-    scripts/allin_check.py), not left to the reader's all-in default."""
-    with (HELDOUT3_DIR / "training_runs.csv").open(encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        assert "figure_basis" in (reader.fieldnames or [])
-        assert all(row["figure_basis"] in (STEADY, ALL_IN) for row in reader)
+    """figure_basis is written for every run (FIGURE_BASIS_RULE of scripts/allin_check.py)."""
+    check_figure_basis_written(HELDOUT3_DIR)
 
 
 def test_every_heldout3_serving_row_parses_for_the_predictors() -> None:
@@ -112,21 +87,10 @@ def test_every_heldout3_serving_row_parses_for_the_predictors() -> None:
     rows = read_rows(HELDOUT3_DIR / "serving.csv")
     with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
         assert list(rows[0]) == list(csv.DictReader(handle).fieldnames or [])
-    assert [row["id"] for row in rows] == [f"HS3-{i:02d}" for i in range(1, len(rows) + 1)]
     assert len(rows) >= 20
     assert len({row["costsim_engine"] for row in rows}) >= 4
     assert len({row["gpu"] for row in rows if row["kind"] != "card-ratio"}) >= 4
-    by_id = {row["id"]: row for row in rows}
-    for row in rows:
-        check_serving_row(row, by_id, HELDOUT3)
-        if row["kind"] == "card-ratio":
-            continue
-        assert int(row["output_tokens"]) >= 1, row["id"]
-        if row["prompt_tokens"]:
-            assert int(row["prompt_tokens"]) >= 1
-        if row["mode"] in {"static-batch", "closed-loop", "offline-burst"}:
-            assert int(row["concurrency"]) >= 1, row["id"]
-            assert row["prompt_tokens"], row["id"]
+    check_serving_rows(rows, "HS3", HELDOUT3)
 
 
 def test_the_heldout_scripts_accept_the_heldout3_folder() -> None:

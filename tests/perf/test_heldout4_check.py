@@ -12,15 +12,21 @@ as the benchmark states it), last."""
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import pytest
 
-from scripts.allin_check import ALL_IN, STEADY, figure_basis, heldout_runs
+from scripts.allin_check import heldout_runs
 from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV
-from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row, texts
+from tests.perf.heldout_sets import (
+    absent_from_data,
+    check_figure_basis_written,
+    check_runs_load,
+    check_serving_rows,
+    seen_copies,
+    texts,
+)
 
 ROOT = Path(__file__).parents[2]
 HELDOUT4_DIR = ROOT / "validation" / "heldout4"
@@ -32,8 +38,6 @@ HELDOUT4 = "heldout4"
 SEEN_MARK = "SEEN: validation/heldout4 row "
 # Words naming each heldout4 training source; none may appear in the model's or the tests' data.
 HELDOUT4_SOURCE_MARKERS = ("ru-gpts", "rugpt3", "Christofari", "keeeeenw/MicroLlama", "MicroLlama")
-# The request-length sources the `dataset` column may name (issue 18, fourth held-out set).
-DATASET = re.compile(r"^(fixed|sharegpt|other:[a-z0-9][a-z0-9._-]*)$")
 
 
 def _serving_rows() -> list[dict[str, str]]:
@@ -41,31 +45,17 @@ def _serving_rows() -> list[dict[str, str]]:
 
 
 def test_heldout4_serving_rows_are_in_the_calibration_data_marked_seen() -> None:
-    """Each heldout4 serving row appears once in serving_published.csv with its figure, shape,
-    engine, source, dataset and group (a card ratio: its rows' group) unchanged, a new id
-    SP109-SP243 in the set's order (a card ratio divides the new ids of its rows), the rule for
-    added rows, and a note saying it was rated as held out before it was added."""
-    from scripts.published_table import SERVING_CSV, SERVING_NEW_SPLIT_RULE
-
-    published = read_rows(SERVING_CSV)
-    seen = {row["notes"][len(SEEN_MARK):].split(",")[0]: row for row in published
-            if row["notes"].startswith(SEEN_MARK)}
+    """Each heldout4 serving row appears once in serving_published.csv unchanged
+    (heldout_sets.seen_copies), with its dataset, a new id SP109-SP243 in the set's order, the
+    rating commit in its note, and its group (a card ratio: its small card's rows' group)."""
     heldout = _serving_rows()
-    assert set(seen) == {row["id"] for row in heldout}
-    same = ("kind", "model", "gpu", "gpus", "engine", "costsim_engine", "precision", "quant",
-            "tp", "prompt_tokens", "output_tokens", "concurrency", "mode", "figure", "unit",
-            "tolerance", "source", "source_date", "dataset")
+    seen = seen_copies(heldout, SEEN_MARK)
     for position, row in enumerate(heldout):
         copy = seen[row["id"]]
         assert copy["id"] == f"SP{109 + position}"
-        assert {key: copy[key] for key in same} == {key: row[key] for key in same}, row["id"]
-        assert copy["split"] in {"fit", "check"}
-        assert copy["split_rule"] == SERVING_NEW_SPLIT_RULE
-        assert copy["notes"].endswith(row["notes"])
+        assert copy["dataset"] == row["dataset"], row["id"]
         assert "commit 8d146d5" in copy["notes"]
         if row["ratio_of"]:
-            parts = [seen[part]["id"] for part in row["ratio_of"].split("/")]
-            assert copy["ratio_of"] == "/".join(parts), row["id"]
             # a card-ratio row joins the group of the rows it divides (its small card's), so
             # that the halves' rule checks it in their half
             assert copy["group"] == seen[row["ratio_of"].split("/")[0]]["group"], row["id"]
@@ -77,14 +67,9 @@ def test_no_heldout4_training_figure_or_source_is_in_the_model_or_test_data() ->
     """The training runs stayed where they were: their distinctive GPU-hours are absent from
     costsim/data and tests/data, and no data file there names a heldout4 training source."""
     hours = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT4_DIR)]
-    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
-    # 24576 (H4-02: 64 GPUs x 16 days x 24 h) is also a 24 GiB card's capacity in MiB in
-    # costsim/data/gpus.csv.
-    distinctive = [h for h in hours if len(h.replace(".", "")) >= 5 and h != "24576"]
-    assert len(distinctive) >= 2
-    assert not [h for h in distinctive if h in used]
-    data = texts(ROOT / "costsim" / "data") + texts(ROOT / "tests" / "data")
-    assert not [marker for marker in HELDOUT4_SOURCE_MARKERS if marker in data]
+    assert sum(len(h.replace(".", "")) >= 5 for h in hours) >= 3
+    # 24576 (H4-02: 64 GPUs x 16 days x 24 h) is also a 24 GiB card's capacity in MiB.
+    assert not absent_from_data(hours, HELDOUT4_SOURCE_MARKERS, ROOT, coincidences=("24576",))
 
 
 def test_the_marker_check_catches_a_heldout4_source_in_a_data_file(tmp_path: Path) -> None:
@@ -97,31 +82,19 @@ def test_the_marker_check_catches_a_heldout4_source_in_a_data_file(tmp_path: Pat
 
 
 def test_every_heldout4_run_loads_as_a_scenario(tmp_path: Path) -> None:
-    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
-    architecture read from validation/heldout4/architectures (or a costsim preset) and the
-    scenario through costsim's own loader (nothing is simulated)."""
-    rows = heldout_runs(HELDOUT4_DIR)
-    assert [row["id"] for row in rows] == [f"H4-{i:02d}" for i in range(1, len(rows) + 1)]
-    assert {row["split"] for row in rows} == {HELDOUT4}
+    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates
+    (heldout_sets.check_runs_load; nothing is simulated)."""
+    rows = check_runs_load(HELDOUT4_DIR, "H4", HELDOUT4, tmp_path)
     # Five runs were found (three small), short of the eight (four small) aimed at: the README
     # says which sources were looked at and why they were not used.
     assert len(rows) >= 5
     assert sum(row["scale_class"] == "small" for row in rows) >= 3
     assert sum(row["scale_class"] == "large" for row in rows) >= 2
-    for row in rows:
-        assert figure_basis(row) in (STEADY, ALL_IN), row["id"]
-        check_run_loads(row, HELDOUT4_DIR / "architectures", tmp_path)
 
 
 def test_every_heldout4_run_states_what_its_figure_measures() -> None:
-    """The training file has heldout3's columns, and the figure_basis column is written for every
-    run (FIGURE_BASIS_RULE of scripts/allin_check.py), not left to the reader's all-in default."""
-    with (ROOT / "validation" / "heldout3" / "training_runs.csv").open(encoding="utf-8") as handle:
-        columns = csv.DictReader(handle).fieldnames
-    with (HELDOUT4_DIR / "training_runs.csv").open(encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        assert reader.fieldnames == columns
-        assert all(row["figure_basis"] in (STEADY, ALL_IN) for row in reader)
+    """heldout3's training columns, figure_basis written for every run."""
+    check_figure_basis_written(HELDOUT4_DIR, ROOT / "validation" / "heldout3" / "training_runs.csv")
 
 
 def test_every_heldout4_serving_row_parses_for_the_predictors() -> None:
@@ -131,24 +104,11 @@ def test_every_heldout4_serving_row_parses_for_the_predictors() -> None:
     rows = _serving_rows()
     with HELDOUT_SERVING_CSV.open(encoding="utf-8") as handle:
         assert list(rows[0]) == [*(csv.DictReader(handle).fieldnames or []), "dataset"]
-    assert [row["id"] for row in rows] == [f"HS4-{i:02d}" for i in range(1, len(rows) + 1)]
     assert len(rows) >= 24
     assert sum(row["kind"] == "card-ratio" for row in rows) >= 2
     assert len({row["costsim_engine"] for row in rows}) >= 3
     assert len({row["gpu"] for row in rows if row["kind"] != "card-ratio"}) >= 6
-    by_id = {row["id"]: row for row in rows}
-    for row in rows:
-        check_serving_row(row, by_id, HELDOUT4)
-        assert DATASET.match(row["dataset"]), row["id"]
-        if row["kind"] == "card-ratio":
-            assert row["dataset"] == by_id[row["ratio_of"].split("/")[0]]["dataset"], row["id"]
-            continue
-        assert int(row["output_tokens"]) >= 1, row["id"]
-        if row["prompt_tokens"]:
-            assert int(row["prompt_tokens"]) >= 1
-        if row["mode"] in {"static-batch", "closed-loop", "offline-burst"}:
-            assert int(row["concurrency"]) >= 1, row["id"]
-            assert row["prompt_tokens"], row["id"]
+    check_serving_rows(rows, "HS4", HELDOUT4, with_dataset=True)
 
 
 def test_the_readers_ignore_the_dataset_column() -> None:

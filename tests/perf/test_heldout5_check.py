@@ -10,15 +10,20 @@ serving.csv has heldout4's columns, `dataset` last."""
 from __future__ import annotations
 
 import csv
-import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from scripts.allin_check import ALL_IN, STEADY, figure_basis, heldout_runs
+from scripts.allin_check import heldout_runs
 from scripts.published_table import read_rows
-from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row, texts
+from tests.perf.heldout_sets import (
+    absent_from_data,
+    check_figure_basis_written,
+    check_runs_load,
+    check_serving_rows,
+    texts,
+)
 
 ROOT = Path(__file__).parents[2]
 HELDOUT5_DIR = ROOT / "validation" / "heldout5"
@@ -28,7 +33,6 @@ HELDOUT5_SOURCE_MARKERS = (
     "tech-grandpa", "janhq", "benchmarking-nvidia-tensorrt-llm", "bencyna", "hpml-llama2-tgi",
     "quack-ai", "Nkluge-correa", "Tucano", "Rijgersberg", "GEITje")
 # The request-length sources the `dataset` column may name (as in the fourth set).
-DATASET = re.compile(r"^(fixed|sharegpt|other:[a-z0-9][a-z0-9._-]*)$")
 # Each serving group's source (README, "How sources were chosen"): one public repository each.
 GROUP_SOURCES = (("llmperf-sglang-", "tech-grandpa/llmperf"), ("jan-", "janhq/jan"),
                  ("hpml-vllm-", "bencyna/hpml-llama2-tgi"), ("quack-", "quack-ai/companion"))
@@ -54,14 +58,8 @@ def test_no_heldout5_figure_or_source_is_in_the_model_or_test_data() -> None:
     # and each ratio is derived from two serving rows whose figures are checked here.
     figures += [row["figure"] for row in _serving_rows() if row["kind"] != "card-ratio"]
     assert len(figures) >= 40
-    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
-    # Figures of four digits or fewer (526, 53.33) also name unrelated things (a price, a
-    # latency); the longer ones are the set's own.
-    distinctive = [f for f in figures if len(f.replace(".", "")) >= 5]
-    assert len(distinctive) >= 10
-    assert not [f for f in distinctive if f in used]
-    data = texts(ROOT / "costsim" / "data") + texts(ROOT / "tests" / "data")
-    assert not [marker for marker in HELDOUT5_SOURCE_MARKERS if marker in data]
+    assert sum(len(f.replace(".", "")) >= 5 for f in figures) >= 10
+    assert not absent_from_data(figures, HELDOUT5_SOURCE_MARKERS, ROOT)
 
 
 def test_the_marker_check_catches_a_heldout5_source_in_a_data_file(tmp_path: Path) -> None:
@@ -73,32 +71,20 @@ def test_the_marker_check_catches_a_heldout5_source_in_a_data_file(tmp_path: Pat
 
 
 def test_every_heldout5_run_loads_as_a_scenario(tmp_path: Path) -> None:
-    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates, its
-    architecture read from validation/heldout5/architectures (or a costsim preset) and the
-    scenario through costsim's own loader (nothing is simulated)."""
-    rows = heldout_runs(HELDOUT5_DIR)
-    assert [row["id"] for row in rows] == [f"H5-{i:02d}" for i in range(1, len(rows) + 1)]
-    assert {row["split"] for row in rows} == {HELDOUT5}
+    """Parse only: each run becomes the one-phase scenario scripts/allin_check.py simulates
+    (heldout_sets.check_runs_load; nothing is simulated)."""
+    rows = check_runs_load(HELDOUT5_DIR, "H5", HELDOUT5, tmp_path)
     # Five runs from two sources were found (four small, one large), short of the eight runs
     # from three sources (two large) aimed at: the README says what was looked at and why
     # it was not used.
     assert len(rows) >= 5
     assert sum(row["scale_class"] == "small" for row in rows) >= 4
     assert sum(row["scale_class"] == "large" for row in rows) >= 1
-    for row in rows:
-        assert figure_basis(row) in (STEADY, ALL_IN), row["id"]
-        check_run_loads(row, HELDOUT5_DIR / "architectures", tmp_path)
 
 
 def test_every_heldout5_run_states_what_its_figure_measures() -> None:
-    """The training file has heldout3's columns, and the figure_basis column is written for every
-    run (FIGURE_BASIS_RULE of scripts/allin_check.py), not left to the reader's all-in default."""
-    with (ROOT / "validation" / "heldout3" / "training_runs.csv").open(encoding="utf-8") as handle:
-        columns = csv.DictReader(handle).fieldnames
-    with (HELDOUT5_DIR / "training_runs.csv").open(encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        assert reader.fieldnames == columns
-        assert all(row["figure_basis"] in (STEADY, ALL_IN) for row in reader)
+    """heldout3's training columns, figure_basis written for every run."""
+    check_figure_basis_written(HELDOUT5_DIR, ROOT / "validation" / "heldout3" / "training_runs.csv")
 
 
 def test_every_heldout5_serving_row_parses_for_the_predictors() -> None:
@@ -108,24 +94,11 @@ def test_every_heldout5_serving_row_parses_for_the_predictors() -> None:
     rows = _serving_rows()
     with (ROOT / "validation" / "heldout4" / "serving.csv").open(encoding="utf-8") as handle:
         assert list(rows[0]) == list(csv.DictReader(handle).fieldnames or [])
-    assert [row["id"] for row in rows] == [f"HS5-{i:02d}" for i in range(1, len(rows) + 1)]
     assert len(rows) >= 30
     assert sum(row["kind"] == "card-ratio" for row in rows) >= 2
     assert len({row["costsim_engine"] for row in rows}) >= 4
     assert len({row["gpu"] for row in rows if row["kind"] != "card-ratio"}) >= 6
-    by_id = {row["id"]: row for row in rows}
-    for row in rows:
-        check_serving_row(row, by_id, HELDOUT5)
-        assert DATASET.match(row["dataset"]), row["id"]
-        if row["kind"] == "card-ratio":
-            assert row["dataset"] == by_id[row["ratio_of"].split("/")[0]]["dataset"], row["id"]
-            continue
-        assert int(row["output_tokens"]) >= 1, row["id"]
-        if row["prompt_tokens"]:
-            assert int(row["prompt_tokens"]) >= 1
-        if row["mode"] in {"static-batch", "closed-loop", "offline-burst"}:
-            assert int(row["concurrency"]) >= 1, row["id"]
-            assert row["prompt_tokens"], row["id"]
+    check_serving_rows(rows, "HS5", HELDOUT5, with_dataset=True)
 
 
 def test_the_serving_rows_come_from_four_sources_none_over_its_share() -> None:

@@ -11,7 +11,13 @@ from costsim.catalog.perf_defaults import perf_defaults
 from scripts.allin_check import HELDOUT, heldout_runs, scenario_mapping
 from scripts.published_table import read_rows
 from scripts.validation_table import HELDOUT_SERVING_CSV, heldout_serving
-from tests.perf.heldout_sets import cells, check_run_loads, check_serving_row
+from tests.perf.heldout_sets import (
+    absent_from_data,
+    cells,
+    check_run_loads,
+    check_serving_row,
+    seen_copies,
+)
 
 ROOT = Path(__file__).parents[2]
 HELDOUT_DIR = ROOT / "validation" / "heldout"
@@ -83,30 +89,13 @@ SEEN_MARK = "SEEN: validation/heldout2 row "
 
 
 def test_heldout2_serving_rows_are_in_the_calibration_data_marked_seen() -> None:
-    """Each heldout2 serving row appears once in serving_published.csv with its figure, shape,
-    engine and source unchanged, a new id, the rule for added rows, and a note saying it was
-    rated as held out before it was added."""
-    from scripts.published_table import SERVING_CSV, SERVING_NEW_SPLIT_RULE
-
-    published = read_rows(SERVING_CSV)
-    seen = {row["notes"][len(SEEN_MARK):].split(",")[0]: row for row in published
-            if row["notes"].startswith(SEEN_MARK)}
+    """Each heldout2 serving row appears once in serving_published.csv unchanged, with its group
+    (heldout_sets.seen_copies), and the training runs stayed out of the calibration data."""
     heldout = read_rows(HELDOUT2_DIR / "serving.csv")
-    assert set(seen) == {row["id"] for row in heldout}
-    same = ("kind", "model", "gpu", "gpus", "engine", "costsim_engine", "precision", "quant",
-            "tp", "prompt_tokens", "output_tokens", "concurrency", "mode", "figure", "unit",
-            "tolerance", "group", "source", "source_date")
-    for row in heldout:
-        copy = seen[row["id"]]
-        assert {key: copy[key] for key in same} == {key: row[key] for key in same}, row["id"]
-        assert copy["split"] in {"fit", "check"}
-        assert copy["split_rule"] == SERVING_NEW_SPLIT_RULE
-        assert copy["notes"].endswith(row["notes"])
-        assert not copy["id"].startswith("HS")
-    # the training runs stayed where they were: not calibration data
-    used = cells(ROOT / "costsim" / "data") | cells(ROOT / "tests" / "data")
+    seen = seen_copies(heldout, SEEN_MARK)
+    assert all(seen[row["id"]]["group"] == row["group"] for row in heldout)
     hours = [row["published_gpu_hours"] for row in heldout_runs(HELDOUT2_DIR)]
-    assert not [h for h in hours if len(h) >= 5 and h in used]
+    assert not absent_from_data(hours, (), ROOT)
 
 
 def test_every_heldout2_run_loads_as_a_scenario(tmp_path: Path) -> None:
