@@ -26,26 +26,13 @@ from costsim.domain.uncertainty import (
 from costsim.optimize.space import capacity_low_factor, search_space
 from costsim.perf.sizing import replicas_for_rate
 from costsim.sim.prepare import ServingPrep
-
-SCENARIO = """\
-name: headroom
-start: 2027-01-01
-horizon_months: 1
-models:
-  chat: {{preset: llama-3-8b}}
-phases:
-  - {{name: serve, kind: serving, duration_months: 1, model: chat,
-     load: {{peak_requests_per_s: 200, diurnal: false}},
-     requests: {{prompt_tokens: 1000, output_tokens: 200}}}}
-plans:
-  - name: h100
-    use: {{serve: {{gpu: H100}}}}
-{extra}"""
+from tests.serving_scenario import serving_scenario
 
 
 def _scenario(tmp_path: Path, extra: str = "") -> Scenario:
     path = tmp_path / "s.yaml"
-    path.write_text(SCENARIO.format(extra=extra))
+    path.write_text(serving_scenario("headroom", peak_requests_per_s=200, diurnal=False,
+                                     extra=extra))
     return load_scenario_file(path).scenario
 
 

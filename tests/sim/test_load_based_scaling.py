@@ -18,19 +18,10 @@ from costsim.domain.scenario import Scenario
 from costsim.sim.montecarlo import PlanResult, plan_result, run_plan, simulate_block
 from costsim.sim.prepare import PreparedPlan, ServingPrep, prepare_plan
 from costsim.sim.serving_prep import ServingEntryPrep, _at_error
+from tests.serving_scenario import serving_scenario
 
 PEAK_RPS = 600.0
-SCENARIO = """\
-name: load-based scaling
-start: 2027-01-01
-horizon_months: 1
-models:
-  chat: {{preset: llama-3-8b}}
-phases:
-  - {{name: serve, kind: serving, duration_months: 1, model: chat,
-     load: {{peak_requests_per_s: {peak}, diurnal: true}},
-     requests: {{prompt_tokens: 1000, output_tokens: 200}}}}
-plans:
+PLANS = """\
   - name: autoscaled
     use: {{serve: {{gpu: H100}}}}
   - name: reserved
@@ -39,14 +30,15 @@ plans:
     use: {{serve: {{gpu: H100, option: reserved, term: 1y, count: {roomy}}}}}
   - name: reserved-spill
     use: {{serve: {{gpu: H100, option: reserved, term: 1y, count: {half}, spill: on-demand}}}}
-{extra}"""
+"""
 
 
 def _write(folder: Path, extra: str, tight: int = 1) -> Scenario:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "s.yaml"
-    path.write_text(SCENARIO.format(peak=PEAK_RPS, tight=tight, roomy=2 * tight,
-                                    half=max(1, tight // 2), extra=extra))
+    plans = PLANS.format(tight=tight, roomy=2 * tight, half=max(1, tight // 2))
+    path.write_text(serving_scenario("load-based scaling", peak_requests_per_s=PEAK_RPS,
+                                     diurnal=True, plans=plans, extra=extra))
     return load_scenario_file(path).scenario
 
 

@@ -16,34 +16,16 @@ from costsim.domain.phases import ServingPhase
 from costsim.report.summary import summary_json
 from costsim.sim.run_result import simulate_scenario
 from costsim.sim.serving_prep import ServingEntryPrep, replica_capacities
-
-SCENARIO = """\
-name: measured serving
-start: 2027-01-01
-horizon_months: 1
-models:
-  chat: {{preset: llama-3-8b}}
-phases:
-  - {{name: serve, kind: serving, duration_months: 1, model: chat,
-     load: {{peak_requests_per_s: 60, diurnal: false}},
-     requests: {{prompt_tokens: 1000, output_tokens: 200}}}}
-plans:
-  - name: h100
-    use: {{serve: {{gpu: H100}}}}
-{extra}
-"""
+from tests.serving_scenario import measured_h100, serving_scenario
 
 
 def _write(tmp_path: Path, extra: str, profile_rps: float | None) -> Path:
     if profile_rps is not None:
-        # a benchmark JSON never names its GPU: the scenario entry gives it
-        (tmp_path / "bench.csv").write_text(
-            "model,prompt_tokens,output_tokens,request_rate,requests_per_s,source\n"
-            f"llama-3-8b,1000,200,inf,{profile_rps},offline run\n")
-        extra = ("measurements:\n  serving:\n    - {path: bench.csv, gpu: NVIDIA H100 80GB HBM3}\n"
-                 + extra)
+        # a benchmark file never names its GPU: the scenario entry gives it
+        extra = measured_h100(tmp_path, profile_rps) + extra
     f = tmp_path / "s.yaml"
-    f.write_text(SCENARIO.format(extra=extra))
+    f.write_text(serving_scenario("measured serving", peak_requests_per_s=60, diurnal=False,
+                                  extra=extra))
     return f
 
 

@@ -24,23 +24,11 @@ from costsim.domain.uncertainty import LogNormal
 from costsim.sim.montecarlo import PlanResult, run_plan
 from costsim.sim.prepare import NO_MODEL_ERROR, ServingPrep, prepare_plan
 from costsim.sim.streams import replication_seeds
+from tests.serving_scenario import H100_PLAN, measured_h100, serving_scenario
 
-SCENARIO = """\
-name: serving error
-start: 2027-01-01
-horizon_months: 1
-models:
-  chat: {{preset: llama-3-8b}}
-phases:
-  - {{name: serve, kind: serving, duration_months: 1, model: chat,
-     load: {{peak_requests_per_s: 60, diurnal: true}},
-     requests: {{prompt_tokens: 1000, output_tokens: 200}}}}
-plans:
-  - name: h100
-    use: {{serve: {{gpu: H100}}}}
+PLANS = H100_PLAN + """\
   - name: h100-reserved
-    use: {{serve: {{gpu: H100, option: reserved, term: 1y, count: 5}}}}
-{extra}
+    use: {serve: {gpu: H100, option: reserved, term: 1y, count: 5}}
 """
 SetSigma = Callable[[float], None]
 OWN_ERROR = "uncertainty:\n  throughput_error: {dist: lognormal, sigma: 0.1}\n"
@@ -48,13 +36,10 @@ OWN_ERROR = "uncertainty:\n  throughput_error: {dist: lognormal, sigma: 0.1}\n"
 
 def _scenario(tmp_path: Path, *, measured_rps: float | None = None, extra: str = "") -> Scenario:
     if measured_rps is not None:
-        (tmp_path / "bench.csv").write_text(
-            "model,prompt_tokens,output_tokens,request_rate,requests_per_s,source\n"
-            f"llama-3-8b,1000,200,inf,{measured_rps},offline run\n")
-        extra = ("measurements:\n  serving:\n    - {path: bench.csv, gpu: NVIDIA H100 80GB HBM3}\n"
-                 + extra)
+        extra = measured_h100(tmp_path, measured_rps) + extra
     path = tmp_path / "s.yaml"
-    path.write_text(SCENARIO.format(extra=extra))
+    path.write_text(serving_scenario("serving error", peak_requests_per_s=60, diurnal=True,
+                                     plans=PLANS, extra=extra))
     return load_scenario_file(path).scenario
 
 
@@ -190,14 +175,12 @@ def test_spot_reclaims_of_a_measured_fleet_lose_what_it_measurably_serves(
         folder = tmp_path / str(value)
         folder.mkdir()
         extra = f"uncertainty:\n  throughput_error: {{dist: fixed, value: {value}}}\n"
-        text = SCENARIO.replace("use: {{serve: {{gpu: H100}}}}",
-                                "use: {{serve: {{gpu: H100, option: spot}}}}")
-        (folder / "bench.csv").write_text(
-            "model,prompt_tokens,output_tokens,request_rate,requests_per_s,source\n"
-            "llama-3-8b,1000,200,inf,20.0,offline run\n")
+        plans = PLANS.replace("use: {serve: {gpu: H100}}",
+                              "use: {serve: {gpu: H100, option: spot}}")
         path = folder / "s.yaml"
-        path.write_text(text.format(extra="measurements:\n  serving:\n    - {path: bench.csv, "
-                                          "gpu: NVIDIA H100 80GB HBM3}\n" + extra))
+        path.write_text(serving_scenario("serving error", peak_requests_per_s=60, diurnal=True,
+                                         plans=plans,
+                                         extra=measured_h100(folder, 20.0) + extra))
         scenario = load_scenario_file(path).scenario
         result = _run(scenario, replications=10)
         assert result.metrics is not None
