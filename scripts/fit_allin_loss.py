@@ -23,8 +23,6 @@ scripts/allin_check.py.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import math
 import re
 import statistics
@@ -47,6 +45,7 @@ from costsim.domain.workload import TrainingFramework
 from costsim.perf.allin_loss import AllinLossFit, extra_loss_median, fit_allin_loss
 from costsim.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from scripts.allin_check import STEADY, figure_basis, published_runs, write_scenario
+from scripts.defaults_file import with_rows, write_or_check
 from scripts.published_table import CHECK, FIT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,7 +146,6 @@ def _value(value: float) -> str:
 
 def defaults_text(calibration: Calibration, current: str) -> str:
     """``current`` (the data file's text) with the fitted rows' values and sources replaced."""
-    rows = list(csv.DictReader(io.StringIO(current)))
     fit = calibration.fit
     where = (f"on the fit half of the published runs ({', '.join(calibration.fit_ids)}; "
              f"tests/data/published_runs_allin.csv and training_runs_published.csv) with each "
@@ -164,15 +162,7 @@ def defaults_text(calibration: Calibration, current: str) -> str:
     }
     values = {"extra_loss_median": fit.extra_loss_median,
               "extra_loss_sigma": fit.extra_loss_sigma}
-    for row in rows:
-        if row["key"] in values:
-            row["value"] = _value(values[row["key"]])
-            row["source"] = sources[row["key"]]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    return with_rows(current, {key: (values[key], sources[key]) for key in values})
 
 
 def table(calibration: Calibration) -> str:
@@ -265,13 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(calibration))
     print()
     print(summary(calibration))
-    if args.write and text != current:
-        DEFAULTS_CSV.write_text(text, encoding="utf-8")
-        print(f"wrote {DEFAULTS_CSV.relative_to(ROOT)}")
-    if args.check and text != current:
-        print(f"{DEFAULTS_CSV.relative_to(ROOT)} differs from the fit: rerun with --write")
-        return 1
-    return 0
+    return write_or_check(DEFAULTS_CSV, current, text, "the fitted loss rows",
+                          write=args.write, check=args.check, root=ROOT)
 
 
 if __name__ == "__main__":

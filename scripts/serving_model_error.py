@@ -65,6 +65,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scripts.defaults_file import with_rows, write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA_CSV = ROOT / "costsim" / "data" / "serving_model_error.csv"
 DEFAULTS_CSV = ROOT / "costsim" / "data" / "allin_loss.csv"
@@ -283,19 +287,8 @@ def source_text(rows: Sequence[Ratio]) -> str:
 def defaults_text(rows: Sequence[Ratio], current: str, floor: float) -> str:
     """``current`` (allin_loss.csv's text) with the serving_error_sigma row written (added after
     training_error_sigma when absent)."""
-    table = list(csv.DictReader(io.StringIO(current)))
-    row = {"key": KEY, "value": f"{serving_error_sigma(rows, floor):.4g}", "unit": "log-sd",
-           "source": source_text(rows)}
-    keys = [r["key"] for r in table]
-    if KEY in keys:
-        table[keys.index(KEY)] = row
-    else:
-        table.insert(keys.index("training_error_sigma") + 1, row)
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(table[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(table)
-    return out.getvalue()
+    return with_rows(current, {KEY: (serving_error_sigma(rows, floor), source_text(rows))},
+                     new_after="training_error_sigma")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -319,15 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     floor = _floor()
     print(report(rows, floor))
     current = DEFAULTS_CSV.read_text(encoding="utf-8")
-    wanted = defaults_text(rows, current, floor)
-    if args.write and wanted != current:
-        DEFAULTS_CSV.write_text(wanted, encoding="utf-8")
-        print(f"wrote {KEY} into {DEFAULTS_CSV.relative_to(ROOT)}")
-    elif args.check and wanted != current:
-        print(f"{DEFAULTS_CSV.relative_to(ROOT)}: {KEY} differs from the held-out ratios "
-              f"(run with --write)", file=sys.stderr)
-        return 1
-    return 0
+    return write_or_check(DEFAULTS_CSV, current, defaults_text(rows, current, floor), KEY,
+                          write=args.write, check=args.check, root=ROOT)
 
 
 if __name__ == "__main__":

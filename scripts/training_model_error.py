@@ -50,6 +50,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scripts.defaults_file import with_rows, write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA_CSV = ROOT / "costsim" / "data" / "training_model_error.csv"
 DEFAULTS_CSV = ROOT / "costsim" / "data" / "allin_loss.csv"
@@ -371,16 +373,7 @@ def source_text(bands: Sequence[Band]) -> str:
 
 def defaults_text(bands: Sequence[Band], current: str) -> str:
     """``current`` (allin_loss.csv's text) with the training_error_sigma row written."""
-    table = list(csv.DictReader(io.StringIO(current)))
-    for row in table:
-        if row["key"] == KEY:
-            row["value"] = f"{chosen(bands):.4g}"
-            row["source"] = source_text(bands)
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(table[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(table)
-    return out.getvalue()
+    return with_rows(current, {KEY: (chosen(bands), source_text(bands))})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -399,15 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     bands = read_bands()
     print(report(bands))
     current = DEFAULTS_CSV.read_text(encoding="utf-8")
-    wanted = defaults_text(bands, current)
-    if args.write and wanted != current:
-        DEFAULTS_CSV.write_text(wanted, encoding="utf-8")
-        print(f"wrote {KEY} into {DEFAULTS_CSV.relative_to(ROOT)}")
-    elif args.check and wanted != current:
-        print(f"{DEFAULTS_CSV.relative_to(ROOT)}: {KEY} differs from the held-out bands "
-              f"(run with --write)", file=sys.stderr)
-        return 1
-    return 0
+    return write_or_check(DEFAULTS_CSV, current, defaults_text(bands, current), KEY,
+                          write=args.write, check=args.check, root=ROOT)
 
 
 if __name__ == "__main__":
