@@ -71,6 +71,10 @@ def _phase_basis(prep: PreparedPlan, name: str, phase: PhasePrep) -> Performance
         kind, share = PhaseKind.SERVING, predicted_share(phase.entries)
         measured_source = "; ".join(dict.fromkeys(
             source for entry in phase.entries for _, _, source in entry.measured))
+        if any(b == Basis.PREDICTED_ADJUSTED.value for e in phase.entries
+               for _, b, _ in e.measured):
+            measured_source += (" (some request sizes predicted-adjusted: the model scaled by "
+                                "the measured ratio at the nearest measured size)")
         model_error, note = phase.model_error, ""
     else:
         kind, share, measured_source = PhaseKind.EXPERIMENTS, 1.0, ""
