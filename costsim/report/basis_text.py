@@ -15,14 +15,12 @@ FIGURES = {"training": "Training throughput of phase '{}'",
            "serving": "Serving capacity of phase '{}'",
            "experiments": "The experiment jobs' speed in phase '{}'"}
 # where a team reads how to hand costsim its own measurements (DESIGN §12)
-MEASURE_HOW = {"training": 'measure a short run to narrow the range (docs/performance.md, '
+MEASURE_HOW = {"training": 'measure a short run and give it to costsim (docs/performance.md, '
                            '"Measured training runs")',
-               "serving": 'measure it to narrow the range (docs/performance.md, "Measured '
+               "serving": 'measure it and give it to costsim (docs/performance.md, "Measured '
                           'serving profiles")'}
 CHECKED_ON = {"training": "published training runs it had not been calibrated on",
-              "serving": "benchmarks it had not seen",
-              "experiments": "its own validation rows (in sample; no out-of-sample check "
-                             "covers experiment jobs)"}
+              "serving": "benchmarks it had not seen"}
 
 
 def factor_range(basis: Mapping[str, Any]) -> str:
@@ -47,16 +45,19 @@ def basis_sentence(basis: Mapping[str, Any]) -> str:
     if basis["basis"] == "mixed":
         part = (f"that part carries the scenario's stated error, between {low} and {high} 8 "
                 f"times in 10" if basis["error"] == "stated" else
-                f"on {CHECKED_ON.get(kind, 'data it had not seen')}, such estimates put the "
+                f"on {CHECKED_ON.get(kind, 'its validation rows')}, such estimates put the "
                 f"real value between {low} and {high} the estimate about 8 times in 10")
         return (f"{figure} is the team's measurement for part of its work and costsim's "
                 f"estimate for the rest ({basis['predicted_share']:.0%} of the work): {part}. "
-                + ("Measure the remaining request sizes to narrow the range." if how else ""))
+                + ("Measure the rest to narrow the range." if how else ""))
+    if kind not in CHECKED_ON:  # experiment jobs: only the model's in-sample error is drawn
+        return (f"{figure} carries only costsim's in-sample validation error: the real value "
+                f"between {low} and {high} the estimate 8 times in 10. No out-of-sample check "
+                f"covers experiment jobs, so the true range may be wider.")
     source = ("from published benchmarks" if kind == "serving" else "from its performance model")
-    sentence = (f"{figure} is costsim's estimate {source}; checked on "
-                f"{CHECKED_ON.get(kind, 'data it had not seen')}, such estimates put the real "
-                f"value between {low} and {high} the estimate about 8 times in 10, and every "
-                f"cost in this report includes that spread.")
+    sentence = (f"{figure} is costsim's estimate {source}; checked on {CHECKED_ON[kind]}, such "
+                f"estimates put the real value between {low} and {high} the estimate about 8 "
+                f"times in 10, and every cost in this report includes that spread.")
     return sentence + (f" To narrow it, {how}." if how else "")
 
 

@@ -74,6 +74,7 @@ def test_the_summary_and_page_say_prior_for_a_predicted_phase_and_not_for_a_meas
     assert ("Training throughput of phase &#39;train&#39; is costsim&#39;s estimate from its "
             "performance model") in html
     assert _range(sigma) in html
+    assert "To narrow it, measure a short run and give it to costsim" in html
     assert "Measured training runs" in html  # where to read how to measure it
     assert "Serving capacity of phase &#39;serve&#39; is the team&#39;s measurement" in html
     assert "Serving capacity of phase &#39;serve&#39; is costsim&#39;s estimate" not in html
@@ -87,9 +88,8 @@ def test_the_lifecycle_pages_serving_prior_states_its_out_of_sample_range(
             "benchmarks") in html
     assert "between 0.45× and 2.23× the estimate about 8 times in 10" in html
     book = load_workbook(report_dir / "report.xlsx")
-    cells = [row for row in book["assumptions"].iter_rows(values_only=True)]
-    assert ("What the performance figures rest on",) == cells[
-        [row[0] for row in cells].index("What the performance figures rest on")][:1]
+    cells = list(book["assumptions"].iter_rows(values_only=True))
+    assert "What the performance figures rest on" in [row[0] for row in cells]
     rows = [row for row in cells if row[3] in ("prior", "measured", "mixed", "stated")]
     feasible = [p for p in summary["plans"] if p["feasible"]]
     assert len(rows) == sum(len(p["performance_basis"]) for p in feasible) > 0
@@ -99,8 +99,8 @@ def test_the_lifecycle_pages_serving_prior_states_its_out_of_sample_range(
 def test_infeasible_plans_have_an_empty_basis_and_identical_plans_share_a_row(
         summary: dict[str, Any]) -> None:
     for plan in summary["plans"]:
-        assert ("performance_basis" in plan) and (plan["feasible"] or
-                                                  plan["performance_basis"] == [])
+        assert "performance_basis" in plan
+        assert plan["feasible"] or plan["performance_basis"] == []
     rows = basis_rows(summary["plans"])
     serve = [row for row in rows if row["phase"] == "serve"]
     # every feasible plan serves on predicted L4 capacity alike: one row naming them all
@@ -117,12 +117,20 @@ BASE = {"phase": "serve", "kind": "serving", "sigma": 0.1, "p10_factor": 0.8797,
 def test_stated_and_mixed_sentences() -> None:
     stated = basis_sentence({**BASE, "basis": "stated", "error": "stated",
                              "predicted_share": 1.0})
-    assert "uncertainty.throughput_error" in stated and "between 0.88× and 1.14×" in stated
+    assert "uncertainty.throughput_error" in stated
+    assert "between 0.88× and 1.14×" in stated
     assert "costsim's estimate from published benchmarks" not in stated
     mixed = basis_sentence({**BASE, "basis": "mixed", "error": "prior",
                             "predicted_share": 0.375})
-    assert "part of its work" in mixed and "38% of the work" in mixed
-    assert "Measure the remaining request sizes" in mixed
+    assert "part of its work" in mixed
+    assert "38% of the work" in mixed
+    assert "Measure the rest to narrow the range" in mixed
+    experiments = basis_sentence({**BASE, "kind": "experiments", "phase": "research",
+                                  "basis": "prior", "error": "prior", "predicted_share": 1.0})
+    assert "only costsim's in-sample validation error" in experiments
+    assert "between 0.88× and 1.14×" in experiments
+    assert "may be wider" in experiments
     measured = basis_sentence({**BASE, "basis": "measured", "error": "none", "sigma": 0.0,
                                "p10_factor": 1.0, "p90_factor": 1.0, "predicted_share": 0.0})
-    assert "draws no model error" in measured and "8 times in 10" not in measured
+    assert "draws no model error" in measured
+    assert "8 times in 10" not in measured

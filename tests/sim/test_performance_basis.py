@@ -94,7 +94,8 @@ def test_a_stated_triangular_error_has_no_log_sd_and_its_own_percentiles(
     bases = _bases(tmp_path, "uncertainty:\n  throughput_error: "
                              "{dist: triangular, low: 0.6, mode: 0.9, high: 1.1}")
     basis = bases["serve"]
-    assert basis.basis == "stated" and basis.sigma is None
+    assert basis.basis == "stated"
+    assert basis.sigma is None
     # F(x) = (x−a)²/((b−a)(c−a)) below the mode: F(0.6 + √(0.1·0.5·0.3)) = 0.1
     assert basis.p10_factor == pytest.approx(0.6 + math.sqrt(0.1 * 0.5 * 0.3))
     assert basis.p90_factor == pytest.approx(1.1 - math.sqrt(0.1 * 0.5 * 0.2))
@@ -132,11 +133,12 @@ def test_a_fleet_part_measured_part_predicted_is_mixed_with_its_predicted_share(
     prep = prepare_plan(scenario, scenario.plans[0])
     assert prep.feasible, prep.infeasible_reasons
     serve = {b.phase: b for b in performance_bases(prep)}["serve"]
-    assert serve.basis == "mixed" and serve.error == "prior"
+    assert (serve.basis, serve.error) == ("mixed", "prior")
     assert 0.0 < serve.predicted_share < 1.0
     assert serve.sigma == pytest.approx(allin_loss_defaults().serving_sigma)
     assert (serve.p10_factor, serve.p90_factor) == pytest.approx(_factors(serve.sigma))
-    assert "serving_error_sigma" in serve.source and "bench.csv" in serve.source
+    assert "serving_error_sigma" in serve.source
+    assert "bench.csv" in serve.source
 
 
 def test_a_predicted_adjusted_serving_size_says_so(tmp_path: Path) -> None:
@@ -172,9 +174,6 @@ def test_p10_p90_are_those_of_the_simulators_draws(dist: Distribution) -> None:
     rng = np.random.default_rng(7)
     values = np.array([draw(dist, rng) for _ in range(20_000)])
     low, high = p10_p90(dist)
-    assert np.mean(values <= low) == pytest.approx(0.1, abs=0.01) or isinstance(
-        dist, Fixed | Normal) and np.all(values >= low)
-    assert np.mean(values <= high) == pytest.approx(0.9, abs=0.01) or isinstance(dist, Fixed)
     assert np.percentile(values, 10) == pytest.approx(low, rel=0.02)
     assert np.percentile(values, 90) == pytest.approx(high, rel=0.02)
 
