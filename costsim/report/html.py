@@ -18,6 +18,7 @@ from costsim.domain import display
 from costsim.domain.breakeven import BreakEven
 from costsim.domain.currency import USD, Currency, currency_of
 from costsim.report.api_compare import api_comparison_rows
+from costsim.report.basis_text import basis_rows
 from costsim.report.chart_files import RenderedChart
 from costsim.report.compare import cells_by_phase_category, phase_category_order
 from costsim.report.currency_view import displayed
@@ -47,7 +48,7 @@ def report_html(summary: Mapping[str, Any], comparison: Mapping[str, Any],
         baseline=comparison["baseline"],
         details=[plan_details(plans[name], phase_order, currency) for name in plans],
         breakevens=breakeven_rows(breakevens, currency), glossary=GLOSSARY,
-        api_rows=api_rows)
+        api_rows=api_rows, basis_rows=basis_rows(summary["plans"]))
 
 
 def template_environment(currency: Currency = USD, *, convert: bool = False

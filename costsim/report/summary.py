@@ -20,7 +20,7 @@ from costsim.domain.currency import currency_json
 from costsim.sim.api_serving import ApiComparison
 from costsim.sim.ledger import Ledger, LedgerLine
 from costsim.sim.montecarlo import PlanMetrics, PlanResult, Stats
-from costsim.sim.results import DefaultUsed, PriceUsed
+from costsim.sim.results import DefaultUsed, PerformanceBasis, PriceUsed
 from costsim.sim.run_result import RunResult
 from costsim.units import SECONDS_PER_DAY
 
@@ -28,6 +28,7 @@ JsonDict = dict[str, Any]
 
 GPU_HOURS_DIGITS = 3  # a thousandth of a GPU-hour: 3.6 s, below any billing granularity
 RATE_DIGITS = 4  # price books quote to the tenth of a cent per hour at most
+FACTOR_DIGITS = 4  # the shipped log-sds have 4 digits (costsim/data/allin_loss.csv)
 
 
 def summary_json(run: RunResult, *, generated_at: str) -> JsonDict:
@@ -101,6 +102,7 @@ def plan_json(plan: PlanResult) -> JsonDict:
         "events": plan.events,
         "estimated_inputs": estimated_inputs_json(plan),
         "api_comparison": [api_comparison_json(c) for c in plan.api_comparison],
+        "performance_basis": [performance_basis_json(b) for b in plan.performance_basis],
         # the training phases' steady rates and their basis (DESIGN §12), when the scenario
         # has measured training runs
         **({"training_rates": [
@@ -134,6 +136,17 @@ def estimated_inputs_json(plan: PlanResult) -> list[JsonDict]:
     are marked ``~`` in the tables): phase, pool, option, flag and source of each."""
     return [{"phase": e.phase, "pool": e.pool, "option": e.option, "flag": e.flag,
              "source": e.source} for e in plan.estimated_inputs]
+
+
+def performance_basis_json(basis: PerformanceBasis) -> JsonDict:
+    """What one phase's performance figure rests on and the error drawn on it (docs/report.md
+    "What the performance figures rest on"); log-sd and factors to 4 digits."""
+    return {"phase": basis.phase, "kind": basis.kind, "basis": basis.basis,
+            "sigma": _round(basis.sigma, FACTOR_DIGITS),
+            "p10_factor": round(basis.p10_factor, FACTOR_DIGITS),
+            "p90_factor": round(basis.p90_factor, FACTOR_DIGITS),
+            "predicted_share": round(basis.predicted_share, FACTOR_DIGITS),
+            "error": basis.error, "source": basis.source}
 
 
 def inputs_json(run: RunResult) -> JsonDict:

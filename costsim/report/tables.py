@@ -105,6 +105,14 @@ PRICE_COLUMNS = (
     Column("effective_date", "Date"), Column("estimate", "Estimate", Kind.FLAG),
     Column("flags", "Flags"),
 )
+BASIS_COLUMNS = (
+    Column("plan", "Plan"), Column("phase", "Phase"), Column("kind", "Kind"),
+    Column("basis", "Basis"), Column("sigma", "Log-sd of the error", Kind.NUMBER),
+    Column("p10_factor", "P10 factor", Kind.NUMBER),
+    Column("p90_factor", "P90 factor", Kind.NUMBER),
+    Column("predicted_share", "Predicted share", Kind.SHARE), Column("error", "Error"),
+    Column("source", "Source"),
+)
 DEFAULT_COLUMNS = (
     Column("key", "Default"), Column("value", "Value", Kind.NUMBER),
     Column("source", "Source"), Column("estimate", "Estimate", Kind.FLAG),
@@ -154,6 +162,15 @@ def price_table(summary: Mapping[str, Any]) -> Table:
     rows = tuple((plan, *(_cell(price[c.key]) for c in PRICE_COLUMNS[1:]))
                  for plan, used in prices.items() for price in used)
     return _table("prices", "Prices used", PRICE_COLUMNS, rows, currency_of(summary))
+
+
+def basis_table(summary: Mapping[str, Any]) -> Table:
+    """Per plan and phase, what its performance figure rests on (prior, measured, mixed or
+    stated) and the error drawn on it (docs/report.md)."""
+    rows = tuple((plan["name"], *(_cell(basis[c.key]) for c in BASIS_COLUMNS[1:]))
+                 for plan in summary["plans"] for basis in plan.get("performance_basis", []))
+    return Table("performance_basis", "What the performance figures rest on", BASIS_COLUMNS,
+                 rows)
 
 
 def default_table(summary: Mapping[str, Any]) -> Table:

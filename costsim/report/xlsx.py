@@ -1,4 +1,5 @@
-"""``report.xlsx``: one sheet per view (summary, ledger, monthly, assumptions), numbers as
+"""``report.xlsx``: one sheet per view (summary, ledger, monthly, assumptions: prices, the
+performance basis of each phase, defaults), numbers as
 numbers with a display format, so finance can sum and pivot them as they are."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from costsim.domain.display import (
 from costsim.report.tables import (
     Kind,
     Table,
+    basis_table,
     default_table,
     ledger_table,
     monthly_table,
@@ -45,7 +47,8 @@ def workbook_bytes(summary: Mapping[str, Any]) -> bytes:
     _sheet(book.create_sheet("summary"), [summary_table(summary)])
     _sheet(book.create_sheet("ledger"), [ledger_table(summary)])
     _sheet(book.create_sheet("monthly"), [monthly_table(summary)])
-    _sheet(book.create_sheet("assumptions"), [price_table(summary), default_table(summary)])
+    _sheet(book.create_sheet("assumptions"), [price_table(summary), basis_table(summary),
+                                               default_table(summary)])
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()

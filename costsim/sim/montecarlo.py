@@ -23,11 +23,13 @@ from costsim.sim.api_serving import ApiComparison, api_comparisons_of, api_warni
 from costsim.sim.demand import DemandHistogram
 from costsim.sim.engine import simulate_replication
 from costsim.sim.ledger import Category, Ledger
+from costsim.sim.performance_basis import performance_bases
 from costsim.sim.prepare import PreparedPlan, TrainingPrep, prepare_plan
 from costsim.sim.results import (
     EstimatedInput,
     FleetBands,
     MeasuredUsed,
+    PerformanceBasis,
     PhaseTimeline,
     PoolUse,
     PriceUsed,
@@ -118,6 +120,9 @@ class PlanResult:
     horizon_cut_replications: int = 0
     # self-host vs API per serving phase (costsim.sim.api_serving)
     api_comparison: tuple[ApiComparison, ...] = ()
+    # per phase, what its performance figure rests on and the error drawn on it (prior,
+    # measured, mixed or stated: costsim.sim.performance_basis); empty when infeasible
+    performance_basis: tuple[PerformanceBasis, ...] = ()
 
     @property
     def estimated_inputs(self) -> tuple[EstimatedInput, ...]:
@@ -332,7 +337,8 @@ def tally_result(prep: PreparedPlan, tally: PlanTally) -> PlanResult:
         warnings=(horizon_cuts(scenario, tally) + unrun.warnings + block_warnings(prep, tally)
                   + api_warnings(prep)),
         horizon_cut_replications=cut_replications(scenario, tally),
-        api_comparison=api_comparisons_of(prep, tally.api_sums()))
+        api_comparison=api_comparisons_of(prep, tally.api_sums()),
+        performance_basis=performance_bases(prep))
 
 
 def _reserved_by_month(tally: PlanTally, mean_ledger: Ledger

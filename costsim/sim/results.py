@@ -330,6 +330,28 @@ class MeasuredUsed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PerformanceBasis:
+    """What a phase's performance figure (training throughput, serving capacity, experiment
+    jobs' speed) rests on in a plan, and the error the simulator draws on it: costsim's
+    ``prior`` (its out-of-sample error), the team's measurement (``measured``: no model
+    error), a serving fleet part measured and part predicted (``mixed``: the error on the
+    predicted share only) or the scenario's ``stated`` ``uncertainty.throughput_error``
+    (:mod:`costsim.sim.performance_basis`)."""
+
+    phase: str
+    kind: str  # costsim.domain.phases.PhaseKind value
+    basis: str  # prior | measured | mixed | stated
+    # log-sd of the factor drawn on the predicted figure (0: none drawn; None: the stated
+    # distribution is not lognormal, its P10/P90 say its width)
+    sigma: float | None
+    p10_factor: float  # P10 and P90 of that factor (real / estimated figure); 1: none
+    p90_factor: float
+    predicted_share: float  # share of the phase's work on predicted figures (mixed: 0 < f < 1)
+    error: str  # the error on the predicted share: prior | stated | none
+    source: str  # where sigma comes from, or the measurement files and rows
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DefaultUsed:
     """A default assumption a run relied on, with its source."""
 
