@@ -25,13 +25,14 @@ from costsim.sim.prepare import (
     ServingPrep,
     TrainingPrep,
 )
-from costsim.sim.results import PerformanceBasis
+from costsim.sim.results import FigureBasis, PerformanceBasis
 from costsim.sim.serving_prep import ServingEntryPrep
 
 # Φ⁻¹(0.9): a lognormal factor's P10 and P90 are median · exp(∓Z90 · σ)
 Z90 = 1.2815515655446004
 
-PRIOR, MEASURED, MIXED, STATED = "prior", "measured", "mixed", "stated"
+PRIOR, MEASURED, MIXED, STATED, NONE = (FigureBasis.PRIOR, FigureBasis.MEASURED,
+                                        FigureBasis.MIXED, FigureBasis.STATED, FigureBasis.NONE)
 STATED_SOURCE = "the scenario's uncertainty.throughput_error (it replaces costsim's defaults)"
 # where each kind's prior error comes from (the derivations: docs/performance.md)
 PRIOR_SOURCES = {
@@ -82,7 +83,7 @@ def _phase_basis(prep: PreparedPlan, name: str, phase: PhasePrep) -> Performance
     if share <= 0.0:
         return PerformanceBasis(phase=name, kind=kind.value, basis=MEASURED, sigma=0.0,
                                 p10_factor=1.0, p90_factor=1.0, predicted_share=0.0,
-                                error="none", source=measured_source)
+                                error=NONE, source=measured_source)
     error = stated if stated is not None else combined(prep.throughput_error, model_error)
     p10, p90 = p10_p90(error)
     if share < 1.0:

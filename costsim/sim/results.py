@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 from numpy.typing import NDArray
@@ -329,6 +330,17 @@ class MeasuredUsed:
     source: str  # the files and rows
 
 
+class FigureBasis(StrEnum):
+    """What a phase's performance figure rests on (and, for ``error``, the error on its
+    predicted share; ``NONE``: no predicted share)."""
+
+    PRIOR = "prior"  # costsim's estimate, drawn with its out-of-sample error
+    MEASURED = "measured"  # the team's measurement (DESIGN §12): no model error
+    MIXED = "mixed"  # a serving fleet part measured, part predicted
+    STATED = "stated"  # the scenario's own uncertainty.throughput_error
+    NONE = "none"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PerformanceBasis:
     """What a phase's performance figure (training throughput, serving capacity, experiment
@@ -340,14 +352,14 @@ class PerformanceBasis:
 
     phase: str
     kind: str  # costsim.domain.phases.PhaseKind value
-    basis: str  # prior | measured | mixed | stated
+    basis: FigureBasis  # prior | measured | mixed | stated
     # log-sd of the factor drawn on the predicted figure (0: none drawn; None: the stated
     # distribution is not lognormal, its P10/P90 say its width)
     sigma: float | None
     p10_factor: float  # P10 and P90 of that factor (real / estimated figure); 1: none
     p90_factor: float
     predicted_share: float  # share of the phase's work on predicted figures (mixed: 0 < f < 1)
-    error: str  # the error on the predicted share: prior | stated | none
+    error: FigureBasis  # the error on the predicted share: prior | stated | none
     source: str  # where sigma comes from, or the measurement files and rows
 
 
