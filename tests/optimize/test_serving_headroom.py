@@ -1,7 +1,8 @@
 """The optimizer's serving fleets leave their load-based autoscaler room for an engine slower
 than predicted (docs/optimizer.md): the maximum is the highest plausible peak's replicas at
 the capacity's low plausible end, so that in the simulator the capacity error becomes cost
-rather than a cap on the fleet. The screen still sizes by the prediction."""
+rather than a cap on the fleet. The screen prices a predicted fleet at its expected replicas
+(the prediction at E[1/capacity factor]), as the simulator's futures average."""
 
 from __future__ import annotations
 
@@ -85,3 +86,34 @@ def test_the_low_factor_is_the_low_plausible_end_at_most_one(
     for dist, expected in cases.items():
         got = capacity_low_factor(_Scenario(dist), prep)  # type: ignore[arg-type]
         assert got == pytest.approx(expected)
+
+
+def _screen_and_simulated_cost(folder: Path, extra: str = "") -> tuple[float, float]:
+    """The screen's estimate of the H100 on-demand fleet and the simulator's mean cost of the
+    same plan (400 futures)."""
+    from costsim.catalog.sim_defaults import sim_assumptions
+    from costsim.domain.scenario import RiskLimits
+    from costsim.optimize.screen import estimate
+    from costsim.sim.run_result import simulate_scenario
+
+    folder.mkdir()
+    scenario = _scenario(folder, extra)
+    space = search_space(scenario, price_book())
+    (choice,) = [c for c in space.choices("serve") if c.use.entries[0].gpu == "H100"
+                 and c.use.entries[0].option.value == "on-demand"]
+    screened = estimate(scenario, choice, 0.0, sim_assumptions(), RiskLimits()).cost_usd
+    run = simulate_scenario(scenario, seed=3, replications=400, plans=["h100"])
+    (plan,) = run.plans
+    return screened, plan.cost_usd.mean
+
+
+def test_the_screen_prices_a_predicted_fleet_at_the_simulated_mean(tmp_path: Path) -> None:
+    """With the default errors the simulator's load-based fleet runs e^(σ²/2) ≈ 1.22 × the
+    predicted replicas on average; the screen's estimate follows it (within 5 %), and with an
+    exact capacity both are the prediction's."""
+    default_screen, default_sim = _screen_and_simulated_cost(tmp_path / "default")
+    exact_screen, exact_sim = _screen_and_simulated_cost(
+        tmp_path / "exact", "uncertainty:\n  throughput_error: {dist: fixed, value: 1.0}\n")
+    assert default_screen == pytest.approx(default_sim, rel=0.05)
+    assert exact_screen == pytest.approx(exact_sim, rel=0.02)
+    assert default_screen / exact_screen == pytest.approx(math.exp(0.625**2 / 2), rel=0.06)
