@@ -52,6 +52,7 @@ from costsim.optimize.training_time import RunInputs, expect_run, product, quadr
 from costsim.sim.fleet import replicas_for
 from costsim.sim.load import hourly_rates, resolve_shape
 from costsim.sim.occupancy import interval_gpus
+from costsim.sim.performance_basis import capacity_error
 from costsim.sim.pools import DAYS_PER_MONTH, OwnedPool, RentalPool, owned_pool
 from costsim.sim.prepare import ExperimentsPrep, ServingPrep, TrainingPrep
 from costsim.sim.spot_jobs import expected_spot_job_s
@@ -345,13 +346,13 @@ def _serving(scenario: Scenario, prep: ServingPrep, start_s: float, sim: SimAssu
         return (float(served.sum()) * api.price.usd_per_request(api.prompt_tokens,
                                                                  api.output_tokens), duration)
     # The simulator's autoscaler sizes on each future's drawn capacity (load-based scaling), so
-    # the expected replicas follow E[1/capacity]: the predicted share of the work at
-    # E[1/(t·m)] = E[1/t]·E[1/m] of its prediction (t the shared throughput draw, m the serving
-    # model's own; independent draws), e^((σt² + σm²)/2) for the default lognormals. Ranking
-    # at the median instead would screen predicted fleets ~20 % cheaper than they simulate,
-    # against measured ones (docs/optimizer.md, "The screen").
-    inverse = (_mean_inverse(scenario.uncertainty.throughput_error or LogNormal(
-        sigma=allin_loss_defaults().throughput_error_sigma)) * _mean_inverse(prep.model_error))
+    # the expected replicas follow E[1/capacity]: the predicted share of the work at E[1/X] of
+    # its prediction, X the factor drawn on it (the shared throughput draw times the serving
+    # model's own: e^(σ²/2) for the default lognormal). Ranking at the median instead would
+    # screen predicted fleets ~20 % cheaper than they simulate, against measured ones
+    # (docs/optimizer.md, "The screen").
+    inverse = _mean_inverse(capacity_error(scenario.uncertainty.throughput_error,
+                                           prep.model_error))
     cost = 0.0
     for entry in prep.entries:
         replicas = replicas_for(rates * entry.request_share, entry.sizing_capacity_at(

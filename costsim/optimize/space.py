@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from costsim.catalog.gpus import canonical_gpu_name, gpu_catalog
-from costsim.catalog.perf_defaults import allin_loss_defaults, perf_defaults
+from costsim.catalog.perf_defaults import perf_defaults
 from costsim.catalog.prices import PriceBook
 from costsim.catalog.sim_defaults import sim_assumptions
 from costsim.domain.phases import (
@@ -61,6 +61,7 @@ from costsim.optimize.training_choices import training_choices
 from costsim.optimize.training_front import TrainingFront
 from costsim.perf.sizing import replicas_for_rate
 from costsim.sim.load import hourly_rates, resolve_shape
+from costsim.sim.performance_basis import capacity_error
 from costsim.sim.prepare import PhasePrep, ServingPrep, prepare_plan
 from costsim.units import HOURS_PER_MONTH
 
@@ -262,11 +263,9 @@ def capacity_low_factor(scenario: Scenario, prep: ServingPrep) -> float:
     autoscaler's maximum at the peak at this capacity lets the fleet grow as a load-based
     autoscaler would in all but the slowest futures (docs/optimizer.md)."""
     own = scenario.uncertainty.throughput_error
-    if own is None:
-        extra = prep.model_error.sigma if isinstance(prep.model_error, LogNormal) else 0.0
-        low = math.exp(-_LOW_SDS * math.hypot(
-            allin_loss_defaults().throughput_error_sigma, extra))
-    elif isinstance(own, LogNormal):
+    if own is None:  # the defaults: one lognormal of σ = √(σ_t² + σ_serve,extra²)
+        own = capacity_error(None, prep.model_error)
+    if isinstance(own, LogNormal):
         low = own.median * math.exp(-_LOW_SDS * own.sigma)
     elif isinstance(own, Normal):  # not a factor's (the scenario refuses it): its 2-sd end
         low = own.mean - _LOW_SDS * own.sd

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from costsim.catalog.perf_defaults import allin_loss_defaults
 from costsim.domain.measurements import Basis
 from costsim.domain.phases import GenericJob, PhaseKind
 from costsim.domain.uncertainty import Distribution, Fixed, LogNormal, Normal, Triangular, Uniform
@@ -84,7 +85,7 @@ def _phase_basis(prep: PreparedPlan, name: str, phase: PhasePrep) -> Performance
         return PerformanceBasis(phase=name, kind=kind.value, basis=MEASURED, sigma=0.0,
                                 p10_factor=1.0, p90_factor=1.0, predicted_share=0.0,
                                 error=NONE, source=measured_source)
-    error = stated if stated is not None else combined(prep.throughput_error, model_error)
+    error = capacity_error(stated, model_error)
     p10, p90 = p10_p90(error)
     if share < 1.0:
         basis = MIXED
@@ -116,6 +117,16 @@ def predicted_share(entries: tuple[ServingEntryPrep, ...]) -> float:
             if e.request_share > 0 and e.service_capacity_s > 0]
     total = sum(w for w, _ in work)
     return sum(w * f for w, f in work) / total if total > 0 else 1.0
+
+
+def capacity_error(stated: Distribution | None, model_error: Distribution) -> Distribution:
+    """The factor the simulator draws on a phase's predicted figure: the scenario's own
+    ``uncertainty.throughput_error`` where it states one (it replaces the defaults), else the
+    shared throughput draw (``throughput_error_sigma``, costsim/data/allin_loss.csv) times the
+    phase's own model error (training σε or serving σ_serve beyond it; Fixed 1: none)."""
+    if stated is not None:
+        return stated
+    return combined(LogNormal(sigma=allin_loss_defaults().throughput_error_sigma), model_error)
 
 
 def combined(shared: Distribution, model: Distribution) -> Distribution:
