@@ -17,7 +17,9 @@ below was computed:
   draws included.
 * **Estimator** (:func:`smallest_sigma`): the smallest σε on the grid 0.2299 + 0.01·k (k ≥ 0;
   0.2299 is the σε fitted on the fit half, ``FIT_HALF_SIGMA``) at which at least 80 % of the
-  runs lie inside their P10-P90. σε is never set below the fit-half value.
+  runs lie inside their P10-P90, each source document weighted once (:data:`SOURCE_OF`; the
+  plan's amendment: the plan first counted each run once, and that estimate is reported
+  beside). σε is never set below the fit-half value.
 * **Check** (:func:`leave_one_set_out`): σε from the other three sets, coverage of the
   left-out set at that σε; per fold and pooled. Beside it, the median P90/P10 at the chosen σε.
 * heldout's runs come from sources issue 18 reserves: only ratios (published / P50, P90 / P10)
@@ -47,6 +49,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -132,13 +135,12 @@ def source_coverage(bands: Iterable[Band]) -> float:
     return statistics.fmean(sum(flags) / len(flags) for flags in by_source.values())
 
 
-def smallest_sigma(sigmas: Sequence[float], inside_at: Callable[[float], tuple[int, int]],
+def smallest_sigma(sigmas: Sequence[float], share_at: Callable[[float], float],
                    target: float = TARGET) -> float | None:
-    """The first σε of ``sigmas`` (ascending) at which inside / runs ≥ ``target``; None when
-    none reaches it."""
+    """The first σε of ``sigmas`` (ascending) whose coverage share reaches ``target`` (to
+    float rounding: 8/10 is 80 %); None when none reaches it."""
     for sigma in sigmas:
-        inside, runs = inside_at(sigma)
-        if runs and inside >= target * runs:
+        if share_at(sigma) >= target - 1e-12:
             return sigma
     return None
 
@@ -162,8 +164,8 @@ def by_sigma(bands: Iterable[Band]) -> dict[float, list[Band]]:
 
 # How runs are weighted: "source" (each source once, :func:`source_coverage`; shipped) or "runs"
 # (each run once, as validation/ERROR_BANDS_PLAN.md wrote it before any figure; reported beside).
-Weighting = str
-WEIGHTINGS = ("source", "runs")
+Weighting = Literal["source", "runs"]
+WEIGHTINGS: tuple[Weighting, ...] = ("source", "runs")
 
 
 def share(bands: Iterable[Band], weighting: Weighting = "source") -> float:
@@ -180,10 +182,7 @@ def estimate(bands: Sequence[Band], sets: Iterable[str] | None = None,
     """The first scanned σε at which the runs of ``sets`` (all: None) reach the target
     coverage, weighted as asked."""
     table = by_sigma(b for b in bands if sets is None or b.set in set(sets))
-    for sigma, part in table.items():
-        if share(part, weighting) >= TARGET - 1e-12:
-            return sigma
-    return None
+    return smallest_sigma(list(table), lambda sigma: share(table[sigma], weighting))
 
 
 def leave_one_set_out(bands: Sequence[Band], weighting: Weighting = "source") -> list[Fold]:

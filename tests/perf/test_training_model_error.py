@@ -76,7 +76,7 @@ def test_the_estimator_picks_the_first_grid_value_reaching_80_percent() -> None:
     assert coverage(b for b in unsimulable if b.sigma == 0.8) == (8, 10)
     # the first value that reaches the target, even when a later one falls back below it
     counts = {0.1: (7, 10), 0.2: (8, 10), 0.3: (7, 10)}
-    assert smallest_sigma([0.1, 0.2, 0.3], counts.__getitem__) == 0.2
+    assert smallest_sigma([0.1, 0.2, 0.3], lambda s: counts[s][0] / counts[s][1]) == 0.2
 
 
 def test_leave_one_set_out_estimates_on_the_others_and_covers_the_left_out() -> None:
